@@ -1,0 +1,117 @@
+/// One documented config key: its name, the type users write, the default, and its meaning.
+public struct ConfigKey: Sendable {
+    /// How recbench treats the key.
+    public enum Role: Sendable {
+        /// Read and used.
+        case used
+        /// A RecBole key for infrastructure recbench has no use for (GPUs, caches): accepted
+        /// with a one-line notice so RecBole configs run unchanged.
+        case ignored
+    }
+    /// The key as written in YAML.
+    public let name: String
+    /// The type as shown to users ("str", "int", "list of int", ...).
+    public let type: String
+    /// The built-in default.
+    public let defaultValue: ConfigValue
+    /// One sentence: what the key means.
+    public let summary: String
+    /// Whether the key is used or only accepted.
+    public let role: Role
+
+    /// Declares a key.
+    public init(_ name: String, _ type: String, _ defaultValue: ConfigValue, _ summary: String, role: Role = .used) {
+        self.name = name
+        self.type = type
+        self.defaultValue = defaultValue
+        self.summary = summary
+        self.role = role
+    }
+}
+
+/// Every global (non-model) config key recbench knows. Model hyperparameters are declared
+/// next to each model (`Recommender.parameters`).
+public enum ConfigKeys {
+    /// The keys that describe the data, the protocol, and the run.
+    public static let global: [ConfigKey] = [
+        // Dataset and atomic files
+        ConfigKey("dataset", "str", .null, "Dataset name: files are `{data_path}/{dataset}/{dataset}.inter` (or `{data_path}/{dataset}.inter`)."),
+        ConfigKey("data_path", "str", .string("dataset/"), "Folder that holds the dataset folder; relative paths are relative to the working directory."),
+        ConfigKey("benchmark_filename", "list of str", .null, "Load a pre-split dataset from `{dataset}.{name}.inter` files, in order train, valid, test; no filtering or splitting is done."),
+        ConfigKey("field_separator", "str", .string("\t"), "Separator between columns in atomic files."),
+        ConfigKey("seq_separator", "str", .string(" "), "Separator inside `token_seq` / `float_seq` values."),
+        ConfigKey("USER_ID_FIELD", "str", .string("user_id"), "Column that holds the user token."),
+        ConfigKey("ITEM_ID_FIELD", "str", .string("item_id"), "Column that holds the item token."),
+        ConfigKey("RATING_FIELD", "str or null", .string("rating"), "Column that holds the rating (kept as a feature; every loaded row is a positive)."),
+        ConfigKey("TIME_FIELD", "str or null", .string("timestamp"), "Column that holds the interaction time, used by `order: TO` and `rm_dup_inter`."),
+        ConfigKey("load_col", "map of suffix → list of str, or null", .map(["inter": .list([.string("user_id"), .string("item_id")])]),
+                  "Columns to load per file (`inter`, `item`, `user`); a file whose suffix is absent is not loaded; null loads every column of every file present."),
+        ConfigKey("unused_col", "map of suffix → list of str", .null, "Columns loaded (and checked) but not used."),
+        ConfigKey("rm_dup_inter", "null, first or last", .null, "Keep duplicate (user, item) rows (null), or only the first / last by time."),
+        ConfigKey("user_inter_num_interval", "interval str or null", .null, "Keep users whose interaction count lies in the interval, e.g. `[5,inf)`; with the item interval, repeated until stable (k-core)."),
+        ConfigKey("item_inter_num_interval", "interval str or null", .null, "Keep items whose interaction count lies in the interval, e.g. `[5,inf)`."),
+        ConfigKey("filter_inter_by_user_or_item", "bool", .bool(true), "Drop interactions whose user / item is missing from a loaded `.user` / `.item` file."),
+        // Protocol
+        ConfigKey("eval_args", "map", .map([
+            "split": .map(["RS": .list([.double(0.8), .double(0.1), .double(0.1)])]),
+            "order": .string("RO"), "group_by": .string("user"), "mode": .string("full"),
+        ]), "Split and ranking protocol: `split` ({RS: [train, valid, test]} or {LS: valid_and_test | test_only}), `order` (TO by time, RO random), `group_by` (user), `mode` (full)."),
+        ConfigKey("history_mask", "recbole, seen or none", .string("recbole"), "Which earlier-split items are excluded from ranking: RecBole's (history minus the split's positives), every seen item, or none."),
+        ConfigKey("metrics", "list of str", .list(["Recall", "MRR", "NDCG", "Hit", "Precision"].map { .string($0) }), "Metrics to report, in this order: Recall, MRR, NDCG, Hit, Precision, MAP, ItemCoverage, AveragePopularity, GiniIndex."),
+        ConfigKey("topk", "int or list of int", .list([.int(10)]), "Cutoffs K for every @K metric."),
+        ConfigKey("valid_metric", "str", .string("MRR@10"), "Validation metric that drives early stopping and model selection, e.g. `MRR@10`."),
+        ConfigKey("valid_metric_bigger", "bool", .bool(true), "Whether a larger validation metric is better."),
+        ConfigKey("metric_decimal_place", "int", .int(4), "Decimal places in printed tables (stored results keep full precision)."),
+        ConfigKey("eval_batch_size", "int", .int(4096), "Users scored per batch during evaluation: memory is bounded by `eval_batch_size × items` floats."),
+        // Training (learned models)
+        ConfigKey("epochs", "int", .int(300), "Maximum training epochs (learned models)."),
+        ConfigKey("train_batch_size", "int", .int(2048), "Training batch size (learned models)."),
+        ConfigKey("learner", "str", .string("adam"), "Optimiser for learned models: adam or sgd."),
+        ConfigKey("learning_rate", "float", .double(0.001), "Learning rate (learned models)."),
+        ConfigKey("weight_decay", "float", .double(0), "L2 weight decay (learned models)."),
+        ConfigKey("eval_step", "int", .int(1), "Validate every this many epochs (learned models)."),
+        ConfigKey("stopping_step", "int", .int(10), "Stop after this many validations without improvement (learned models)."),
+        ConfigKey("train_neg_sample_args", "map or null", .map(["distribution": .string("uniform"), "sample_num": .int(1)]), "Negative sampling for pairwise models: `{distribution: uniform, sample_num: N}`."),
+        ConfigKey("clip_grad_norm", "map or null", .null, "Gradient clipping for learned models, e.g. `{max_norm: 5}`."),
+        ConfigKey("checkpoint_dir", "str", .string("saved"), "Where learned models keep their best parameters."),
+        // Run
+        ConfigKey("model", "str", .null, "Model to run when `--model` is not given."),
+        ConfigKey("seed", "int", .int(2020), "Seed for every random choice (split order RO, sampling, initialisation)."),
+        ConfigKey("reproducibility", "bool", .bool(true), "Deterministic execution: the same seed gives the same metrics."),
+        ConfigKey("threads", "int", .int(0), "Threads for parallel work (0 = all cores)."),
+        ConfigKey("results_dir", "str", .string("results"), "Folder that receives one JSON result file per run."),
+        // RecBole infrastructure keys that recbench accepts and does not use.
+        ConfigKey("gpu_id", "str", .null, "RecBole GPU selection; recbench runs on the CPU.", role: .ignored),
+        ConfigKey("use_gpu", "bool", .null, "RecBole GPU switch; recbench runs on the CPU.", role: .ignored),
+        ConfigKey("state", "str", .null, "RecBole log level; use `--verbose` / `--quiet`.", role: .ignored),
+        ConfigKey("show_progress", "bool", .null, "RecBole progress bars; recbench shows them on a TTY only.", role: .ignored),
+        ConfigKey("save_dataset", "bool", .null, "RecBole dataset cache; recbench loads atomic files directly.", role: .ignored),
+        ConfigKey("dataset_save_path", "str", .null, "RecBole dataset cache path.", role: .ignored),
+        ConfigKey("save_dataloaders", "bool", .null, "RecBole dataloader cache.", role: .ignored),
+        ConfigKey("dataloaders_save_path", "str", .null, "RecBole dataloader cache path.", role: .ignored),
+        ConfigKey("log_wandb", "bool", .null, "RecBole Weights & Biases logging.", role: .ignored),
+        ConfigKey("wandb_project", "str", .null, "RecBole Weights & Biases project.", role: .ignored),
+        ConfigKey("worker", "int", .null, "RecBole dataloader workers; recbench uses `threads`.", role: .ignored),
+        ConfigKey("shuffle", "bool", .null, "RecBole training-data shuffle switch.", role: .ignored),
+        ConfigKey("normalize_all", "bool", .null, "RecBole float-feature min-max normalisation; it does not change rankings of implicit feedback.", role: .ignored),
+        ConfigKey("normalize_field", "list of str", .null, "RecBole per-field min-max normalisation.", role: .ignored),
+        ConfigKey("repeatable", "bool", .null, "RecBole sequential-data switch.", role: .ignored),
+        ConfigKey("nproc", "int", .null, "RecBole distributed-training processes.", role: .ignored),
+        ConfigKey("config_files", "str", .null, "RecBole config file list; use `--config`.", role: .ignored),
+    ]
+
+    /// RecBole keys that would change the data or protocol but recbench does not implement:
+    /// rejected rather than silently ignored, so results never differ without a word.
+    public static let unsupported: [String: String] = [
+        "val_interval": "filtering by field value is not supported; filter the atomic files beforehand",
+        "threshold": "rating thresholds are not supported; recbench treats every loaded row as a positive",
+        "eval_neg_sample_args": "sampled evaluation is not supported; recbench ranks every item (full mode)",
+        "additional_feat_suffix": "additional feature files are not supported",
+        "alias_of_user_id": "token aliases are not supported",
+        "alias_of_item_id": "token aliases are not supported",
+        "preload_weight": "preloaded embeddings are not supported",
+    ]
+
+    /// Lookup by name.
+    public static let byName: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: global.map { ($0.name, $0) })
+}

@@ -1,0 +1,232 @@
+import Foundation
+
+/// Finds, reads, filters and remaps a dataset as RecBole 1.2.1 does.
+public enum DatasetLoader {
+    /// Loads the dataset described by `settings`.
+    public static func load(_ settings: DataSettings) throws -> Dataset {
+        let folder = try locate(settings)
+        let wantedInter = settings.loadColumns.map { $0["inter"] }
+        if let wanted = wantedInter {
+            guard let columns = wanted else {
+                throw RecBenchError.config("load_col", "has no `inter` entry: recbench needs the interaction file")
+            }
+            for field in [settings.userField, settings.itemField] where !columns.contains(field) {
+                throw RecBenchError.config("load_col", "`inter` must include '\(field)' (USER_ID_FIELD / ITEM_ID_FIELD)")
+            }
+        }
+        let interColumns = wantedInter.flatMap { $0 }
+        let read = { (path: String, columns: [String]?) in
+            try AtomicFileReader.read(path: path, fieldSeparator: settings.fieldSeparator,
+                                      sequenceSeparator: settings.sequenceSeparator, columns: columns)
+        }
+
+        // Interaction files: one, or the benchmark files in order.
+        var tables: [AtomicTable] = []
+        if let names = settings.benchmarkFilenames {
+            for name in names { tables.append(try read("\(folder)/\(settings.dataset).\(name).inter", interColumns)) }
+        } else {
+            tables.append(try read("\(folder)/\(settings.dataset).inter", interColumns))
+        }
+        var userTokens: [String] = [], itemTokens: [String] = []
+        var timestamps: [Double]? = [], ratings: [Double]? = []
+        var parts: [UInt8]? = settings.benchmarkFilenames == nil ? nil : []
+        for (index, table) in tables.enumerated() {
+            for field in [settings.userField, settings.itemField] {
+                guard let f = table.header.first(where: { $0.name == field }) else {
+                    throw RecBenchError.file(table.path, line: 1, field: field, "the interaction file has no such column (columns: \(table.header.map(\.name).joined(separator: ", ")))")
+                }
+                guard f.type == .token else {
+                    throw RecBenchError.file(table.path, line: 1, field: field, "id column must have type token, found \(f.type.rawValue)")
+                }
+            }
+            userTokens += try table.tokens(settings.userField)
+            itemTokens += try table.tokens(settings.itemField)
+            timestamps = try appendFloatColumn(settings.timeField, of: table, to: timestamps)
+            ratings = try appendFloatColumn(settings.ratingField, of: table, to: ratings)
+            parts? += [UInt8](repeating: UInt8(min(index, 2)), count: table.rowCount)
+            if let times = timestamps, let field = settings.timeField {
+                let base = times.count - table.rowCount
+                if let bad = (0..<table.rowCount).first(where: { times[base + $0].isNaN }) {
+                    throw RecBenchError.file(table.path, line: Int(table.lineNumbers[bad]), field: field, "missing timestamp")
+                }
+            }
+        }
+        if let names = settings.benchmarkFilenames, names.count != 3 && names.count != 2 {
+            throw RecBenchError.config("benchmark_filename", "expected [train, valid, test] or [train, test], got \(names.count) names")
+        }
+        if settings.benchmarkFilenames?.count == 2 { parts = parts?.map { $0 == 1 ? 2 : $0 } }
+
+        // Side files.
+        let loadsFile = { (suffix: String) -> (Bool, [String]?) in
+            guard let map = settings.loadColumns else {
+                return (FileManager.default.fileExists(atPath: "\(folder)/\(settings.dataset).\(suffix)"), nil)
+            }
+            guard let columns = map[suffix] else { return (false, nil) }
+            return (true, columns)
+        }
+        var itemTable: AtomicTable?, userTable: AtomicTable?
+        let (loadItem, itemColumns) = loadsFile("item")
+        if loadItem {
+            itemTable = try read("\(folder)/\(settings.dataset).item", itemColumns)
+            _ = try itemTable!.tokens(settings.itemField)
+        }
+        let (loadUser, userColumns) = loadsFile("user")
+        if loadUser {
+            userTable = try read("\(folder)/\(settings.dataset).user", userColumns)
+            _ = try userTable!.tokens(settings.userField)
+        }
+        for (suffix, columns) in settings.unusedColumns {
+            let table = suffix == "inter" ? tables.first : (suffix == "item" ? itemTable : userTable)
+            for column in columns where table != nil && table!.columns[column] == nil {
+                throw RecBenchError.config("unused_col", "column '\(column)' is not loaded from the .\(suffix) file")
+            }
+        }
+
+        // Provisional ids by first appearance; filtering works on these.
+        var raw = RawLog(userTokens: userTokens, itemTokens: itemTokens, timestamps: timestamps, ratings: ratings, parts: parts)
+        var log: [String] = []
+        var keptItemRows = itemTable.map { t in [Bool](repeating: true, count: t.rowCount) }
+        var keptUserRows = userTable.map { t in [Bool](repeating: true, count: t.rowCount) }
+        if parts == nil {
+            if let policy = settings.removeDuplicates { raw.removeDuplicates(keep: policy, log: &log) }
+            if settings.filterByUserOrItem {
+                if let t = itemTable { raw.keepOnly(items: Set(try t.tokens(settings.itemField)), log: &log) }
+                if let t = userTable { raw.keepOnly(users: Set(try t.tokens(settings.userField)), log: &log) }
+            }
+            if settings.userInterval != nil || settings.itemInterval != nil {
+                let (bannedUsers, bannedItems) = raw.filterByCounts(users: settings.userInterval, items: settings.itemInterval, log: &log)
+                if let t = itemTable, settings.itemInterval != nil {
+                    let ids = try t.tokens(settings.itemField)
+                    let counts = raw.itemCounts()
+                    for r in 0..<ids.count where bannedItems.contains(ids[r]) || !(settings.itemInterval!.contains(counts[ids[r]] ?? 0)) { keptItemRows![r] = false }
+                }
+                if let t = userTable, settings.userInterval != nil {
+                    let ids = try t.tokens(settings.userField)
+                    let counts = raw.userCounts()
+                    for r in 0..<ids.count where bannedUsers.contains(ids[r]) || !(settings.userInterval!.contains(counts[ids[r]] ?? 0)) { keptUserRows![r] = false }
+                }
+            }
+        } else if settings.removeDuplicates != nil || settings.userInterval != nil || settings.itemInterval != nil {
+            log.append("benchmark_filename is set: filtering keys are not applied (as in RecBole)")
+        }
+        if raw.count == 0 { throw RecBenchError.config("user_inter_num_interval", "filtering removed every interaction") }
+
+        // Final dense ids: interactions first, then side files (RecBole's factorize order).
+        var userIDs: [String: Int32] = [:], itemIDs: [String: Int32] = [:]
+        var userList: [String] = [], itemList: [String] = []
+        func id(_ token: String, _ ids: inout [String: Int32], _ list: inout [String]) -> Int32 {
+            if let i = ids[token] { return i }
+            let i = Int32(list.count)
+            ids[token] = i; list.append(token)
+            return i
+        }
+        var users = [Int32](), items = [Int32]()
+        users.reserveCapacity(raw.count); items.reserveCapacity(raw.count)
+        for r in 0..<raw.count {
+            users.append(id(raw.userTokens[r], &userIDs, &userList))
+            items.append(id(raw.itemTokens[r], &itemIDs, &itemList))
+        }
+        var userFeatures: (AtomicTable, [Int32])?, itemFeatures: (AtomicTable, [Int32])?
+        if let t = userTable {
+            let tokens = try t.tokens(settings.userField)
+            userFeatures = (t, tokens.indices.map { keptUserRows![$0] ? id(tokens[$0], &userIDs, &userList) : -1 })
+        }
+        if let t = itemTable {
+            let tokens = try t.tokens(settings.itemField)
+            itemFeatures = (t, tokens.indices.map { keptItemRows![$0] ? id(tokens[$0], &itemIDs, &itemList) : -1 })
+        }
+        let interactions = Interactions(users: users, items: items, timestamps: raw.timestamps, ratings: raw.ratings, parts: raw.parts)
+        var files = tables.map { ($0.path, $0.sha256) }
+        if let t = itemTable { files.append((t.path, t.sha256)) }
+        if let t = userTable { files.append((t.path, t.sha256)) }
+        return Dataset(name: settings.dataset, userTokens: userList, itemTokens: itemList, userIDs: userIDs, itemIDs: itemIDs,
+                       interactions: interactions, userFeatures: userFeatures, itemFeatures: itemFeatures,
+                       files: files, filterLog: log)
+    }
+
+    /// The folder holding `{dataset}.inter`: `{data_path}/{dataset}/`, else `{data_path}/`.
+    static func locate(_ s: DataSettings) throws -> String {
+        let base = s.dataPath.hasSuffix("/") && s.dataPath.count > 1 ? String(s.dataPath.dropLast()) : s.dataPath
+        let probe = s.benchmarkFilenames.map { "\(s.dataset).\($0.first ?? "train").inter" } ?? "\(s.dataset).inter"
+        let candidates = ["\(base)/\(s.dataset)", base]
+        for folder in candidates where FileManager.default.fileExists(atPath: "\(folder)/\(probe)") { return folder }
+        throw RecBenchError.file("\(candidates[0])/\(probe)", "dataset '\(s.dataset)' not found (also looked for \(candidates[1])/\(probe); set data_path and dataset)")
+    }
+
+    private static func appendFloatColumn(_ field: String?, of table: AtomicTable, to column: [Double]?) throws -> [Double]? {
+        guard var column, let field, let values = table.columns[field] else { return nil }
+        guard case .float(let v) = values else {
+            throw RecBenchError.file(table.path, line: 1, field: field, "must have type float, found \(table.header.first { $0.name == field }!.type.rawValue)")
+        }
+        column += v
+        return column
+    }
+}
+
+/// The interaction rows as tokens, while filtering (before final ids are assigned).
+struct RawLog {
+    var userTokens: [String]
+    var itemTokens: [String]
+    var timestamps: [Double]?
+    var ratings: [Double]?
+    var parts: [UInt8]?
+
+    var count: Int { userTokens.count }
+
+    mutating func keep(_ indices: [Int]) {
+        userTokens = indices.map { userTokens[$0] }
+        itemTokens = indices.map { itemTokens[$0] }
+        timestamps = timestamps.map { t in indices.map { t[$0] } }
+        ratings = ratings.map { r in indices.map { r[$0] } }
+        parts = parts.map { p in indices.map { p[$0] } }
+    }
+
+    func userCounts() -> [String: Int] { userTokens.reduce(into: [:]) { $0[$1, default: 0] += 1 } }
+    func itemCounts() -> [String: Int] { itemTokens.reduce(into: [:]) { $0[$1, default: 0] += 1 } }
+
+    /// Sorts by time (stable) and keeps the first or last row of each (user, item) pair.
+    mutating func removeDuplicates(keep policy: DataSettings.DuplicatePolicy, log: inout [String]) {
+        var order = Array(0..<count)
+        if let t = timestamps { order.sort { (t[$0], $0) < (t[$1], $1) } }
+        struct Pair: Hashable { let u: String, i: String }
+        var chosen: [Pair: Int] = [:]
+        for (position, r) in order.enumerated() {
+            let p = Pair(u: userTokens[r], i: itemTokens[r])
+            if policy == .last || chosen[p] == nil { chosen[p] = position }
+        }
+        let keepPositions = Set(chosen.values)
+        let before = count
+        keep(order.enumerated().filter { keepPositions.contains($0.offset) }.map(\.element))
+        log.append("rm_dup_inter=\(policy.rawValue): removed \(before - count) duplicate rows")
+    }
+
+    mutating func keepOnly(items allowed: Set<String>, log: inout [String]) {
+        let before = count
+        keep((0..<count).filter { allowed.contains(itemTokens[$0]) })
+        if before != count { log.append("removed \(before - count) interactions whose item is not in the .item file") }
+    }
+
+    mutating func keepOnly(users allowed: Set<String>, log: inout [String]) {
+        let before = count
+        keep((0..<count).filter { allowed.contains(userTokens[$0]) })
+        if before != count { log.append("removed \(before - count) interactions whose user is not in the .user file") }
+    }
+
+    /// RecBole's `_filter_by_inter_num`: ban users and items whose counts fall outside their
+    /// intervals, drop their rows, recount, until nothing changes. Returns everything banned.
+    mutating func filterByCounts(users userInterval: CountInterval?, items itemInterval: CountInterval?, log: inout [String]) -> (Set<String>, Set<String>) {
+        var allUsers = Set<String>(), allItems = Set<String>()
+        let before = count
+        var rounds = 0
+        while true {
+            let bannedUsers = userInterval.map { interval in Set(userCounts().filter { !interval.contains($0.value) }.keys) } ?? []
+            let bannedItems = itemInterval.map { interval in Set(itemCounts().filter { !interval.contains($0.value) }.keys) } ?? []
+            if bannedUsers.isEmpty && bannedItems.isEmpty { break }
+            allUsers.formUnion(bannedUsers); allItems.formUnion(bannedItems)
+            keep((0..<count).filter { !bannedUsers.contains(userTokens[$0]) && !bannedItems.contains(itemTokens[$0]) })
+            rounds += 1
+        }
+        log.append("interaction-count filter: removed \(allUsers.count) users, \(allItems.count) items, \(before - count) interactions in \(rounds) rounds")
+        return (allUsers, allItems)
+    }
+}

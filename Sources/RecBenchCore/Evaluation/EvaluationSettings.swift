@@ -1,0 +1,73 @@
+/// Which items from earlier splits are excluded from a user's ranking (see DESIGN.md).
+public enum HistoryMask: String, Sendable, CaseIterable, Codable {
+    /// RecBole 1.2.1: earlier-split items minus the evaluated split's positives. Leaks the
+    /// label on repeat-purchase data; kept for comparability.
+    case recbole
+    /// Every earlier-split item: repeats can never be recommended.
+    case seen
+    /// Nothing: honest repeat-aware evaluation.
+    case none
+}
+
+/// The evaluation protocol in one value: what is ranked, cut and reported.
+public struct EvaluationSettings: Sendable, Equatable {
+    /// Metric names in report order, as configured (RecBole spelling).
+    public var metrics: [String]
+    /// Cutoffs K, in report order.
+    public var cutoffs: [Int]
+    /// The history mask mode.
+    public var historyMask: HistoryMask
+    /// Users scored per batch.
+    public var batchSize: Int
+    /// Validation metric key, lower case (e.g. "mrr@10").
+    public var validMetric: String
+    /// Whether larger validation values are better.
+    public var validMetricBigger: Bool
+    /// Decimal places for printed tables.
+    public var decimalPlaces: Int
+
+    /// A protocol description (used by tests and benchmarks).
+    public init(metrics: [String], cutoffs: [Int], historyMask: HistoryMask = .recbole, batchSize: Int = 4096,
+                validMetric: String? = nil, validMetricBigger: Bool = true, decimalPlaces: Int = 4) {
+        self.metrics = metrics; self.cutoffs = cutoffs; self.historyMask = historyMask
+        self.batchSize = batchSize
+        self.validMetric = validMetric ?? "\(metrics[0].lowercased())@\(cutoffs[0])"
+        self.validMetricBigger = validMetricBigger; self.decimalPlaces = decimalPlaces
+    }
+
+    /// Reads and validates `metrics`, `topk`, `history_mask`, `valid_metric`, ….
+    public init(_ config: Config) throws {
+        let known = MetricRegistry.names
+        metrics = try config.stringList("metrics").map { name in
+            guard let canonical = known.first(where: { $0.lowercased() == name.lowercased() }) else {
+                throw RecBenchError.config("metrics", origin: config.origin(of: "metrics"),
+                                           "unknown metric '\(name)'\(Suggestion.hint(for: name, in: known)) (known: \(known.joined(separator: ", ")))")
+            }
+            return canonical
+        }
+        if metrics.isEmpty { throw RecBenchError.config("metrics", origin: config.origin(of: "metrics"), "must list at least one metric") }
+        cutoffs = try config.intList("topk")
+        if cutoffs.isEmpty || cutoffs.contains(where: { $0 < 1 }) {
+            throw RecBenchError.config("topk", origin: config.origin(of: "topk"), "cutoffs must be positive integers, got \(config["topk"])")
+        }
+        let mask = try config.string("history_mask")
+        guard let m = HistoryMask(rawValue: mask) else {
+            throw RecBenchError.config("history_mask", origin: config.origin(of: "history_mask"), "expected recbole, seen or none, got '\(mask)'")
+        }
+        historyMask = m
+        batchSize = try config.int("eval_batch_size", atLeast: 1)
+        validMetricBigger = try config.bool("valid_metric_bigger")
+        decimalPlaces = try config.int("metric_decimal_place", atLeast: 0)
+        let valid = try config.string("valid_metric").lowercased()
+        let cuts = cutoffs
+        let keys = metrics.flatMap { m in cuts.map { "\(m.lowercased())@\($0)" } }
+        guard keys.contains(valid) else {
+            throw RecBenchError.config("valid_metric", origin: config.origin(of: "valid_metric"),
+                                       "'\(valid)' is not among the computed metrics\(Suggestion.hint(for: valid, in: keys)) (metrics × topk: \(keys.joined(separator: ", ")))")
+        }
+        validMetric = valid
+    }
+
+    /// Report keys in order: for each metric, for each cutoff ("recall@10", "recall@20", …).
+    public var keys: [String] { metrics.flatMap { m in cutoffs.map { "\(m.lowercased())@\($0)" } } }
+}

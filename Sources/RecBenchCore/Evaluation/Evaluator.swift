@@ -1,0 +1,177 @@
+import Foundation
+
+/// Anything that fills a users × items score block (every model is one).
+public protocol Scorer {
+    /// Writes the score of every item for each listed user into the matching row of `block`
+    /// (`block` is `users.count × itemCount`; its previous contents are unspecified).
+    func scores(for users: ArraySlice<Int32>, into block: inout Matrix)
+}
+
+/// The outcome of evaluating one split: averages, and per-user data for later analyses.
+public struct EvaluationResult: Sendable {
+    /// Which split was evaluated.
+    public let part: SplitPart
+    /// The mask mode that was applied.
+    public let historyMask: HistoryMask
+    /// Report keys in order ("recall@10", …).
+    public let keys: [String]
+    /// Mean over evaluated users (ranking metrics) or value over all lists (list metrics).
+    public let values: [String: Double]
+    /// Evaluated users: those with at least one positive in the split.
+    public let users: [Int32]
+    /// Per-user values of each ranking-metric key, aligned with `users`.
+    public let perUser: [String: [Double]]
+    /// Each evaluated user's ranked list, `users.count × width`, padded with -1.
+    public let topItems: [Int32]
+    /// Length of each ranked list slot (the largest cutoff).
+    public let width: Int
+    /// Distinct (user, item) positives in the split.
+    public let positives: Int
+    /// Positives the user already had in an earlier split (repeat consumption).
+    public let repeatPositives: Int
+    /// Wall-clock seconds spent scoring, masking, ranking and averaging.
+    public let seconds: Double
+
+    /// The value of `key`, or nil when it was not computed.
+    public subscript(key: String) -> Double? { values[key] }
+}
+
+/// Full-ranking evaluation as DESIGN.md specifies, in one place: score every item for every
+/// evaluated user, in batches of `batchSize` users; mask history by the configured mode;
+/// take the top K; compute every metric at every cutoff.
+public enum Evaluator {
+    /// The items each user had before `part` (train for valid; train ∪ valid for test).
+    public static func history(before part: SplitPart, in split: SplitData) -> SparseMatrix {
+        switch part {
+        case .train: return SparseMatrix(rows: split.userCount, columns: split.itemCount)
+        case .valid: return split.trainMatrix.binarized()
+        case .test: return split.trainMatrix.union(split.validMatrix).binarized()
+        }
+    }
+
+    /// The positives of `part`.
+    public static func positives(of part: SplitPart, in split: SplitData) -> SparseMatrix {
+        switch part {
+        case .train: return split.trainMatrix.binarized()
+        case .valid: return split.validMatrix
+        case .test: return split.testMatrix
+        }
+    }
+
+    /// Evaluates `scorer` on `part` of `split`.
+    public static func evaluate(
+        _ scorer: some Scorer, split: SplitData, part: SplitPart, settings: EvaluationSettings
+    ) -> EvaluationResult {
+        let started = Date()
+        let positives = positives(of: part, in: split)
+        let history = history(before: part, in: split)
+        let users = (0..<split.userCount).filter { !positives.entries(ofRow: $0).isEmpty }.map(Int32.init)
+        let width = settings.cutoffs.max()!
+        let itemCount = split.itemCount
+        let rankingMetrics = settings.metrics.compactMap { name in MetricRegistry.ranking.first { $0.name == name } }
+        let rankingKeys = rankingMetrics.flatMap { m in settings.cutoffs.map { "\(m.name.lowercased())@\($0)" } }
+        let mask = settings.historyMask
+
+        var topItems = [Int32](repeating: -1, count: users.count * width)
+        var perUserFlat = [Double](repeating: 0, count: rankingKeys.count * users.count)
+        var repeatCounts = [Int](repeating: 0, count: users.count)
+        var block = Matrix(rows: 0, columns: itemCount)
+        var start = 0
+        while start < users.count {
+            let end = min(users.count, start + settings.batchSize)
+            let batch = users[start..<end]
+            if block.rows != batch.count { block = Matrix(rows: batch.count, columns: itemCount) }
+            scorer.scores(for: batch, into: &block)
+            let batchStart = start
+            block.values.withUnsafeMutableBufferPointer { scores in
+                topItems.withUnsafeMutableBufferPointer { top in
+                    perUserFlat.withUnsafeMutableBufferPointer { flat in
+                        repeatCounts.withUnsafeMutableBufferPointer { repeats in
+                            // Each worker touches only its own rows / user slots.
+                            let shared = UnsafeShared((scores.baseAddress!, top.baseAddress!, flat.baseAddress!, repeats.baseAddress!))
+                            Parallel.forEachChunk(count: batch.count, chunkSize: 32) { rows in
+                                let (s, t, f, rp) = shared.value
+                                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: width) { hits in
+                                    for r in rows {
+                                        let slot = batchStart + r
+                                        let u = Int(users[slot])
+                                        let row = s + r * itemCount
+                                        // Mask earlier-split items as the mode says.
+                                        var repeatsHere = 0
+                                        for e in history.entries(ofRow: u) {
+                                            let item = Int(history.columnIndices[e])
+                                            let isPositive = positives.contains(row: u, column: item)
+                                            if isPositive { repeatsHere += 1 }
+                                            if mask == .seen || (mask == .recbole && !isPositive) { row[item] = -.infinity }
+                                        }
+                                        rp[slot] = repeatsHere
+                                        let n = TopK.select(UnsafeBufferPointer(start: row, count: itemCount), k: width, into: t + slot * width)
+                                        for rank in 0..<n {
+                                            hits[rank] = positives.contains(row: u, column: Int(t[slot * width + rank])) ? 1 : 0
+                                        }
+                                        let hitView = UnsafeBufferPointer(start: hits.baseAddress!, count: n)
+                                        let p = positives.entries(ofRow: u).count
+                                        var key = 0
+                                        for metric in rankingMetrics {
+                                            for k in settings.cutoffs {
+                                                f[key * users.count + slot] = metric.value(hits: hitView, positives: p, k: k)
+                                                key += 1
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            start = end
+        }
+
+        var values: [String: Double] = [:]
+        var perUser: [String: [Double]] = [:]
+        for (index, key) in rankingKeys.enumerated() {
+            let column = Array(perUserFlat[(index * users.count)..<((index + 1) * users.count)])
+            perUser[key] = column
+            values[key] = users.isEmpty ? 0 : column.reduce(0, +) / Double(users.count)
+        }
+        let trainCounts = split.trainMatrix.columnSums()
+        for metric in MetricRegistry.lists where settings.metrics.contains(metric.name) {
+            for k in settings.cutoffs {
+                values["\(metric.name.lowercased())@\(k)"] = metric.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
+            }
+        }
+        return EvaluationResult(
+            part: part, historyMask: mask, keys: settings.keys, values: values, users: users, perUser: perUser,
+            topItems: topItems, width: width, positives: positives.nonzeroCount,
+            repeatPositives: repeatCounts.reduce(0, +), seconds: Date().timeIntervalSince(started))
+    }
+}
+
+extension SparseMatrix {
+    /// Whether (row, column) is stored (binary search in the sorted row).
+    @inlinable
+    public func contains(row: Int, column: Int) -> Bool {
+        var lo = rowStarts[row], hi = rowStarts[row + 1]
+        let c = Int32(column)
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            let v = columnIndices[mid]
+            if v == c { return true }
+            if v < c { lo = mid + 1 } else { hi = mid }
+        }
+        return false
+    }
+
+    /// Entry-wise sum with a matrix of the same shape.
+    public func union(_ other: SparseMatrix) -> SparseMatrix {
+        precondition(rows == other.rows && columns == other.columns, "union: shapes differ")
+        var r = [Int32](), c = [Int32](), v = [Float]()
+        for m in [self, other] {
+            for row in 0..<m.rows {
+                for e in m.entries(ofRow: row) { r.append(Int32(row)); c.append(m.columnIndices[e]); v.append(m.values[e]) }
+            }
+        }
+        return SparseMatrix(rows: rows, columns: columns, rowIndices: r, columnIndices: c, values: v)
+    }
+}

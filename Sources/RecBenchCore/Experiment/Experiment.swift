@@ -1,0 +1,208 @@
+import Foundation
+import Logging
+
+/// What the user asked for: a model, config files, command-line overrides.
+public struct RunRequest: Sendable {
+    /// Model name; nil uses the config's `model` key.
+    public var model: String?
+    /// `--config` files, in order (later wins).
+    public var configFiles: [String]
+    /// `--set key=value` assignments (win over files).
+    public var assignments: [String]
+    /// `--dataset` (wins over everything).
+    public var dataset: String?
+    /// Folder of per-model default YAMLs; nil searches `<config dir>/models/` then `Configs/models/`.
+    public var modelDefaultsDirectory: String?
+
+    /// A request.
+    public init(model: String? = nil, configFiles: [String] = [], assignments: [String] = [],
+                dataset: String? = nil, modelDefaultsDirectory: String? = nil) {
+        self.model = model; self.configFiles = configFiles; self.assignments = assignments
+        self.dataset = dataset; self.modelDefaultsDirectory = modelDefaultsDirectory
+    }
+}
+
+/// A validated run: every setting parsed, nothing loaded yet.
+public struct ExperimentPlan: Sendable {
+    /// The model to run.
+    public let modelType: any Recommender.Type
+    /// The effective config (other models' hyperparameters removed).
+    public let config: Config
+    /// Data, split and evaluation settings.
+    public let data: DataSettings
+    public let split: SplitSettings
+    public let evaluation: EvaluationSettings
+    /// The model's parameters as resolved.
+    public let parameters: ModelParameters
+    /// Seed, threads, output folder.
+    public let seed: UInt64
+    public let threads: Int
+    public let resultsDirectory: String
+    /// The per-model defaults file used, if any.
+    public let modelDefaultsFile: String?
+    /// Notices gathered while planning.
+    public let notices: [String]
+}
+
+/// What a run produced.
+public struct RunOutcome: Sendable {
+    /// The stored record.
+    public let result: RunResult
+    /// Full evaluation data (per-user values, top lists) for valid (if any) and test.
+    public let valid: EvaluationResult?
+    public let test: EvaluationResult
+}
+
+/// The run pipeline: plan → load → split → fit → evaluate → result.
+public enum Experiment {
+    /// Resolves the config layers and validates every setting.
+    public static func plan(_ request: RunRequest) throws -> ExperimentPlan {
+        let fileLayers = try request.configFiles.map { try ConfigLayer.file($0) }
+        let setLayer = try ConfigLayer.assignments(request.assignments)
+        let modelName = try request.model
+            ?? (fileLayers + [setLayer]).reversed().lazy.compactMap { $0.values["model"]?.stringValue }.first
+            ?? { throw RecBenchError(field: "model", "no model given: pass --model NAME or set `model:` in a config") }()
+        let modelType = try ModelRegistry.model(named: modelName)
+
+        var layers: [ConfigLayer] = []
+        let defaultsFile = modelDefaultsFile(for: modelType.name, request: request)
+        if let defaultsFile { layers.append(try ConfigLayer.file(defaultsFile)) }
+        layers += fileLayers
+        layers.append(setLayer)
+        var config = try Config(layers: layers, modelKeys: ModelRegistry.parameterDefaults)
+        if let dataset = request.dataset { config.set("dataset", to: .string(dataset), origin: "--dataset") }
+        config.set("model", to: .string(modelType.name), origin: request.model != nil ? "--model" : config.origin(of: "model"))
+        // Keep this model's hyperparameters (defaults included), drop other models'.
+        let own = Set(modelType.parameters.map(\.name))
+        let others = Set(ModelRegistry.parameterDefaults.keys).subtracting(own)
+        config = config.restricted { !others.contains($0) }
+        for p in modelType.parameters where config[p.name] == .null {
+            config.set(p.name, to: p.defaultValue, origin: "default")
+        }
+
+        let parameters = ModelParameters(config: config, declared: modelType.parameters)
+        _ = try modelType.init(parameters: parameters)   // validates hyperparameters now, before loading data
+        let threads = try config.int("threads", atLeast: 0)
+        return ExperimentPlan(
+            modelType: modelType, config: config, data: try DataSettings(config), split: try SplitSettings(config),
+            evaluation: try EvaluationSettings(config), parameters: parameters,
+            seed: UInt64(bitPattern: Int64(try config.int("seed"))),
+            threads: threads == 0 ? ProcessStats.coreCount : threads,
+            resultsDirectory: try config.string("results_dir"), modelDefaultsFile: defaultsFile,
+            notices: config.notices)
+    }
+
+    static func modelDefaultsFile(for name: String, request: RunRequest) -> String? {
+        var folders: [String] = []
+        if let dir = request.modelDefaultsDirectory { folders.append(dir) }
+        for file in request.configFiles {
+            let dir = (file as NSString).deletingLastPathComponent
+            folders.append((dir.isEmpty ? "." : dir) + "/models")
+        }
+        folders.append("Configs/models")
+        return folders.lazy.map { "\($0)/\(name).yml" }.first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    /// Phases a run reports as they finish (for progress output).
+    public enum Event: Sendable {
+        case loaded(DatasetStatistics, seconds: Double)
+        case split(SplitSummary, seconds: Double)
+        case fitted(seconds: Double)
+        case evaluated(EvaluationResult)
+    }
+
+    /// Runs `plan`. Nothing is written here: the caller stores the result.
+    public static func run(_ plan: ExperimentPlan, logger: Logger, onEvent: (Event) -> Void = { _ in }) throws -> RunOutcome {
+        var notices = plan.notices
+        let runStart = ContinuousClock.now
+        var clock = runStart
+        func lap() -> Double {
+            let now = ContinuousClock.now
+            defer { clock = now }
+            return (now - clock).seconds
+        }
+        BLAS.setThreadCount(plan.threads)
+
+        let dataset = try DatasetLoader.load(plan.data)
+        for line in dataset.filterLog { logger.info("\(line)") }
+        let loadSeconds = lap()
+        onEvent(.loaded(dataset.statistics, seconds: loadSeconds))
+
+        let parts = try Splitter.split(dataset.interactions, userCount: dataset.userCount, settings: plan.split)
+        let split = SplitData(dataset: dataset, parts: parts)
+        let splitSeconds = lap()
+
+        let mask = plan.evaluation.historyMask
+        let validHistory = Evaluator.history(before: .valid, in: split)
+        let testHistory = Evaluator.history(before: .test, in: split)
+        func repeats(_ positives: SparseMatrix, _ history: SparseMatrix) -> Int {
+            (0..<positives.rows).reduce(0) { sum, u in
+                sum + positives.columns(ofRow: u).filter { history.contains(row: u, column: Int($0)) }.count
+            }
+        }
+        let testRepeats = repeats(split.testMatrix, testHistory)
+        let validRepeats = repeats(split.validMatrix, validHistory)
+        if mask == .recbole && (testRepeats > 0 || validRepeats > 0) {
+            let message = "history_mask: recbole on data with repeats (\(testRepeats) test, \(validRepeats) valid positives were seen earlier): these items stay rankable while every other seen item is masked, which inflates repeat hits; use history_mask: none or seen for honest figures"
+            logger.warning("\(message)")
+            notices.append(message)
+        }
+        let summary = SplitSummary(
+            train: split.sizes[.train] ?? 0, valid: split.sizes[.valid] ?? 0, test: split.sizes[.test] ?? 0,
+            validUsers: (0..<split.userCount).filter { !split.validMatrix.entries(ofRow: $0).isEmpty }.count,
+            testUsers: (0..<split.userCount).filter { !split.testMatrix.entries(ofRow: $0).isEmpty }.count,
+            testRepeatPositives: testRepeats)
+        guard summary.testUsers > 0 else {
+            throw RecBenchError.config("eval_args", "the split leaves no user with a test interaction")
+        }
+        onEvent(.split(summary, seconds: splitSeconds))
+
+        var model = try plan.modelType.init(parameters: plan.parameters)
+        let data = TrainingData(dataset: dataset, split: split)
+        try model.fit(data, context: FitContext(seed: plan.seed, threads: plan.threads, logger: logger))
+        let fitSeconds = lap()
+        onEvent(.fitted(seconds: fitSeconds))
+
+        var valid: EvaluationResult?
+        if summary.validUsers > 0 {
+            valid = Evaluator.evaluate(model, split: split, part: .valid, settings: plan.evaluation)
+            onEvent(.evaluated(valid!))
+        }
+        let validSeconds = lap()
+        let test = Evaluator.evaluate(model, split: split, part: .test, settings: plan.evaluation)
+        onEvent(.evaluated(test))
+        let testSeconds = lap()
+
+        let runKey = Experiment.runKey(plan: plan, datasetFingerprint: dataset.fingerprint)
+        let result = RunResult(
+            recbenchVersion: recbenchVersion, model: plan.modelType.name, modelType: plan.modelType.kind,
+            dataset: plan.data.dataset, runKey: runKey,
+            finishedAt: ISO8601DateFormatter().string(from: Date()), historyMask: mask,
+            datasetFingerprint: dataset.fingerprint, splitFingerprint: split.fingerprint,
+            config: plan.config.values, hyperparameters: plan.parameters.resolved, statistics: dataset.statistics,
+            split: summary, metricKeys: plan.evaluation.keys, valid: valid?.values ?? [:], test: test.values,
+            seconds: ["load": loadSeconds, "split": splitSeconds, "fit": fitSeconds,
+                      "evaluate_valid": validSeconds, "evaluate_test": testSeconds,
+                      "total": (ContinuousClock.now - runStart).seconds],
+            fitSteps: model.fitSteps,
+            peakMemoryMiB: ProcessStats.peakMemoryMiB,
+            threads: ["blas": BLAS.threadCount, "workers": ProcessStats.coreCount],
+            notices: notices)
+        return RunOutcome(result: result, valid: valid, test: test)
+    }
+
+    /// Keys that do not change a run's metrics, left out of its identity.
+    static let presentationKeys: Set<String> = ["results_dir", "threads", "metric_decimal_place", "checkpoint_dir"]
+
+    /// The run's identity: model, every result-relevant config value, and the data's
+    /// fingerprint. The same key means the same run (a sweep skips it).
+    public static func runKey(plan: ExperimentPlan, datasetFingerprint: String) -> String {
+        var h = SHA256()
+        h.update("model=\(plan.modelType.name)\n")
+        for key in plan.config.values.keys.sorted() where !presentationKeys.contains(key) {
+            h.update("\(key)=\(plan.config.values[key]!)\n")
+        }
+        h.update("data=\(datasetFingerprint)\n")
+        return h.hexDigest()
+    }
+}

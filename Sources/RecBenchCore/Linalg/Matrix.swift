@@ -1,0 +1,49 @@
+/// A dense, row-major, contiguous float32 matrix.
+public struct Matrix: Sendable, Equatable {
+    /// Number of rows.
+    public let rows: Int
+    /// Number of columns.
+    public let columns: Int
+    /// Row-major elements: element (r, c) is at `r * columns + c`.
+    public var values: [Float]
+
+    /// A `rows × columns` matrix with every element set to `value`.
+    public init(rows: Int, columns: Int, repeating value: Float = 0) {
+        precondition(rows >= 0 && columns >= 0, "Matrix: negative shape \(rows)×\(columns)")
+        self.rows = rows
+        self.columns = columns
+        self.values = [Float](repeating: value, count: rows * columns)
+    }
+
+    /// A matrix over the given row-major elements.
+    public init(rows: Int, columns: Int, values: [Float]) {
+        precondition(values.count == rows * columns, "Matrix: \(values.count) values for \(rows)×\(columns)")
+        self.rows = rows
+        self.columns = columns
+        self.values = values
+    }
+
+    /// Element at row `r`, column `c`.
+    @inlinable
+    public subscript(r: Int, c: Int) -> Float {
+        get { values[r * columns + c] }
+        set { values[r * columns + c] = newValue }
+    }
+
+    /// The elements of row `r`.
+    public func row(_ r: Int) -> ArraySlice<Float> {
+        values[(r * columns)..<((r + 1) * columns)]
+    }
+
+    /// The transpose, as a new matrix.
+    public func transposed() -> Matrix {
+        var result = Matrix(rows: columns, columns: rows)
+        for r in 0..<rows {
+            for c in 0..<columns { result.values[c * rows + r] = values[r * columns + c] }
+        }
+        return result
+    }
+
+    /// True when every element is finite (no NaN or infinity).
+    public var isFinite: Bool { values.allSatisfy { $0.isFinite } }
+}

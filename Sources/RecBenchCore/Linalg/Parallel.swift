@@ -1,0 +1,34 @@
+import Dispatch
+
+/// Wraps a value that is shared across threads under a discipline the compiler cannot check
+/// (for example a pointer whose rows are written by disjoint workers). The one place the core
+/// opts out of Sendable checking; every use must say why it is safe.
+public struct UnsafeShared<Value>: @unchecked Sendable {
+    /// The wrapped value.
+    public let value: Value
+    /// Wraps `value`.
+    public init(_ value: Value) { self.value = value }
+}
+
+/// Fixed-size chunked parallel loops. Chunk boundaries depend only on the count and the
+/// chunk size, never on the number of cores, so work split this way gives the same result
+/// on any machine.
+public enum Parallel {
+    /// Calls `body` once per chunk of `0..<count`, chunks of `chunkSize` (the last may be
+    /// shorter), on all cores. Returns when every chunk is done.
+    public static func forEachChunk(
+        count: Int, chunkSize: Int, _ body: @Sendable (Range<Int>) -> Void
+    ) {
+        precondition(chunkSize > 0, "Parallel.forEachChunk: chunkSize must be positive")
+        guard count > 0 else { return }
+        let chunks = (count + chunkSize - 1) / chunkSize
+        if chunks == 1 {
+            body(0..<count)
+            return
+        }
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            let start = chunk * chunkSize
+            body(start..<min(count, start + chunkSize))
+        }
+    }
+}

@@ -1,0 +1,40 @@
+/// A seeded, portable pseudo-random generator (xoshiro256**, seeded through SplitMix64).
+/// The same seed gives the same stream on every platform and core count.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+    private var s0, s1, s2, s3: UInt64
+
+    /// A generator whose stream depends only on `seed` and the optional `stream` label
+    /// (use one stream per (seed, epoch, chunk), never one per thread).
+    public init(seed: UInt64, stream: UInt64 = 0) {
+        var x = seed &+ 0x9E37_79B9_7F4A_7C15 &* (stream &+ 1)
+        func splitMix() -> UInt64 {
+            x &+= 0x9E37_79B9_7F4A_7C15
+            var z = x
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        s0 = splitMix(); s1 = splitMix(); s2 = splitMix(); s3 = splitMix()
+    }
+
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
+        let result = ((s1 &* 5) << 7 | (s1 &* 5) >> 57) &* 9
+        let t = s1 << 17
+        s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3
+        s2 ^= t
+        s3 = (s3 << 45) | (s3 >> 19)
+        return result
+    }
+
+    /// A uniform float in [0, 1).
+    public mutating func nextUnitFloat() -> Float {
+        Float(next() >> 40) * (1.0 / Float(1 << 24))
+    }
+
+    /// A uniform integer in `0..<bound`, without modulo bias.
+    public mutating func nextInt(below bound: Int) -> Int {
+        precondition(bound > 0, "nextInt(below:) needs a positive bound")
+        return Int(truncatingIfNeeded: next(upperBound: UInt64(bound)))
+    }
+}

@@ -1,0 +1,220 @@
+/// A compressed-sparse-row float32 matrix. Column indices are sorted within each row and
+/// unique: building from entries sums duplicates (as scipy's COO → CSR does).
+public struct SparseMatrix: Sendable, Equatable {
+    /// Number of rows.
+    public let rows: Int
+    /// Number of columns.
+    public let columns: Int
+    /// Row `r`'s entries are at `rowStarts[r]..<rowStarts[r + 1]`; `rowStarts.count == rows + 1`.
+    public private(set) var rowStarts: [Int]
+    /// Column of each stored entry.
+    public private(set) var columnIndices: [Int32]
+    /// Value of each stored entry.
+    public private(set) var values: [Float]
+
+    /// Builds from coordinate entries; duplicate (row, column) pairs are summed.
+    public init(rows: Int, columns: Int, rowIndices: [Int32], columnIndices: [Int32], values: [Float]? = nil) {
+        precondition(rowIndices.count == columnIndices.count, "SparseMatrix: index arrays differ in length")
+        precondition(values == nil || values!.count == rowIndices.count, "SparseMatrix: values differ in length")
+        self.rows = rows
+        self.columns = columns
+        // Counting sort by row keeps the input order within a row; then sort columns per row.
+        var counts = [Int](repeating: 0, count: rows + 1)
+        for r in rowIndices {
+            precondition(r >= 0 && Int(r) < rows, "SparseMatrix: row \(r) out of 0..<\(rows)")
+            counts[Int(r) + 1] += 1
+        }
+        for r in 0..<rows { counts[r + 1] += counts[r] }
+        var next = counts
+        var cols = [Int32](repeating: 0, count: rowIndices.count)
+        var vals = [Float](repeating: 1, count: rowIndices.count)
+        for e in 0..<rowIndices.count {
+            let c = columnIndices[e]
+            precondition(c >= 0 && Int(c) < columns, "SparseMatrix: column \(c) out of 0..<\(columns)")
+            let slot = next[Int(rowIndices[e])]
+            cols[slot] = c
+            if let values { vals[slot] = values[e] }
+            next[Int(rowIndices[e])] += 1
+        }
+        // Sort each row by column and merge duplicates.
+        var outStarts = [Int](repeating: 0, count: rows + 1)
+        var outCols = [Int32]()
+        var outVals = [Float]()
+        outCols.reserveCapacity(cols.count)
+        outVals.reserveCapacity(cols.count)
+        var pairs: [(Int32, Float)] = []
+        for r in 0..<rows {
+            pairs.removeAll(keepingCapacity: true)
+            for e in counts[r]..<counts[r + 1] { pairs.append((cols[e], vals[e])) }
+            pairs.sort { $0.0 < $1.0 }
+            var i = 0
+            while i < pairs.count {
+                var sum = pairs[i].1
+                var j = i + 1
+                while j < pairs.count && pairs[j].0 == pairs[i].0 { sum += pairs[j].1; j += 1 }
+                outCols.append(pairs[i].0)
+                outVals.append(sum)
+                i = j
+            }
+            outStarts[r + 1] = outCols.count
+        }
+        self.rowStarts = outStarts
+        self.columnIndices = outCols
+        self.values = outVals
+    }
+
+    /// An empty `rows × columns` matrix.
+    public init(rows: Int, columns: Int) {
+        self.init(rows: rows, columns: columns, rowIndices: [], columnIndices: [])
+    }
+
+    /// Number of stored entries.
+    public var nonzeroCount: Int { columnIndices.count }
+
+    /// Row `r`'s entry positions in `columnIndices` / `values`.
+    @inlinable
+    public func entries(ofRow r: Int) -> Range<Int> { rowStarts[r]..<rowStarts[r + 1] }
+
+    /// Columns of row `r`, ascending.
+    public func columns(ofRow r: Int) -> ArraySlice<Int32> { columnIndices[entries(ofRow: r)] }
+
+    /// Stored value at (r, c), or 0.
+    public subscript(r: Int, c: Int) -> Float {
+        let range = entries(ofRow: r)
+        var lo = range.lowerBound, hi = range.upperBound
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if Int(columnIndices[mid]) < c { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < range.upperBound && Int(columnIndices[lo]) == c ? values[lo] : 0
+    }
+
+    /// The transpose (CSR of the transpose, i.e. this matrix in CSC form).
+    public func transposed() -> SparseMatrix {
+        var rowIdx = [Int32](repeating: 0, count: nonzeroCount)
+        for r in 0..<rows { for e in entries(ofRow: r) { rowIdx[e] = Int32(r) } }
+        return SparseMatrix(rows: columns, columns: rows, rowIndices: columnIndices, columnIndices: rowIdx, values: values)
+    }
+
+    /// The dense copy.
+    public func dense() -> Matrix {
+        var m = Matrix(rows: rows, columns: columns)
+        for r in 0..<rows { for e in entries(ofRow: r) { m.values[r * columns + Int(columnIndices[e])] = values[e] } }
+        return m
+    }
+
+    /// Sum of squares of each column (length `columns`).
+    public func columnSquaredNorms() -> [Float] {
+        var sums = [Float](repeating: 0, count: columns)
+        for e in 0..<nonzeroCount { sums[Int(columnIndices[e])] += values[e] * values[e] }
+        return sums
+    }
+
+    /// Sum of each column (length `columns`).
+    public func columnSums() -> [Float] {
+        var sums = [Float](repeating: 0, count: columns)
+        for e in 0..<nonzeroCount { sums[Int(columnIndices[e])] += values[e] }
+        return sums
+    }
+
+    /// Keeps only the rows and entries for which `keep(row, column)` is true.
+    public func filtered(_ keep: (Int, Int32) -> Bool) -> SparseMatrix {
+        var starts = [Int](repeating: 0, count: rows + 1)
+        var cols = [Int32](), vals = [Float]()
+        for r in 0..<rows {
+            for e in entries(ofRow: r) where keep(r, columnIndices[e]) {
+                cols.append(columnIndices[e]); vals.append(values[e])
+            }
+            starts[r + 1] = cols.count
+        }
+        var m = self
+        m.rowStarts = starts; m.columnIndices = cols; m.values = vals
+        return m
+    }
+}
+
+extension SparseMatrix {
+    /// The dense Gram matrix `selfᵀ · self` (columns × columns), built straight from the
+    /// sparse rows: for sparse inputs this beats `ssyrk` on a densified copy (BLAS-NOTES).
+    /// Each output row is written by one worker, in a fixed order, so the result is
+    /// deterministic.
+    public func gram() -> Matrix {
+        let n = columns
+        var g = Matrix(rows: n, columns: n)
+        let byColumn = transposed()   // row i lists the rows (users) that have column i
+        g.values.withUnsafeMutableBufferPointer { out in
+            let shared = UnsafeShared(out.baseAddress!)   // workers write disjoint rows of g
+            self.columnIndices.withUnsafeBufferPointer { cols in
+                self.values.withUnsafeBufferPointer { vals in
+                    let c = UnsafeShared((cols.baseAddress!, vals.baseAddress!))
+                    Parallel.forEachChunk(count: n, chunkSize: 64) { range in
+                        let (cp, vp) = c.value
+                        for i in range {
+                            let rowOut = shared.value + i * n
+                            for e in byColumn.entries(ofRow: i) {
+                                let u = Int(byColumn.columnIndices[e])
+                                let w = byColumn.values[e]
+                                for f in self.rowStarts[u]..<self.rowStarts[u + 1] {
+                                    rowOut[Int(cp[f])] += w * vp[f]
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return g
+    }
+
+    /// Writes `self[rows[i], :] · dense` into row `i` of `output` for every listed row,
+    /// in parallel over rows. `output` must be `rows.count × dense.columns`.
+    public func multiply(rows selected: ArraySlice<Int32>, by dense: Matrix, into output: inout Matrix) {
+        precondition(dense.rows == columns, "multiply: \(rows)×\(columns) by \(dense.rows)×\(dense.columns)")
+        precondition(output.rows == selected.count && output.columns == dense.columns, "multiply: output shape")
+        let n = dense.columns
+        let selectedRows = Array(selected)
+        output.values.withUnsafeMutableBufferPointer { out in
+            let shared = UnsafeShared(out.baseAddress!)   // each worker owns disjoint output rows
+            dense.values.withUnsafeBufferPointer { d in
+                let dp = UnsafeShared(d.baseAddress!)
+                Parallel.forEachChunk(count: selectedRows.count, chunkSize: 16) { range in
+                    for i in range {
+                        let row = shared.value + i * n
+                        row.initialize(repeating: 0, count: n)
+                        let r = Int(selectedRows[i])
+                        for e in self.rowStarts[r]..<self.rowStarts[r + 1] {
+                            let w = self.values[e]
+                            let src = dp.value + Int(self.columnIndices[e]) * n
+                            for j in 0..<n { row[j] += w * src[j] }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Like `multiply(rows:by:into:)` with a sparse right-hand side.
+    public func multiply(rows selected: ArraySlice<Int32>, bySparse other: SparseMatrix, into output: inout Matrix) {
+        precondition(other.rows == columns, "multiply: inner dimensions differ")
+        precondition(output.rows == selected.count && output.columns == other.columns, "multiply: output shape")
+        let n = other.columns
+        let selectedRows = Array(selected)
+        output.values.withUnsafeMutableBufferPointer { out in
+            let shared = UnsafeShared(out.baseAddress!)   // each worker owns disjoint output rows
+            Parallel.forEachChunk(count: selectedRows.count, chunkSize: 16) { range in
+                for i in range {
+                    let row = shared.value + i * n
+                    row.initialize(repeating: 0, count: n)
+                    let r = Int(selectedRows[i])
+                    for e in self.rowStarts[r]..<self.rowStarts[r + 1] {
+                        let w = self.values[e]
+                        let k = Int(self.columnIndices[e])
+                        for f in other.rowStarts[k]..<other.rowStarts[k + 1] {
+                            row[Int(other.columnIndices[f])] += w * other.values[f]
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+/// EASE (Steck 2019, "Embarrassingly Shallow Autoencoders for Sparse Data").
+///
+///     G = XᵀX + λI
+///     P = G⁻¹                      (Cholesky: spotrf + spotri)
+///     B = −P / diag(P) column-wise,  diag(B) = 0
+///     score(u) = x_u · B
+public struct EASE: Recommender {
+    public static let name = "EASE"
+    public static let summary = "Closed-form item-item linear autoencoder with L2 regularisation (Steck 2019)"
+    public static let kind = ModelKind.linear
+    public static let parameters: [ConfigKey] = [
+        ConfigKey("reg_weight", "float", .double(250.0), "EASE: L2 regularisation λ added to the Gram matrix's diagonal."),
+    ]
+
+    let regWeight: Float
+    private var trainMatrix = SparseMatrix(rows: 0, columns: 0)
+    /// The item-item weights B (items × items).
+    private var weights = Matrix(rows: 0, columns: 0)
+    /// Seconds per step of the last fit: gram, inverse, scale.
+    public private(set) var fitSteps: [String: Double] = [:]
+
+    public init(parameters: ModelParameters) throws {
+        regWeight = Float(try parameters.double("reg_weight", in: 0...Double.greatestFiniteMagnitude))
+    }
+
+    public mutating func fit(_ data: TrainingData, context: FitContext) throws {
+        let x = data.trainMatrix
+        let n = x.columns
+        var clock = ContinuousClock.now
+        func lap(_ step: String) {
+            let now = ContinuousClock.now
+            fitSteps[step] = (now - clock).seconds
+            clock = now
+        }
+        var g = x.gram()
+        for i in 0..<n { g.values[i * n + i] += regWeight }
+        lap("gram")
+        do {
+            try BLAS.invertSymmetricPositiveDefinite(&g)
+        } catch {
+            throw RecBenchError.config("reg_weight", "EASE: XᵀX + λI is not positive definite (\(error)); use a larger reg_weight")
+        }
+        lap("inverse")
+        // B[i, j] = −P[i, j] / P[j, j]; B[j, j] = 0.
+        let diagonal = (0..<n).map { g.values[$0 * n + $0] }
+        g.values.withUnsafeMutableBufferPointer { p in
+            let shared = UnsafeShared(p.baseAddress!)   // workers own disjoint rows
+            Parallel.forEachChunk(count: n, chunkSize: 64) { rows in
+                for i in rows {
+                    let row = shared.value + i * n
+                    for j in 0..<n { row[j] = -row[j] / diagonal[j] }
+                    row[i] = 0
+                }
+            }
+        }
+        lap("scale")
+        guard g.isFinite else { throw RecBenchError("EASE: weights are not finite; increase reg_weight") }
+        weights = g
+        trainMatrix = x
+    }
+
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {
+        trainMatrix.multiply(rows: users, by: weights, into: &block)
+    }
+}
+
+extension Duration {
+    /// This duration in seconds.
+    public var seconds: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) * 1e-18
+    }
+}

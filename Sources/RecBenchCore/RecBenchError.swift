@@ -1,0 +1,73 @@
+/// An error caused by the user's input (data, config, command line), described in one line
+/// that names the file, line and field or the config key. Programmer errors are preconditions.
+public struct RecBenchError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// Where the problem is: "path", "path:line", or a config key's origin; may be empty.
+    public let location: String
+    /// The field or key at fault, when there is one.
+    public let field: String?
+    /// What is wrong, and when possible how to fix it.
+    public let message: String
+
+    /// An error at `location` (and optionally a field or key) with `message`.
+    public init(location: String = "", field: String? = nil, _ message: String) {
+        self.location = location
+        self.field = field
+        self.message = message
+    }
+
+    /// An error in a data file, at an optional 1-based line and field.
+    public static func file(_ path: String, line: Int? = nil, field: String? = nil, _ message: String) -> RecBenchError {
+        RecBenchError(location: line.map { "\(path):\($0)" } ?? path, field: field, message)
+    }
+
+    /// An error in a config key, set at `origin`.
+    public static func config(_ key: String, origin: String? = nil, _ message: String) -> RecBenchError {
+        RecBenchError(location: origin ?? "", field: key, message)
+    }
+
+    public var description: String {
+        var parts: [String] = []
+        if !location.isEmpty { parts.append(location) }
+        if let field { parts.append("'\(field)'") }
+        parts.append(message)
+        // Always one line: user data may contain line breaks.
+        return parts.joined(separator: ": ").split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+}
+
+/// Edit-distance suggestions ("did you mean …?") for misspelt keys, models and metrics.
+public enum Suggestion {
+    /// The candidate closest to `word` (case-insensitive Levenshtein), if it is close enough
+    /// to be a plausible typo.
+    public static func nearest(to word: String, in candidates: some Sequence<String>) -> String? {
+        let w = Array(word.lowercased())
+        var best: (String, Int)?
+        for candidate in candidates {
+            let d = distance(w, Array(candidate.lowercased()))
+            if best == nil || d < best!.1 { best = (candidate, d) }
+        }
+        guard let (name, d) = best else { return nil }
+        return d <= max(2, w.count / 3) ? name : nil
+    }
+
+    /// " (did you mean 'x'?)" or "".
+    public static func hint(for word: String, in candidates: some Sequence<String>) -> String {
+        nearest(to: word, in: candidates).map { " (did you mean '\($0)'?)" } ?? ""
+    }
+
+    static func distance(_ a: [Character], _ b: [Character]) -> Int {
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1,
+                                 previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+}

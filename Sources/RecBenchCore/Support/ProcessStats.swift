@@ -1,0 +1,17 @@
+import Foundation
+
+/// Facts about this process, for result records.
+public enum ProcessStats {
+    /// Peak resident set size (VmHWM) in MiB, or 0 where /proc is unavailable.
+    public static var peakMemoryMiB: Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let kb = line.split(separator: " ").compactMap { Double($0) }.first ?? 0
+            return kb / 1024
+        }
+        return 0
+    }
+
+    /// Number of active processor cores.
+    public static var coreCount: Int { ProcessInfo.processInfo.activeProcessorCount }
+}

@@ -1,0 +1,144 @@
+import ArgumentParser
+import Foundation
+import RecBenchCore
+
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Fit one model and evaluate it on the valid and test splits.",
+        discussion: """
+            Config layers, later wins: built-in defaults < Configs/models/<Model>.yml < each \
+            --config file in order < --set key=value < --dataset. Each run writes one JSON \
+            result to results_dir/<dataset>/ (atomically) unless --no-save is given.
+            """)
+
+    @Option(name: .shortAndLong, help: "Model to run (see `recbench models`); default: the config's `model` key.")
+    var model: String?
+
+    @Option(name: .shortAndLong, help: "A YAML config file; repeat to layer several.")
+    var config: [String] = []
+
+    @Option(name: [.customLong("set"), .customShort("s")], help: ArgumentHelp("Override a config key, e.g. --set topk=[10,20] or --set eval_args.order=TO.", valueName: "key=value"))
+    var assignments: [String] = []
+
+    @Option(help: "Dataset name (overrides the config's `dataset`).")
+    var dataset: String?
+
+    @Option(help: "Folder of per-model default YAMLs (default: <config dir>/models, then Configs/models).")
+    var modelDefaults: String?
+
+    @Flag(help: "Print the result record as JSON on stdout instead of tables.")
+    var json = false
+
+    @Flag(help: "Print the effective config with the origin of every value, then run.")
+    var showConfig = false
+
+    @Flag(help: "Do not write the result file.")
+    var noSave = false
+
+    @OptionGroup var logging: LoggingOptions
+
+    func run() throws {
+        let logger = logging.makeLogger()
+        try reportingErrors {
+            let plan = try Experiment.plan(RunRequest(
+                model: model, configFiles: config, assignments: assignments, dataset: dataset,
+                modelDefaultsDirectory: modelDefaults))
+            for notice in plan.notices { logger.notice("\(notice)") }
+            if showConfig {
+                Terminal.out("# effective config for \(plan.modelType.name)" + (plan.modelDefaultsFile.map { " (model defaults: \($0))" } ?? ""))
+                Terminal.out(plan.config.rendered())
+                Terminal.out()
+            }
+            let report = RunReport(decimals: plan.evaluation.decimalPlaces, enabled: !json)
+            report.header(plan)
+            let outcome = try Experiment.run(plan, logger: logger) { report.event($0) }
+            var savedPath: String?
+            if !noSave { savedPath = try ResultStore(root: plan.resultsDirectory).save(outcome.result) }
+            if json {
+                Terminal.out(String(decoding: try ResultStore.encode(outcome.result), as: UTF8.self).trimmingCharacters(in: .newlines))
+            } else {
+                report.footer(outcome, savedPath: savedPath)
+            }
+        }
+    }
+}
+
+/// The human-readable output of `run`: a header, one line per phase, metric tables.
+struct RunReport {
+    let decimals: Int
+    let enabled: Bool
+
+    func header(_ plan: ExperimentPlan) {
+        guard enabled else { return }
+        Terminal.out("recbench \(recbenchVersion) · \(plan.modelType.name) on \(plan.data.dataset) · history mask: \(plan.evaluation.historyMask.rawValue)")
+        let params = plan.parameters.resolved.keys.sorted().map { "\($0)=\(plan.parameters.resolved[$0]!)" }
+        if !params.isEmpty { Terminal.out("model     \(params.joined(separator: " · "))") }
+    }
+
+    func event(_ event: Experiment.Event) {
+        guard enabled else { return }
+        switch event {
+        case .loaded(let s, let seconds):
+            Terminal.out("dataset   \(group(s.users)) users · \(group(s.items)) items · \(group(s.interactions)) interactions · sparsity \(String(format: "%.2f", s.sparsity * 100))% (\(time(seconds)))")
+        case .split(let s, let seconds):
+            Terminal.out("split     train \(group(s.train)) · valid \(group(s.valid)) · test \(group(s.test)) · evaluated users valid \(group(s.validUsers)) / test \(group(s.testUsers)) (\(time(seconds)))")
+        case .fitted(let seconds):
+            Terminal.out("fit       \(time(seconds))")
+        case .evaluated(let r):
+            Terminal.out("evaluate  \(r.part.name) \(time(r.seconds))")
+        }
+    }
+
+    func footer(_ outcome: RunOutcome, savedPath: String?) {
+        let r = outcome.result
+        let s = r.seconds
+        Terminal.out("time      load \(time(s["load"]!)) · split \(time(s["split"]!)) · fit \(time(s["fit"]!)) · evaluate \(time(s["evaluate_valid"]! + s["evaluate_test"]!)) · total \(time(s["total"]!)) · peak memory \(Int(r.peakMemoryMiB.rounded())) MiB")
+        if let valid = outcome.valid {
+            Terminal.out()
+            Terminal.out(table(title: "valid (\(valid.users.count) users)", keys: r.metricKeys, values: r.valid))
+        }
+        Terminal.out()
+        Terminal.out(table(title: "test (\(outcome.test.users.count) users)", keys: r.metricKeys, values: r.test))
+        if let savedPath {
+            Terminal.out()
+            Terminal.out("result    \(savedPath)")
+        }
+    }
+
+    /// Metrics as rows, cutoffs as columns, in config order.
+    func table(title: String, keys: [String], values: [String: Double]) -> String {
+        var metrics: [String] = [], cutoffs: [String] = []
+        for key in keys {
+            let parts = key.split(separator: "@").map(String.init)
+            if !metrics.contains(parts[0]) { metrics.append(parts[0]) }
+            if !cutoffs.contains(parts[1]) { cutoffs.append(parts[1]) }
+        }
+        let nameWidth = max(title.count, (metrics.map(\.count).max() ?? 0) + 2)
+        let cell = max(decimals + 4, 8)
+        var lines = [title.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
+                     + cutoffs.map { pad("@" + $0, cell) }.joined()]
+        for m in metrics {
+            lines.append(("  " + m).padding(toLength: nameWidth, withPad: " ", startingAt: 0)
+                         + cutoffs.map { k in pad(values["\(m)@\(k)"].map { String(format: "%.\(decimals)f", $0) } ?? "–", cell) }.joined())
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private func pad(_ s: String, _ width: Int) -> String {
+        String(repeating: " ", count: max(1, width - s.count)) + s
+    }
+
+    private func time(_ seconds: Double) -> String {
+        seconds < 0.1 ? String(format: "%.3f s", seconds) : String(format: "%.2f s", seconds)
+    }
+
+    private func group(_ n: Int) -> String {
+        let digits = String(n)
+        var out = ""
+        for (i, ch) in digits.reversed().enumerated() {
+            if i > 0 && i % 3 == 0 { out.append(",") }
+            out.append(ch)
+        }
+        return String(out.reversed())
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import Logging
+
+/// The only place that writes to the terminal's stderr; stdout carries results only.
+enum Terminal {
+    /// Whether stdout is a terminal (progress decorations only then).
+    static let stdoutIsTTY = isatty(STDOUT_FILENO) == 1
+    /// Whether stderr is a terminal.
+    static let stderrIsTTY = isatty(STDERR_FILENO) == 1
+
+    static func error(_ message: String) { writeError("recbench: error: \(message)\n") }
+
+    static func writeError(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    /// Prints a line of results to stdout.
+    static func out(_ line: String = "") { print(line) }
+}
+
+/// swift-log handler: one short line per message on stderr ("warning: …").
+struct TerminalLogHandler: LogHandler {
+    var logLevel: Logger.Level = .notice
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let prefix: String
+        switch event.level {
+        case .warning: prefix = "warning: "
+        case .error, .critical: prefix = "error: "
+        case .notice: prefix = "note: "
+        default: prefix = ""
+        }
+        Terminal.writeError("recbench: \(prefix)\(event.message)\n")
+    }
+}
