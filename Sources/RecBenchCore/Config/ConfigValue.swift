@@ -88,7 +88,7 @@ public enum ConfigValue: Sendable, Equatable, CustomStringConvertible {
     static func parsePlainScalar(_ text: String) -> ConfigValue {
         let t = text.trimmingCharacters(in: .whitespaces)
         switch t.lowercased() {
-        case "", "~", "null", "none": return .null
+        case "", "~", "null": return .null
         case "true", "yes", "on": return .bool(true)
         case "false", "no", "off": return .bool(false)
         case ".inf", "+.inf", "inf": return .double(.infinity)
