@@ -14,6 +14,12 @@ public struct Interactions: Sendable, Equatable {
     /// Number of rows.
     public var count: Int { users.count }
 
+    /// An interaction log from its columns (all of equal length).
+    public init(users: [Int32], items: [Int32], timestamps: [Double]?, ratings: [Double]?, parts: [UInt8]?) {
+        precondition(users.count == items.count, "Interactions: users and items differ in length")
+        self.users = users; self.items = items; self.timestamps = timestamps; self.ratings = ratings; self.parts = parts
+    }
+
     /// Keeps the rows at `indices`, in that order.
     func selecting(_ indices: [Int]) -> Interactions {
         Interactions(

@@ -62,6 +62,12 @@ public struct SplitSummary: Codable, Sendable, Equatable {
     /// Test positives the user already had in train or valid (repeat consumption).
     public var testRepeatPositives: Int
 
+    /// A summary from its counts.
+    public init(train: Int, valid: Int, test: Int, validUsers: Int, testUsers: Int, testRepeatPositives: Int) {
+        self.train = train; self.valid = valid; self.test = test
+        self.validUsers = validUsers; self.testUsers = testUsers; self.testRepeatPositives = testRepeatPositives
+    }
+
     enum CodingKeys: String, CodingKey {
         case train, valid, test, validUsers = "valid_users", testUsers = "test_users"
         case testRepeatPositives = "test_repeat_positives"

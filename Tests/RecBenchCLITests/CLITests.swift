@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+
+/// Runs the built `recbench` binary as a user would.
+struct CLI {
+    /// The executable beside this test bundle (SwiftPM puts both in the build folder).
+    static let binary: String = {
+        let own = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return own.deletingLastPathComponent().appendingPathComponent("recbench").path
+    }()
+
+    struct Output { let status: Int32; let stdout: String; let stderr: String }
+
+    static func run(_ arguments: [String], in directory: String) throws -> Output {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = arguments
+        p.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return Output(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+}
+
+/// A temporary project folder with a tiny dataset `tiny` and a config `run.yml`.
+struct Workspace {
+    let root: String
+
+    init(inter: String? = nil, config: String? = nil) throws {
+        root = NSTemporaryDirectory() + "recbench-cli-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: root + "/data/tiny", withIntermediateDirectories: true)
+        var rows = "user_id:token\titem_id:token\ttimestamp:float\n"
+        for u in 0..<6 { for i in 0..<5 where (u + i) % 3 != 0 { rows += "u\(u)\ti\(i)\t\(u * 10 + i)\n" } }
+        try (inter ?? rows).write(toFile: root + "/data/tiny/tiny.inter", atomically: true, encoding: .utf8)
+        let yaml = config ?? """
+            dataset: tiny
+            data_path: data/
+            load_col: {inter: [user_id, item_id, timestamp]}
+            eval_args: {order: TO, split: {RS: [0.6, 0.2, 0.2]}}
+            topk: [2]
+            valid_metric: MRR@2
+            results_dir: out
+            """
+        try yaml.write(toFile: root + "/run.yml", atomically: true, encoding: .utf8)
+    }
+
+    func run(_ arguments: [String]) throws -> CLI.Output { try CLI.run(arguments, in: root) }
+
+    /// Files under the results folder (none must appear after a failed run).
+    var resultFiles: [String] {
+        (FileManager.default.enumerator(atPath: root + "/out")?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".json") }
+    }
+}
+
+@Suite struct CLITests {
+    /// Asserts the failure contract: non-zero exit, one stderr line with `needle`, no result.
+    func expectFailure(_ w: Workspace, _ arguments: [String], mentions needles: [String]) throws {
+        let out = try w.run(arguments)
+        #expect(out.status != 0)
+        let lines = out.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "stderr: \(out.stderr)")
+        for needle in needles { #expect(out.stderr.contains(needle), "stderr lacks '\(needle)': \(out.stderr)") }
+        #expect(w.resultFiles.isEmpty)
+    }
+
+    @Test func aRunPrintsTablesAndWritesOneResultFile() throws {
+        let w = try Workspace()
+        let out = try w.run(["run", "--model", "EASE", "--config", "run.yml"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stdout.contains("test ("))
+        #expect(out.stdout.contains("  recall"))
+        #expect(w.resultFiles.count == 1)
+        // --json prints the same record that is stored.
+        let json = try w.run(["run", "--model", "EASE", "--config", "run.yml", "--json", "--no-save"])
+        let record = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
+        let stored = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: w.root + "/out/" + w.resultFiles[0]))) as! [String: Any]
+        #expect(record["test"] as? [String: Double] == stored["test"] as? [String: Double])
+        #expect((record["test"] as? [String: Double])?["recall@2"] != nil)
+        #expect(record["history_mask"] as? String == "recbole")
+    }
+
+    @Test func malformedHeader() throws {
+        let w = try Workspace(inter: "user_id:token\titem_id\ttimestamp:float\nu1\ti1\t1\n")
+        try expectFailure(w, ["run", "--model", "Pop", "--config", "run.yml"], mentions: ["tiny.inter:1", "item_id"])
+    }
+
+    @Test func wrongColumnCount() throws {
+        let w = try Workspace(inter: "user_id:token\titem_id:token\ttimestamp:float\nu1\ti1\t1\nu2\ti2\n")
+        try expectFailure(w, ["run", "--model", "Pop", "--config", "run.yml"], mentions: ["tiny.inter:3", "expected 3 fields"])
+    }
+
+    @Test func nonNumericFloat() throws {
+        let w = try Workspace(inter: "user_id:token\titem_id:token\ttimestamp:float\nu1\ti1\t1\nu2\ti2\tnoon\n")
+        try expectFailure(w, ["run", "--model", "Pop", "--config", "run.yml"], mentions: ["tiny.inter:3", "'timestamp'", "not a number"])
+    }
+
+    @Test func missingFile() throws {
+        let w = try Workspace()
+        try expectFailure(w, ["run", "--model", "Pop", "--config", "run.yml", "--dataset", "absent"], mentions: ["absent/absent.inter", "not found"])
+        try expectFailure(w, ["run", "--model", "Pop", "--config", "nope.yml"], mentions: ["nope.yml", "not found"])
+    }
+
+    @Test func unknownModel() throws {
+        let w = try Workspace()
+        try expectFailure(w, ["run", "--model", "EASY", "--config", "run.yml"], mentions: ["unknown model", "did you mean 'EASE'"])
+    }
+
+    @Test func unknownConfigKey() throws {
+        let w = try Workspace()
+        try "topkk: [5]\n".write(toFile: w.root + "/extra.yml", atomically: true, encoding: .utf8)
+        try expectFailure(w, ["run", "--model", "Pop", "--config", "run.yml", "--config", "extra.yml"], mentions: ["extra.yml:1", "'topkk'", "did you mean 'topk'"])
+        try expectFailure(w, ["run", "--model", "Pop", "--config", "run.yml", "--set", "sead=3"], mentions: ["--set", "'sead'", "did you mean 'seed'"])
+    }
+
+    @Test func everyCommandHasHelp() throws {
+        let w = try Workspace()
+        for command in [["--help"], ["run", "--help"], ["models", "--help"], ["bench", "--help"]] {
+            let out = try w.run(command)
+            #expect(out.status == 0)
+            #expect(out.stdout.contains("USAGE"), "\(command)")
+        }
+    }
+
+    @Test func modelsListsEveryRegisteredModel() throws {
+        let out = try Workspace().run(["models"])
+        for name in ["Pop", "ItemKNN", "EASE"] { #expect(out.stdout.contains(name)) }
+    }
+}

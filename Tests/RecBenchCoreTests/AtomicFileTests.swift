@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+import RecBenchCore
+
+struct AtomicFileTests {
+    func parse(_ text: String, wanted: [String]? = nil, separator: String = "\t") throws -> AtomicTable {
+        let bytes = Array(text.utf8)
+        return try bytes.withUnsafeBufferPointer {
+            try AtomicFileReader.parse($0, path: "x.inter", fieldSeparator: Array(separator.utf8), sequenceSeparator: " ", wanted: wanted)
+        }
+    }
+
+    func error(_ text: String, wanted: [String]? = nil) -> RecBenchError? {
+        do { _ = try parse(text, wanted: wanted); return nil } catch let e as RecBenchError { return e } catch { return nil }
+    }
+
+    @Test func readsEveryColumnType() throws {
+        let t = try parse("id:token\tname:token_seq\tscore:float\tvec:float_seq\n7\ta b  c\t2.5\t1 -2e3\n8\t\t\t\n")
+        #expect(t.rowCount == 2)
+        #expect(t.columns["id"] == .token(["7", "8"]))
+        #expect(t.columns["name"] == .tokenSequence([["a", "b", "c"], []]))
+        #expect(t.columns["vec"] == .floatSequence([[1, -2000], []]))
+        let scores = try t.floats("score")
+        #expect(scores[0] == 2.5 && scores[1].isNaN)   // empty float = missing
+    }
+
+    @Test func loadsOnlyTheWantedColumnsAndKeepsLineNumbers() throws {
+        let t = try parse("\u{FEFF}u:token\ti:token\tt:float\r\n1\t2\t3\r\n\r\n4\t5\t6\r\n", wanted: ["u", "t"])
+        #expect(t.fields.map(\.name) == ["u", "t"])
+        #expect(t.columns["i"] == nil)
+        #expect(t.lineNumbers == [2, 4])   // blank line 3 skipped, CRLF and BOM handled
+        #expect(try t.tokens("u") == ["1", "4"])
+    }
+
+    @Test func otherSeparatorsWork() throws {
+        let t = try parse("u:token,i:token\n1,2\n", separator: ",")
+        #expect(try t.tokens("i") == ["2"])
+    }
+
+    @Test func malformedHeaderNamesTheColumn() {
+        let e = error("user_id:token\titem_id\n1\t2\n")
+        #expect(e?.location == "x.inter:1")
+        #expect(e?.field == "item_id")
+    }
+
+    @Test func unknownTypeSuggestsTheNearestType() {
+        let e = error("user_id:token\tt:flaot\n1\t2\n")
+        #expect(e?.description.contains("did you mean 'float'") == true)
+    }
+
+    @Test func wrongColumnCountNamesTheLine() {
+        let e = error("u:token\ti:token\n1\t2\n3\n")
+        #expect(e?.location == "x.inter:3")
+        #expect(e?.message.contains("expected 2 fields") == true)
+    }
+
+    @Test func nonNumericFloatNamesLineAndField() {
+        let e = error("u:token\tt:float\n1\t2\n1\tyesterday\n")
+        #expect(e?.location == "x.inter:3")
+        #expect(e?.field == "t")
+        #expect(throws: RecBenchError.self) { try parse("u:token\tt:float\n1\t0x1p3\n") }   // no hex floats
+        #expect(throws: RecBenchError.self) { try parse("u:token\tt:float\n1\tinf\n") }
+    }
+
+    @Test func invalidUTF8IsRejectedWithItsLine() {
+        var bytes = Array("u:token\n".utf8) + [0xC3, 0x28, 0x0A]
+        let e = bytes.withUnsafeMutableBufferPointer { buffer -> RecBenchError? in
+            do { _ = try AtomicFileReader.parse(UnsafeBufferPointer(buffer), path: "x.inter", fieldSeparator: [9], sequenceSeparator: " ", wanted: nil); return nil }
+            catch let e as RecBenchError { return e } catch { return nil }
+        }
+        #expect(e?.location == "x.inter:2")
+    }
+
+    @Test func emptyFileAndMissingColumnAreErrors() {
+        #expect(error("")?.location == "x.inter:1")
+        #expect(error("u:token\n1\n", wanted: ["u", "timestamp"])?.field == "timestamp")
+    }
+
+    @Test func missingFileIsAnError() {
+        #expect(throws: RecBenchError.file("/nonexistent/x.inter", "file not found")) {
+            try AtomicFileReader.read(path: "/nonexistent/x.inter", fieldSeparator: "\t", sequenceSeparator: " ")
+        }
+    }
+}
+
+struct DatasetLoaderTests {
+    @Test func idsFollowFirstAppearanceAndBothMapsAgree() throws {
+        let dir = Fixtures.temporaryDirectory()
+        Fixtures.writeInter([("u9", "b", 1), ("u1", "a", 2), ("u9", "a", 3)], in: dir)
+        let d = try DatasetLoader.load(DataSettings(Fixtures.config(dataPath: dir)))
+        #expect(d.userTokens == ["u9", "u1"])
+        #expect(d.itemTokens == ["b", "a"])
+        #expect(d.userIDs["u1"] == 1 && d.itemIDs["a"] == 1)
+        #expect(d.interactions.users == [0, 1, 0])
+        #expect(d.statistics.sparsity == 1 - 3.0 / 4)
+    }
+
+    @Test func kCoreFilterIteratesToAFixedPoint() throws {
+        // Users need ≥ 2 rows, items ≥ 2 rows. Dropping item z (1 row) leaves user c with one
+        // row, which then drops item y below 2: only a, b with x survive.
+        let dir = Fixtures.temporaryDirectory()
+        Fixtures.writeInter([("a", "x", 1), ("b", "x", 2), ("a", "y", 3), ("c", "y", 4), ("c", "z", 5), ("b", "w", 6), ("a", "w", 7)], in: dir)
+        let cfg = try Fixtures.config(dataPath: dir, extra: ["user_inter_num_interval": .string("[2,inf)"), "item_inter_num_interval": .string("[2,inf)")])
+        let d = try DatasetLoader.load(DataSettings(cfg))
+        #expect(Set(d.userTokens) == ["a", "b"])
+        #expect(Set(d.itemTokens) == ["x", "w"])
+        #expect(d.interactions.count == 4)
+    }
+
+    @Test func duplicatesAreKeptOrReducedToFirstOrLast() throws {
+        let dir = Fixtures.temporaryDirectory()
+        Fixtures.writeInter([("a", "x", 5), ("a", "x", 1), ("a", "y", 3)], in: dir)
+        let keep = try DatasetLoader.load(DataSettings(Fixtures.config(dataPath: dir)))
+        #expect(keep.interactions.count == 3)
+        let first = try DatasetLoader.load(DataSettings(Fixtures.config(dataPath: dir, extra: ["rm_dup_inter": .string("first")])))
+        #expect(first.interactions.count == 2)
+        #expect(first.interactions.timestamps!.sorted() == [1, 3])
+        let last = try DatasetLoader.load(DataSettings(Fixtures.config(dataPath: dir, extra: ["rm_dup_inter": .string("last")])))
+        #expect(last.interactions.timestamps!.sorted() == [3, 5])
+    }
+
+    @Test func fingerprintChangesWithTheData() throws {
+        let dir1 = Fixtures.temporaryDirectory(), dir2 = Fixtures.temporaryDirectory()
+        Fixtures.writeInter([("a", "x", 1)], in: dir1)
+        Fixtures.writeInter([("a", "x", 2)], in: dir2)
+        let f1 = try DatasetLoader.load(DataSettings(Fixtures.config(dataPath: dir1))).fingerprint
+        let f1again = try DatasetLoader.load(DataSettings(Fixtures.config(dataPath: dir1))).fingerprint
+        let f2 = try DatasetLoader.load(DataSettings(Fixtures.config(dataPath: dir2))).fingerprint
+        #expect(f1 == f1again && f1 != f2)
+    }
+
+    @Test func missingDatasetNamesThePathsTried() throws {
+        let dir = Fixtures.temporaryDirectory()
+        let e = #expect(throws: RecBenchError.self) { try DatasetLoader.load(DataSettings(Fixtures.config(dataset: "nope", dataPath: dir))) }
+        #expect(e?.location.hasSuffix("nope/nope.inter") == true)
+    }
+}

@@ -1,0 +1,94 @@
+import Testing
+import RecBenchCore
+
+struct ConfigTests {
+    let models = ModelRegistry.parameterDefaults
+
+    @Test func laterLayersWinAndOriginsAreRecorded() throws {
+        let file = try ConfigLayer.yaml("topk: [5]\nseed: 1\n", source: "a.yml")
+        let second = try ConfigLayer.yaml("seed: 2\n", source: "b.yml")
+        let set = try ConfigLayer.assignments(["seed=3", "eval_args.order=TO"])
+        let c = try Config(layers: [file, second, set], modelKeys: models)
+        #expect(c["seed"] == .int(3))
+        #expect(c.origin(of: "seed") == "--set")
+        #expect(c["topk"] == .list([.int(5)]))
+        #expect(c.origin(of: "topk") == "a.yml:1")
+        #expect(c["metrics"] == ConfigKeys.byName["metrics"]!.defaultValue)
+        // eval_args merges entry by entry with the defaults, as in RecBole.
+        guard case .map(let args) = c["eval_args"] else { Issue.record("eval_args is not a map"); return }
+        #expect(args["order"] == .string("TO"))
+        #expect(args["split"] != nil)
+    }
+
+    @Test func unknownKeyFailsWithItsLineAndASuggestion() {
+        let e = #expect(throws: RecBenchError.self) {
+            try Config(layers: [try ConfigLayer.yaml("seed: 1\nreg_weigth: 10\n", source: "a.yml")], modelKeys: models)
+        }
+        #expect(e?.location == "a.yml:2")
+        #expect(e?.field == "reg_weigth")
+        #expect(e?.message.contains("did you mean 'reg_weight'") == true)
+    }
+
+    @Test func recboleInfrastructureKeysAreAcceptedWithANotice() throws {
+        let c = try Config(layers: [try ConfigLayer.yaml("gpu_id: '0'\nuse_gpu: false\n", source: "a.yml")], modelKeys: models)
+        #expect(c.notices.count == 2)
+        #expect(c.notices[0].contains("gpu_id"))
+    }
+
+    @Test func unsupportedDataKeysAreRejectedNotIgnored() {
+        #expect(throws: RecBenchError.self) {
+            try Config(layers: [try ConfigLayer.yaml("val_interval: {rating: '[3,inf)'}\n", source: "a.yml")], modelKeys: models)
+        }
+    }
+
+    @Test func yamlScalarsResolveAsPyYAMLDoes() throws {
+        let layer = try ConfigLayer.yaml("a: ~\nb: True\nc: 250\nd: 0.5\ne: none\nf: '10'\ng: [10, 20]\n", source: "t")
+        #expect(layer.values["a"] == .null)
+        #expect(layer.values["b"] == .bool(true))
+        #expect(layer.values["c"] == .int(250))
+        #expect(layer.values["d"] == .double(0.5))
+        #expect(layer.values["e"] == .string("none"))
+        #expect(layer.values["f"] == .string("10"))
+        #expect(layer.values["g"] == .list([.int(10), .int(20)]))
+    }
+
+    @Test func brokenYamlAndDuplicateKeysNameTheLine() {
+        let broken = #expect(throws: RecBenchError.self) { try ConfigLayer.yaml("a: [1, 2\nb: 3\n", source: "x.yml") }
+        #expect(broken?.location.hasPrefix("x.yml:") == true)
+        let twice = #expect(throws: RecBenchError.self) { try ConfigLayer.yaml("a: 1\na: 2\n", source: "x.yml") }
+        #expect(twice?.location.hasPrefix("x.yml:") == true)
+        #expect(throws: RecBenchError.self) { try ConfigLayer.yaml("- 1\n- 2\n", source: "x.yml") }
+    }
+
+    @Test func typedSettingsRejectBadValues() throws {
+        func settings(_ yaml: String) throws -> EvaluationSettings {
+            try EvaluationSettings(Config(layers: [try ConfigLayer.yaml(yaml, source: "t.yml")], modelKeys: models))
+        }
+        #expect(try settings("metrics: [recall, ndcg]\ntopk: 5\nvalid_metric: NDCG@5\n").keys == ["recall@5", "ndcg@5"])
+        #expect(throws: RecBenchError.self) { try settings("metrics: [Recal]\n") }
+        #expect(throws: RecBenchError.self) { try settings("topk: [0]\n") }
+        #expect(throws: RecBenchError.self) { try settings("history_mask: all\n") }
+        #expect(throws: RecBenchError.self) { try settings("valid_metric: MAP@10\n") }   // MAP is not in the default metrics
+        #expect(throws: RecBenchError.self) { try settings("valid_metric: MRR@20\n") }   // 20 is not in the default topk
+    }
+
+    @Test func intervalsParseRecBoleSyntax() throws {
+        let i = try CountInterval(parsing: "(0,3];[10,inf)")
+        #expect(!i.contains(0) && i.contains(1) && i.contains(3) && !i.contains(4) && i.contains(10) && i.contains(1_000_000))
+        #expect(throws: RecBenchError.self) { try CountInterval(parsing: "[5,inf") }
+        #expect(throws: RecBenchError.self) { try CountInterval(parsing: "[9,3]") }
+    }
+
+    @Test func everyDocumentedKeyAndModelParameterIsInTheReadme() throws {
+        let readme = try String(contentsOfFile: Fixtures.repoRoot + "/README.md", encoding: .utf8)
+        for key in ConfigKeys.global where key.role == .used {
+            #expect(readme.contains("`\(key.name)`"), "README lacks config key \(key.name)")
+        }
+        for model in ModelRegistry.models {
+            #expect(readme.contains(model.name), "README lacks model \(model.name)")
+            for p in model.parameters { #expect(readme.contains("`\(p.name)`"), "README lacks \(model.name).\(p.name)") }
+        }
+    }
+}
+
+import Foundation

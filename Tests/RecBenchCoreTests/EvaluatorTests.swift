@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import RecBenchCore
+
+/// The three history-mask modes on a fixture with a repeat purchase, checked against
+/// rankings worked out by hand.
+struct EvaluatorTests {
+    /// Pre-split fixture. Items a b c d. User u: train a b; test b c (b is a repeat).
+    /// User v: train c; test a. User w: train only (not evaluated).
+    func fixture() throws -> (SplitData, Dataset) {
+        let dir = Fixtures.temporaryDirectory()
+        let folder = "\(dir)/tiny"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let header = "user_id:token\titem_id:token\ttimestamp:float\n"
+        try (header + "u\ta\t1\nu\tb\t2\nv\tc\t1\nw\td\t1\n").write(toFile: "\(folder)/tiny.train.inter", atomically: true, encoding: .utf8)
+        try (header + "u\tb\t3\nu\tc\t4\nv\ta\t2\n").write(toFile: "\(folder)/tiny.test.inter", atomically: true, encoding: .utf8)
+        let cfg = try Fixtures.config(dataPath: dir, extra: ["benchmark_filename": .list([.string("train"), .string("test")])])
+        let dataset = try DatasetLoader.load(DataSettings(cfg))
+        let parts = try Splitter.split(dataset.interactions, userCount: dataset.userCount, settings: SplitSettings(cfg))
+        return (SplitData(dataset: dataset, parts: parts), dataset)
+    }
+
+    /// Every user scores a=4, b=3, c=2, d=1.
+    func scorer(_ d: Dataset) -> FixedScorer {
+        var m = Matrix(rows: d.userCount, columns: d.itemCount)
+        for u in 0..<d.userCount { for (token, s) in [("a", 4), ("b", 3), ("c", 2), ("d", 1)] { m[u, Int(d.itemIDs[token]!)] = Float(s) } }
+        return FixedScorer(table: m)
+    }
+
+    func evaluate(_ mask: HistoryMask) throws -> (EvaluationResult, Dataset) {
+        let (split, d) = try fixture()
+        let settings = EvaluationSettings(metrics: ["Recall", "MRR", "Precision"], cutoffs: [2], historyMask: mask)
+        return (Evaluator.evaluate(scorer(d), split: split, part: .test, settings: settings), d)
+    }
+
+    func perUser(_ r: EvaluationResult, _ d: Dataset, _ user: String, _ key: String) -> Double {
+        r.perUser[key]![r.users.firstIndex(of: d.userIDs[user]!)!]
+    }
+
+    @Test func recboleModeLeavesTheRepeatRankable() throws {
+        // u: mask {a} (history {a,b} minus positives {b,c}) → ranking b c d → both hit.
+        let (r, d) = try evaluate(.recbole)
+        #expect(perUser(r, d, "u", "recall@2") == 1)
+        #expect(perUser(r, d, "u", "mrr@2") == 1)
+        // v: mask {c} → ranking a b d → a hits at rank 1.
+        #expect(perUser(r, d, "v", "mrr@2") == 1)
+        #expect(r.users.count == 2)   // w has no test positive
+        #expect(close(r["recall@2"]!, 1))
+    }
+
+    @Test func seenModeMasksEveryEarlierItem() throws {
+        // u: mask {a, b} → ranking c d → one hit of two positives, at rank 1.
+        let (r, d) = try evaluate(.seen)
+        #expect(perUser(r, d, "u", "recall@2") == 0.5)
+        #expect(perUser(r, d, "u", "mrr@2") == 1)
+        #expect(perUser(r, d, "u", "precision@2") == 0.5)
+        #expect(close(r["recall@2"]!, 0.75))
+    }
+
+    @Test func noneModeMasksNothing() throws {
+        // u: ranking a b c d → top 2 = a, b → b hits at rank 2.
+        let (r, d) = try evaluate(.none)
+        #expect(perUser(r, d, "u", "recall@2") == 0.5)
+        #expect(perUser(r, d, "u", "mrr@2") == 0.5)
+        #expect(perUser(r, d, "v", "mrr@2") == 1)
+        #expect(close(r["mrr@2"]!, 0.75))
+    }
+
+    @Test func positivesAndRepeatsAreTheSameInEveryMode() throws {
+        for mask in HistoryMask.allCases {
+            let (r, _) = try evaluate(mask)
+            #expect(r.positives == 3)
+            #expect(r.repeatPositives == 1)
+        }
+    }
+
+    @Test func cutoffBeyondTheCatalogueRanksWhatIsLeft() throws {
+        let (split, d) = try fixture()
+        let settings = EvaluationSettings(metrics: ["Recall", "Precision"], cutoffs: [10], historyMask: .seen)
+        let r = Evaluator.evaluate(scorer(d), split: split, part: .test, settings: settings)
+        // u: only c and d are rankable → recall 1/2, precision 1/10.
+        #expect(perUser(r, d, "u", "recall@10") == 0.5)
+        #expect(perUser(r, d, "u", "precision@10") == 0.1)
+        let slot = r.users.firstIndex(of: d.userIDs["u"]!)!
+        #expect(Array(r.topItems[(slot * 10)..<(slot * 10 + 3)]) == [d.itemIDs["c"]!, d.itemIDs["d"]!, -1])
+    }
+
+    @Test func resultsDoNotDependOnTheBatchSize() throws {
+        let (split, d) = try fixture()
+        let one = Evaluator.evaluate(scorer(d), split: split, part: .test, settings: EvaluationSettings(metrics: ["NDCG"], cutoffs: [3], batchSize: 1))
+        let all = Evaluator.evaluate(scorer(d), split: split, part: .test, settings: EvaluationSettings(metrics: ["NDCG"], cutoffs: [3], batchSize: 100))
+        #expect(one.values == all.values)
+        #expect(one.topItems == all.topItems)
+    }
+}

@@ -1,0 +1,141 @@
+import Testing
+import RecBenchCore
+
+/// Dense and sparse kernels against naive Double loops.
+@Suite(.serialized) struct LinalgTests {
+    init() { BLAS.setThreadCount(1) }
+
+    func naiveProduct(_ a: Matrix, _ b: Matrix) -> [Double] {
+        var out = [Double](repeating: 0, count: a.rows * b.columns)
+        for i in 0..<a.rows { for j in 0..<b.columns { for k in 0..<a.columns {
+            out[i * b.columns + j] += Double(a[i, k]) * Double(b[k, j])
+        } } }
+        return out
+    }
+
+    @Test func gemmMatchesNaiveProductInEveryTransposeCombination() {
+        let a = Fixtures.randomMatrix(rows: 7, columns: 5, seed: 1)
+        let b = Fixtures.randomMatrix(rows: 5, columns: 9, seed: 2)
+        let expected = naiveProduct(a, b)
+        let variants = [
+            BLAS.gemm(a, b),
+            BLAS.gemm(a.transposed(), transposeA: true, b),
+            BLAS.gemm(a, b.transposed(), transposeB: true),
+            BLAS.gemm(a.transposed(), transposeA: true, b.transposed(), transposeB: true),
+        ]
+        for c in variants {
+            #expect(c.rows == 7 && c.columns == 9)
+            for (x, y) in zip(c.values, expected) { #expect(abs(Double(x) - y) < 1e-5) }
+        }
+    }
+
+    @Test func gramBySyrkAndBySparseRowsMatchNaiveProduct() {
+        let x = Fixtures.randomSparse(rows: 40, columns: 13, density: 0.2, seed: 3)
+        let expected = naiveProduct(x.dense().transposed(), x.dense())
+        for g in [BLAS.gram(x.dense()), x.gram()] {
+            for (a, b) in zip(g.values, expected) { #expect(abs(Double(a) - b) < 1e-4) }
+        }
+    }
+
+    @Test func choleskyInverseTimesMatrixIsIdentity() throws {
+        let x = Fixtures.randomMatrix(rows: 30, columns: 12, seed: 4)
+        var g = BLAS.gram(x)
+        for i in 0..<12 { g[i, i] += 1 }
+        let original = g
+        try BLAS.invertSymmetricPositiveDefinite(&g)
+        let product = naiveProduct(original, g)
+        for i in 0..<12 { for j in 0..<12 {
+            #expect(abs(product[i * 12 + j] - (i == j ? 1 : 0)) < 1e-4)
+        } }
+        // The inverse of a symmetric matrix is symmetric: the mirrored half must agree.
+        for i in 0..<12 { for j in 0..<12 { #expect(g[i, j] == g[j, i]) } }
+    }
+
+    @Test func choleskyRejectsAnIndefiniteMatrix() {
+        var m = Matrix(rows: 2, columns: 2, values: [1, 2, 2, 1])   // eigenvalues 3 and -1
+        #expect(throws: LinalgError.notPositiveDefinite(order: 2)) { try BLAS.invertSymmetricPositiveDefinite(&m) }
+    }
+
+    @Test func sparseFromEntriesSumsDuplicatesAndSortsColumns() {
+        let m = SparseMatrix(rows: 2, columns: 4, rowIndices: [1, 0, 1, 1], columnIndices: [3, 2, 0, 3])
+        #expect(m.nonzeroCount == 3)
+        #expect(Array(m.columns(ofRow: 1)) == [0, 3])
+        #expect(m[1, 3] == 2)
+        #expect(m[0, 2] == 1)
+        #expect(m[0, 0] == 0)
+        #expect(m.transposed().transposed() == m)
+    }
+
+    @Test func sparseTimesDenseAndSparseMatchNaiveProduct() {
+        let x = Fixtures.randomSparse(rows: 20, columns: 15, density: 0.3, seed: 5)
+        let d = Fixtures.randomMatrix(rows: 15, columns: 11, seed: 6)
+        let s = Fixtures.randomSparse(rows: 15, columns: 11, density: 0.4, seed: 7)
+        let users: [Int32] = [19, 0, 7, 7]
+        var out = Matrix(rows: users.count, columns: 11)
+        x.multiply(rows: users[...], by: d, into: &out)
+        let full = naiveProduct(x.dense(), d)
+        var outSparse = Matrix(rows: users.count, columns: 11, repeating: 99)
+        x.multiply(rows: users[...], bySparse: s, into: &outSparse)
+        let fullSparse = naiveProduct(x.dense(), s.dense())
+        for (r, u) in users.enumerated() { for j in 0..<11 {
+            #expect(abs(Double(out[r, j]) - full[Int(u) * 11 + j]) < 1e-5)
+            #expect(abs(Double(outSparse[r, j]) - fullSparse[Int(u) * 11 + j]) < 1e-5)
+        } }
+    }
+
+    @Test func topKAgreesWithAFullSortIncludingTiesAndMaskedEntries() {
+        var rng = SeededGenerator(seed: 8)
+        for trial in 0..<200 {
+            let n = 1 + rng.nextInt(below: 60)
+            // Few distinct values so ties are common; some entries masked or NaN.
+            let row: [Float] = (0..<n).map { _ in
+                switch rng.nextInt(below: 10) {
+                case 0: return -.infinity
+                case 1: return .nan
+                default: return Float(rng.nextInt(below: 5))
+                }
+            }
+            let k = 1 + rng.nextInt(below: 70)
+            let expected = (0..<n).filter { row[$0] > -.infinity }
+                .sorted { row[$0] != row[$1] ? row[$0] > row[$1] : $0 < $1 }
+                .prefix(k).map(Int32.init)
+            let got = row.withUnsafeBufferPointer { TopK.select($0, k: k) }
+            #expect(got == Array(expected), "trial \(trial): n=\(n) k=\(k)")
+        }
+    }
+
+    @Test func parallelTopKOverRowsMatchesPerRowSelection() {
+        let scores = Fixtures.randomMatrix(rows: 100, columns: 37, seed: 9)
+        let (items, counts) = TopK.select(scores, k: 5)
+        for r in 0..<100 {
+            let single = scores.values.withUnsafeBufferPointer { UnsafeBufferPointer(rebasing: $0[(r * 37)..<((r + 1) * 37)]) }
+            let expected = TopK.select(single, k: 5)
+            #expect(counts[r] == 5)
+            #expect(Array(items[(r * 5)..<((r + 1) * 5)]) == expected)
+        }
+    }
+
+    @Test func seededGeneratorIsReproducibleAndStreamsDiffer() {
+        var a = SeededGenerator(seed: 42), b = SeededGenerator(seed: 42), c = SeededGenerator(seed: 42, stream: 1)
+        let sa = (0..<5).map { _ in a.next() }, sb = (0..<5).map { _ in b.next() }, sc = (0..<5).map { _ in c.next() }
+        #expect(sa == sb)
+        #expect(sa != sc)
+        var d = SeededGenerator(seed: 1)
+        let draws = (0..<10_000).map { _ in d.nextInt(below: 10) }
+        for v in 0..<10 { #expect(abs(draws.filter { $0 == v }.count - 1000) < 150) }
+    }
+
+    @Test func sha256MatchesTheStandardTestVectors() {
+        #expect(SHA256.hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        // The buffer path and the bulk path must agree across block boundaries.
+        let bytes = (0..<1000).map { UInt8($0 % 251) }
+        var bulk = SHA256()
+        bytes.withUnsafeBytes { bulk.update($0) }
+        var bytewise = SHA256()
+        bytewise.update(bytes)
+        #expect(bulk.hexDigest() == bytewise.hexDigest())
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+import RecBenchCore
+
+/// Each metric on hand-computed ranked lists (values worked out on paper, not by the code).
+struct MetricTests {
+    func value(_ metric: any RankingMetric.Type, _ hits: [UInt8], positives: Int, k: Int) -> Double {
+        hits.withUnsafeBufferPointer { metric.value(hits: $0, positives: positives, k: k) }
+    }
+
+    @Test func twoOfTwoPositivesAtRanksOneAndThree() {
+        // Positives {A, C}; list [A, B, C] → hits 1 0 1; K = 3.
+        let hits: [UInt8] = [1, 0, 1]
+        #expect(close(value(Recall.self, hits, positives: 2, k: 3), 1))
+        #expect(close(value(MRR.self, hits, positives: 2, k: 3), 1))
+        // DCG = 1/log2 2 + 1/log2 4 = 1.5; IDCG = 1 + 1/log2 3.
+        #expect(close(value(NDCG.self, hits, positives: 2, k: 3), 1.5 / (1 + 1 / log2(3.0))))
+        #expect(close(value(Hit.self, hits, positives: 2, k: 3), 1))
+        #expect(close(value(Precision.self, hits, positives: 2, k: 3), 2.0 / 3))
+        // AP = (1/1 + 2/3) / min(2, 3).
+        #expect(close(value(MAP.self, hits, positives: 2, k: 3), (1 + 2.0 / 3) / 2))
+    }
+
+    @Test func moreGroundTruthThanCutoff() {
+        // Five positives, only rank 2 of the top 2 hits.
+        let hits: [UInt8] = [0, 1]
+        #expect(close(value(Recall.self, hits, positives: 5, k: 2), 0.2))
+        #expect(close(value(MRR.self, hits, positives: 5, k: 2), 0.5))
+        // IDCG over min(5, 2) = 2 ranks.
+        #expect(close(value(NDCG.self, hits, positives: 5, k: 2), (1 / log2(3.0)) / (1 + 1 / log2(3.0))))
+        #expect(close(value(Precision.self, hits, positives: 5, k: 2), 0.5))
+        #expect(close(value(MAP.self, hits, positives: 5, k: 2), 0.5 / 2))
+    }
+
+    @Test func cutoffLargerThanTheRankedList() {
+        // Only two items could be ranked (K = 10 > item count); both are positives of three.
+        let hits: [UInt8] = [1, 1]
+        #expect(close(value(Recall.self, hits, positives: 3, k: 10), 2.0 / 3))
+        #expect(close(value(Precision.self, hits, positives: 3, k: 10), 0.2))   // divides by K
+        #expect(close(value(NDCG.self, hits, positives: 3, k: 10), (1 + 1 / log2(3.0)) / (1 + 1 / log2(3.0) + 0.5)))
+        #expect(close(value(MAP.self, hits, positives: 3, k: 10), 2.0 / 3))
+    }
+
+    @Test func noHitAtAll() {
+        let hits: [UInt8] = [0, 0, 0, 0]
+        for metric in MetricRegistry.ranking {
+            #expect(value(metric, hits, positives: 1, k: 4) == 0, "\(metric.name)")
+        }
+    }
+
+    @Test func cutoffSmallerThanTheListIgnoresLaterHits() {
+        let hits: [UInt8] = [0, 0, 1]
+        #expect(value(Hit.self, hits, positives: 1, k: 2) == 0)
+        #expect(value(MRR.self, hits, positives: 1, k: 2) == 0)
+        #expect(close(value(MRR.self, hits, positives: 1, k: 3), 1.0 / 3))
+    }
+
+    @Test func listMetricsOnTwoUsers() {
+        // Two users, width 3 (K = 2 uses the first two slots), four items.
+        let lists: [Int32] = [0, 1, 3,
+                              0, 2, -1]
+        let counts: [Float] = [10, 4, 2, 0]
+        #expect(close(ItemCoverage.value(lists: lists, width: 3, k: 2, itemCount: 4, trainCounts: counts), 3.0 / 4))
+        // Users' mean of (Σ popularity / K): ((10+4)/2 + (10+2)/2) / 2.
+        #expect(close(AveragePopularity.value(lists: lists, width: 3, k: 2, itemCount: 4, trainCounts: counts), 6.5))
+        // Recommendation counts: item0 2, item1 1, item2 1, item3 0 → sorted [1, 1, 2] at
+        // indices 2, 3, 4 of n = 4: Σ(2i − n − 1)·c = (−1)·1 + 1·1 + 3·2 = 6; / (2·2) / 4.
+        #expect(close(GiniIndex.value(lists: lists, width: 3, k: 2, itemCount: 4, trainCounts: counts), 6.0 / 4 / 4))
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Logging
+import Testing
+import RecBenchCore
+
+/// Builds a model with its defaults plus overrides, fitted on `split`.
+func fitted(_ type: any Recommender.Type, on split: SplitData, dataset: Dataset, _ overrides: [String: ConfigValue] = [:]) throws -> any Recommender {
+    var values = overrides
+    for p in type.parameters where values[p.name] == nil { values[p.name] = p.defaultValue }
+    let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterDefaults)
+    var model = try type.init(parameters: ModelParameters(config: config, declared: type.parameters))
+    try model.fit(TrainingData(dataset: dataset, split: split), context: FitContext(seed: 1, threads: 1, logger: Logger(label: "test")))
+    return model
+}
+
+func allScores(_ model: any Recommender, users: Int, items: Int) -> Matrix {
+    var m = Matrix(rows: users, columns: items)
+    model.scores(for: Array(0..<Int32(users))[...], into: &m)
+    return m
+}
+
+/// Two taste groups: users 0..<8 like items 0..<6, users 8..<16 like items 6..<12; every
+/// user lacks exactly one item of their group from train — it is their test item.
+func blockFixture() throws -> (SplitData, Dataset) {
+    let dir = Fixtures.temporaryDirectory()
+    var rows: [(String, String, Double)] = []
+    for u in 0..<16 {
+        let base = u < 8 ? 0 : 6
+        let withheld = base + u % 6
+        for i in base..<(base + 6) where i != withheld { rows.append(("u\(u)", "i\(i)", Double(i))) }
+        rows.append(("u\(u)", "i\(withheld)", 100))   // latest: goes to test under a leave-one-out split
+    }
+    Fixtures.writeInter(rows, in: dir)
+    let cfg = try Fixtures.config(dataPath: dir, extra: ["eval_args": .map(["order": .string("TO"), "split": .map(["LS": .string("test_only")])])])
+    let d = try DatasetLoader.load(DataSettings(cfg))
+    let parts = try Splitter.split(d.interactions, userCount: d.userCount, settings: SplitSettings(cfg))
+    return (SplitData(dataset: d, parts: parts), d)
+}
+
+/// One suite run for every registered model.
+@Suite(.serialized) struct ModelConformanceTests {
+    init() { BLAS.setThreadCount(1) }
+
+    @Test(arguments: ModelRegistry.models.map { $0.name })
+    func scoresAreFiniteAndRepeatable(model name: String) throws {
+        let (split, d) = try blockFixture()
+        let type = try ModelRegistry.model(named: name)
+        let a = allScores(try fitted(type, on: split, dataset: d), users: d.userCount, items: d.itemCount)
+        let b = allScores(try fitted(type, on: split, dataset: d), users: d.userCount, items: d.itemCount)
+        #expect(a.isFinite)
+        #expect(a == b)
+    }
+
+    @Test(arguments: ModelRegistry.models.filter { $0.kind != .baseline }.map { $0.name })
+    func personalisedModelsRankTheWithheldItemFirst(model name: String) throws {
+        let (split, d) = try blockFixture()
+        let model = try fitted(ModelRegistry.model(named: name), on: split, dataset: d, ["k": .int(5)])
+        let r = Evaluator.evaluate(model, split: split, part: .test, settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen))
+        #expect(r["mrr@1"] == 1, "\(name) missed some withheld items")
+    }
+
+    @Test func registryFindsModelsCaseInsensitivelyAndSuggests() throws {
+        #expect(try ModelRegistry.model(named: "ease").name == "EASE")
+        let e = #expect(throws: RecBenchError.self) { try ModelRegistry.model(named: "ItemKN") }
+        #expect(e?.message.contains("did you mean 'ItemKNN'") == true)
+    }
+
+    @Test func hyperparametersAreRangeChecked() throws {
+        let (split, d) = try blockFixture()
+        #expect(throws: RecBenchError.self) { try fitted(EASE.self, on: split, dataset: d, ["reg_weight": .double(-1)]) }
+        #expect(throws: RecBenchError.self) { try fitted(ItemKNN.self, on: split, dataset: d, ["k": .int(0)]) }
+        #expect(throws: RecBenchError.self) { try fitted(ItemKNN.self, on: split, dataset: d, ["k": .string("many")]) }
+    }
+}
+
+/// EASE and ItemKNN against independent Double implementations of the formulas.
+@Suite(.serialized) struct ModelFormulaTests {
+    init() { BLAS.setThreadCount(1) }
+
+    /// A random train split over `users × items` with count values (some duplicates).
+    func randomSplit(users: Int, items: Int, seed: UInt64) throws -> (SplitData, Dataset) {
+        let dir = Fixtures.temporaryDirectory()
+        var rng = SeededGenerator(seed: seed)
+        var rows: [(String, String, Double)] = []
+        for u in 0..<users { for i in 0..<items where rng.nextUnitFloat() < 0.35 {
+            rows.append(("u\(u)", "i\(i)", 1))
+            if rng.nextUnitFloat() < 0.2 { rows.append(("u\(u)", "i\(i)", 2)) }
+        } }
+        for i in 0..<items { rows.append(("u0", "i\(i)", 0)) }   // every item occurs
+        Fixtures.writeInter(rows, in: dir)
+        let cfg = try Fixtures.config(dataPath: dir, extra: ["eval_args": .map(["order": .string("TO"), "split": .map(["RS": .list([.int(1), .int(0)])])])])
+        let d = try DatasetLoader.load(DataSettings(cfg))
+        let parts = [SplitPart](repeating: .train, count: d.interactions.count)
+        return (SplitData(dataset: d, parts: parts), d)
+    }
+
+    func dense(_ m: SparseMatrix) -> [[Double]] {
+        (0..<m.rows).map { r in (0..<m.columns).map { Double(m[r, $0]) } }
+    }
+
+    /// Gauss–Jordan inverse in Double.
+    func inverse(_ a: [[Double]]) -> [[Double]] {
+        let n = a.count
+        var m = a.map { $0 + [Double](repeating: 0, count: n) }
+        for i in 0..<n { m[i][n + i] = 1 }
+        for c in 0..<n {
+            let p = (c..<n).max { abs(m[$0][c]) < abs(m[$1][c]) }!
+            m.swapAt(c, p)
+            let pivot = m[c][c]
+            for j in 0..<(2 * n) { m[c][j] /= pivot }
+            for r in 0..<n where r != c {
+                let f = m[r][c]
+                for j in 0..<(2 * n) { m[r][j] -= f * m[c][j] }
+            }
+        }
+        return m.map { Array($0[n...]) }
+    }
+
+    @Test func easeMatchesTheClosedFormInDouble() throws {
+        let (split, d) = try randomSplit(users: 40, items: 9, seed: 11)
+        let lambda = 3.0
+        let x = dense(split.trainMatrix)
+        let n = d.itemCount
+        var g = [[Double]](repeating: [Double](repeating: 0, count: n), count: n)
+        for row in x { for i in 0..<n { for j in 0..<n { g[i][j] += row[i] * row[j] } } }
+        for i in 0..<n { g[i][i] += lambda }
+        let p = inverse(g)
+        var b = p
+        for i in 0..<n { for j in 0..<n { b[i][j] = i == j ? 0 : -p[i][j] / p[j][j] } }
+        let got = allScores(try fitted(EASE.self, on: split, dataset: d, ["reg_weight": .double(lambda)]), users: d.userCount, items: n)
+        for u in 0..<d.userCount { for j in 0..<n {
+            let expected = (0..<n).reduce(0.0) { $0 + x[u][$1] * b[$1][j] }
+            #expect(abs(Double(got[u, j]) - expected) < 1e-4 * max(1, abs(expected)), "u\(u) j\(j)")
+        } }
+    }
+
+    @Test func itemKNNMatchesCosineTopKInDouble() throws {
+        let (split, d) = try randomSplit(users: 50, items: 10, seed: 12)
+        let k = 3, shrink = 2.0
+        let x = dense(split.trainMatrix)
+        let n = d.itemCount
+        let norm = (0..<n).map { i in x.reduce(0.0) { $0 + $1[i] * $1[i] }.squareRoot() }
+        var w = [[Double]](repeating: [Double](repeating: 0, count: n), count: n)
+        for j in 0..<n {
+            var sims = (0..<n).map { i -> Double in
+                i == j ? 0 : x.reduce(0.0) { $0 + $1[i] * $1[j] } / (norm[i] * norm[j] + shrink + 1e-6)
+            }
+            let keep = (0..<n).sorted { sims[$0] != sims[$1] ? sims[$0] > sims[$1] : $0 < $1 }.prefix(k)
+            for i in 0..<n where !keep.contains(i) { sims[i] = 0 }
+            for i in 0..<n { w[i][j] = sims[i] }
+        }
+        let got = allScores(try fitted(ItemKNN.self, on: split, dataset: d, ["k": .int(k), "shrink": .double(shrink)]), users: d.userCount, items: n)
+        for u in 0..<d.userCount { for j in 0..<n {
+            let expected = (0..<n).reduce(0.0) { $0 + x[u][$1] * w[$1][j] }
+            #expect(abs(Double(got[u, j]) - expected) < 1e-4 * max(1, abs(expected)), "u\(u) j\(j)")
+        } }
+    }
+
+    @Test func popScoresAreTrainCounts() throws {
+        let (split, d) = try randomSplit(users: 20, items: 6, seed: 13)
+        let got = allScores(try fitted(Pop.self, on: split, dataset: d), users: 2, items: d.itemCount)
+        let x = dense(split.trainMatrix)
+        for j in 0..<d.itemCount { #expect(Double(got[1, j]) == x.reduce(0) { $0 + $1[j] }) }
+    }
+}

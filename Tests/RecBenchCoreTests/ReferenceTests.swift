@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import Testing
+import RecBenchCore
+
+/// recbench against the figures in ../shared/reference/README.md (skipped without ../shared).
+@Suite(.serialized, .enabled(if: Fixtures.sharedRoot != nil, "../shared is absent: reference checks need ../shared/datasets and ../shared/reference"))
+struct ReferenceTests {
+    init() { BLAS.setThreadCount(1) }
+
+    typealias Figures = [String: Double]
+
+    /// Loads, splits, fits and evaluates `models` with the repository's ml-100k config over
+    /// the given data, returning test metrics per (model, mask).
+    func run(_ overrides: [String], models: [String], masks: [HistoryMask]) throws -> (SplitSummary?, [String: Figures]) {
+        let plan = try Experiment.plan(RunRequest(
+            model: "Pop", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"], assignments: overrides,
+            modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models"))
+        let dataset = try DatasetLoader.load(plan.data)
+        let split = SplitData(dataset: dataset, parts: try Splitter.split(dataset.interactions, userCount: dataset.userCount, settings: plan.split))
+        var out: [String: Figures] = [:]
+        for name in models {
+            let model = try fitted(ModelRegistry.model(named: name), on: split, dataset: dataset)
+            for mask in masks {
+                var settings = plan.evaluation
+                settings.historyMask = mask
+                out["\(name)/\(mask.rawValue)"] = Evaluator.evaluate(model, split: split, part: .test, settings: settings).values
+            }
+        }
+        let summary = SplitSummary(train: split.sizes[.train]!, valid: split.sizes[.valid]!, test: split.sizes[.test]!,
+                                   validUsers: 0, testUsers: 0, testRepeatPositives: 0)
+        return (summary, out)
+    }
+
+    func check(_ got: Figures, _ expected: Figures, tolerance: Double, _ label: String) {
+        for (key, value) in expected {
+            let g = got[key] ?? .nan
+            #expect(abs(g - value) <= tolerance, "\(label) \(key): recbench \(g), reference \(value)")
+        }
+    }
+
+    func figures(_ keys: [String], _ values: [Double]) -> Figures { Dictionary(uniqueKeysWithValues: zip(keys, values)) }
+
+    /// Section B: recbench's own TO split of ml-100k, masks recbole and none.
+    @Test func ownSplitMatchesSectionB() throws {
+        let data = Fixtures.sharedRoot! + "/datasets/"
+        let (summary, got) = try run(["data_path=\(data)"], models: ["Pop", "ItemKNN", "EASE"], masks: [.recbole, .none])
+        #expect(summary?.train == 80_808 && summary?.valid == 9_596 && summary?.test == 9_596)
+        let keys = ["recall@10", "mrr@10", "ndcg@10", "hit@10", "precision@10", "map@10", "itemcoverage@10", "recall@20", "ndcg@20"]
+        check(got["Pop/recbole"]!, figures(keys, [0.0706, 0.1518, 0.0791, 0.3680, 0.0600, 0.0372, 0.0452, 0.1071, 0.0870]), tolerance: 0.003, "Pop recbole")
+        check(got["Pop/none"]!, figures(keys, [0.0395, 0.0661, 0.0349, 0.1983, 0.0243, 0.0153, 0.0059, 0.0726, 0.0467]), tolerance: 0.003, "Pop none")
+        check(got["ItemKNN/recbole"]!, figures(keys, [0.1077, 0.2087, 0.1131, 0.4496, 0.0773, 0.0580, 0.2485, 0.1847, 0.1347]), tolerance: 0.003, "ItemKNN recbole")
+        check(got["ItemKNN/none"]!, figures(keys, [0.0459, 0.0689, 0.0383, 0.1898, 0.0229, 0.0183, 0.2301, 0.0913, 0.0540]), tolerance: 0.003, "ItemKNN none")
+        check(got["EASE/recbole"]!, figures(keys, [0.1199, 0.2285, 0.1264, 0.4857, 0.0859, 0.0656, 0.2598, 0.2004, 0.1477]), tolerance: 0.001, "EASE recbole")
+        check(got["EASE/none"]!, figures(keys, [0.0280, 0.0253, 0.0181, 0.0912, 0.0093, 0.0086, 0.1605, 0.0651, 0.0307]), tolerance: 0.001, "EASE none")
+    }
+
+    /// Section A: RecBole's own split, loaded with benchmark_filename, mask recbole.
+    @Test func recboleSplitMatchesSectionA() throws {
+        let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"
+        let (summary, got) = try run(["data_path=\(data)", "benchmark_filename=[train,valid,test]"], models: ["Pop", "ItemKNN", "EASE"], masks: [.recbole])
+        #expect(summary?.train == 80_808 && summary?.test == 9_596)
+        let keys = ["recall@10", "mrr@10", "ndcg@10", "hit@10", "precision@10", "itemcoverage@10", "recall@20", "ndcg@20"]
+        check(got["Pop/recbole"]!, figures(keys, [0.0728, 0.1515, 0.0798, 0.3754, 0.0606, 0.0452, 0.1072, 0.0871]), tolerance: 0.003, "Pop")
+        check(got["ItemKNN/recbole"]!, figures(keys, [0.1077, 0.2098, 0.1140, 0.4549, 0.0788, 0.2478, 0.1852, 0.1355]), tolerance: 0.003, "ItemKNN")
+        check(got["EASE/recbole"]!, figures(keys, [0.1230, 0.2381, 0.1318, 0.4931, 0.0883, 0.2579, 0.2008, 0.1517]), tolerance: 0.001, "EASE")
+    }
+
+    /// On ml-100k, with no repeated pairs, `seen` must equal `recbole` exactly.
+    @Test func seenEqualsRecboleWithoutRepeats() throws {
+        let data = Fixtures.sharedRoot! + "/datasets/"
+        let (_, got) = try run(["data_path=\(data)"], models: ["EASE"], masks: [.recbole, .seen])
+        #expect(got["EASE/recbole"] == got["EASE/seen"])
+    }
+
+    /// Same seed, same data, same config → the same record (metrics and fingerprints).
+    @Test func aRerunReproducesEveryMetric() throws {
+        let request = RunRequest(model: "ItemKNN", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
+                                 assignments: ["data_path=\(Fixtures.sharedRoot! + "/datasets/")", "eval_args.order=RO", "threads=1"],
+                                 modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+        let logger = Logger(label: "test")
+        let a = try Experiment.run(try Experiment.plan(request), logger: logger).result
+        let b = try Experiment.run(try Experiment.plan(request), logger: logger).result
+        #expect(a.test == b.test && a.valid == b.valid)
+        #expect(a.splitFingerprint == b.splitFingerprint && a.runKey == b.runKey)
+    }
+}
