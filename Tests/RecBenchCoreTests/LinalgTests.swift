@@ -51,6 +51,17 @@ import RecBenchCore
         for i in 0..<12 { for j in 0..<12 { #expect(g[i, j] == g[j, i]) } }
     }
 
+    @Test func upperOnlyGramIsEnoughForTheInverse() throws {
+        let x = Fixtures.randomSparse(rows: 50, columns: 10, density: 0.3, seed: 14)
+        let full = x.gram(), upper = x.gram(upperOnly: true)
+        for i in 0..<10 { for j in 0..<10 { #expect(upper[i, j] == (j >= i ? full[i, j] : 0)) } }
+        var a = full, b = upper
+        for i in 0..<10 { a[i, i] += 2; b[i, i] += 2 }
+        try BLAS.invertSymmetricPositiveDefinite(&a)
+        try BLAS.invertSymmetricPositiveDefinite(&b)
+        #expect(a == b)
+    }
+
     @Test func choleskyRejectsAnIndefiniteMatrix() {
         var m = Matrix(rows: 2, columns: 2, values: [1, 2, 2, 1])   // eigenvalues 3 and -1
         #expect(throws: LinalgError.notPositiveDefinite(order: 2)) { try BLAS.invertSymmetricPositiveDefinite(&m) }

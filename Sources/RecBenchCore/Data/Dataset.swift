@@ -55,6 +55,22 @@ public struct Dataset: Sendable {
     /// Human-readable notes on what filtering did.
     public let filterLog: [String]
 
+    /// A dataset built in memory (generated data, converters); `files` records no file.
+    public init(name: String, userTokens: [String], itemTokens: [String], interactions: Interactions) {
+        self.init(name: name, userTokens: userTokens, itemTokens: itemTokens,
+                  userIDs: Dictionary(uniqueKeysWithValues: userTokens.enumerated().map { ($1, Int32($0)) }),
+                  itemIDs: Dictionary(uniqueKeysWithValues: itemTokens.enumerated().map { ($1, Int32($0)) }),
+                  interactions: interactions, userFeatures: nil, itemFeatures: nil, files: [], filterLog: [])
+    }
+
+    init(name: String, userTokens: [String], itemTokens: [String], userIDs: [String: Int32], itemIDs: [String: Int32],
+         interactions: Interactions, userFeatures: (table: AtomicTable, ids: [Int32])?, itemFeatures: (table: AtomicTable, ids: [Int32])?,
+         files: [(path: String, sha256: String)], filterLog: [String]) {
+        self.name = name; self.userTokens = userTokens; self.itemTokens = itemTokens
+        self.userIDs = userIDs; self.itemIDs = itemIDs; self.interactions = interactions
+        self.userFeatures = userFeatures; self.itemFeatures = itemFeatures; self.files = files; self.filterLog = filterLog
+    }
+
     /// Number of users (dense ids are `0..<userCount`).
     public var userCount: Int { userTokens.count }
     /// Number of items (dense ids are `0..<itemCount`).

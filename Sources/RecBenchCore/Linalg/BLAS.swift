@@ -72,8 +72,9 @@ public enum BLAS {
         return c
     }
 
-    /// Replaces the symmetric positive-definite matrix `m` by its inverse (Cholesky:
-    /// `spotrf` then `spotri`). Throws when `m` is not positive definite.
+    /// Replaces the symmetric positive-definite matrix `m` by its full (mirrored) inverse
+    /// (Cholesky: `spotrf` then `spotri`). Reads only the upper triangle of `m`. Throws when
+    /// `m` is not positive definite.
     ///
     /// The row-major upper triangle is handed to LAPACKE as the column-major lower triangle
     /// (the same memory), which avoids LAPACKE's transposed n² copy.

@@ -89,11 +89,26 @@ public struct SparseMatrix: Sendable, Equatable {
         return lo < range.upperBound && Int(columnIndices[lo]) == c ? values[lo] : 0
     }
 
-    /// The transpose (CSR of the transpose, i.e. this matrix in CSC form).
+    /// The transpose (CSR of the transpose, i.e. this matrix in CSC form). A counting sort:
+    /// rows are visited in order, so each output row comes out sorted with no extra pass.
     public func transposed() -> SparseMatrix {
-        var rowIdx = [Int32](repeating: 0, count: nonzeroCount)
-        for r in 0..<rows { for e in entries(ofRow: r) { rowIdx[e] = Int32(r) } }
-        return SparseMatrix(rows: columns, columns: rows, rowIndices: columnIndices, columnIndices: rowIdx, values: values)
+        var starts = [Int](repeating: 0, count: columns + 1)
+        for c in columnIndices { starts[Int(c) + 1] += 1 }
+        for c in 0..<columns { starts[c + 1] += starts[c] }
+        var next = starts
+        var cols = [Int32](repeating: 0, count: nonzeroCount)
+        var vals = [Float](repeating: 0, count: nonzeroCount)
+        for r in 0..<rows {
+            for e in rowStarts[r]..<rowStarts[r + 1] {
+                let c = Int(columnIndices[e])
+                cols[next[c]] = Int32(r)
+                vals[next[c]] = values[e]
+                next[c] += 1
+            }
+        }
+        var t = SparseMatrix(rows: columns, columns: rows)
+        t.rowStarts = starts; t.columnIndices = cols; t.values = vals
+        return t
     }
 
     /// The dense copy.
@@ -136,9 +151,10 @@ public struct SparseMatrix: Sendable, Equatable {
 extension SparseMatrix {
     /// The dense Gram matrix `selfᵀ · self` (columns × columns), built straight from the
     /// sparse rows: for sparse inputs this beats `ssyrk` on a densified copy (BLAS-NOTES).
-    /// Each output row is written by one worker, in a fixed order, so the result is
-    /// deterministic.
-    public func gram() -> Matrix {
+    /// With `upperOnly`, only entries (i, j ≥ i) are computed and the rest stay 0 — half the
+    /// work, and all a Cholesky factorisation reads. Each output row is written by one
+    /// worker in a fixed order, so the result is deterministic.
+    public func gram(upperOnly: Bool = false) -> Matrix {
         let n = columns
         var g = Matrix(rows: n, columns: n)
         let byColumn = transposed()   // row i lists the rows (users) that have column i
@@ -147,15 +163,22 @@ extension SparseMatrix {
             self.columnIndices.withUnsafeBufferPointer { cols in
                 self.values.withUnsafeBufferPointer { vals in
                     let c = UnsafeShared((cols.baseAddress!, vals.baseAddress!))
-                    Parallel.forEachChunk(count: n, chunkSize: 64) { range in
+                    Parallel.forEachChunk(count: n, chunkSize: 32) { range in
                         let (cp, vp) = c.value
                         for i in range {
                             let rowOut = shared.value + i * n
                             for e in byColumn.entries(ofRow: i) {
                                 let u = Int(byColumn.columnIndices[e])
                                 let w = byColumn.values[e]
-                                for f in self.rowStarts[u]..<self.rowStarts[u + 1] {
+                                var f = self.rowStarts[u]
+                                let end = self.rowStarts[u + 1]
+                                if upperOnly {
+                                    // Columns are sorted: skip to column i.
+                                    while f < end && Int(cp[f]) < i { f += 1 }
+                                }
+                                while f < end {
                                     rowOut[Int(cp[f])] += w * vp[f]
+                                    f += 1
                                 }
                             }
                         }

@@ -32,7 +32,7 @@ public struct EASE: Recommender {
             fitSteps[step] = (now - clock).seconds
             clock = now
         }
-        var g = x.gram()
+        var g = x.gram(upperOnly: true)   // the Cholesky reads only the upper triangle
         for i in 0..<n { g.values[i * n + i] += regWeight }
         lap("gram")
         do {
