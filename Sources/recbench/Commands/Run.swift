@@ -105,7 +105,7 @@ struct RunReport {
         }
     }
 
-    /// Metrics as rows, cutoffs as columns, in config order.
+    /// Metrics as rows, cutoffs as columns, in config order; columns sized to their values.
     func table(title: String, keys: [String], values: [String: Double]) -> String {
         var metrics: [String] = [], cutoffs: [String] = []
         for key in keys {
@@ -113,13 +113,14 @@ struct RunReport {
             if !metrics.contains(parts[0]) { metrics.append(parts[0]) }
             if !cutoffs.contains(parts[1]) { cutoffs.append(parts[1]) }
         }
-        let nameWidth = max(title.count, (metrics.map(\.count).max() ?? 0) + 2)
-        let cell = max(decimals + 4, 8)
-        var lines = [title.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
-                     + cutoffs.map { pad("@" + $0, cell) }.joined()]
-        for m in metrics {
-            lines.append(("  " + m).padding(toLength: nameWidth, withPad: " ", startingAt: 0)
-                         + cutoffs.map { k in pad(values["\(m)@\(k)"].map { String(format: "%.\(decimals)f", $0) } ?? "–", cell) }.joined())
+        let cells = metrics.map { m in
+            cutoffs.map { k in values["\(m)@\(k)"].map { String(format: "%.\(decimals)f", $0) } ?? "–" }
+        }
+        let nameWidth = max(title.count, (metrics.map(\.count).max() ?? 0) + 2) + 1
+        let cell = max(cells.flatMap { $0 }.map(\.count).max() ?? 0, cutoffs.map { $0.count + 1 }.max() ?? 0) + 2
+        var lines = [title.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + cutoffs.map { pad("@" + $0, cell) }.joined()]
+        for (m, row) in zip(metrics, cells) {
+            lines.append(("  " + m).padding(toLength: nameWidth, withPad: " ", startingAt: 0) + row.map { pad($0, cell) }.joined())
         }
         return lines.joined(separator: "\n")
     }
