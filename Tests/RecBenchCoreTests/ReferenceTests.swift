@@ -84,4 +84,19 @@ struct ReferenceTests {
         #expect(a.test == b.test && a.valid == b.valid)
         #expect(a.splitFingerprint == b.splitFingerprint && a.runKey == b.runKey)
     }
+
+    /// Results must not depend on the thread count (fixed chunks; OpenBLAS's Cholesky
+    /// happens to be bit-identical for 1 and 2 threads here).
+    @Test func oneAndTwoThreadsGiveIdenticalMetrics() throws {
+        func run(_ threads: Int) throws -> RunResult {
+            let request = RunRequest(model: "EASE", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
+                                     assignments: ["data_path=\(Fixtures.sharedRoot! + "/datasets/")", "threads=\(threads)"],
+                                     modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+            return try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result
+        }
+        let one = try run(1), two = try run(2)
+        BLAS.setThreadCount(1)
+        #expect(one.threads["blas"] == 1 && two.threads["blas"] == 2)
+        #expect(one.test == two.test && one.valid == two.valid)
+    }
 }

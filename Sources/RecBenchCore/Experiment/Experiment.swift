@@ -122,6 +122,7 @@ public enum Experiment {
             return (now - clock).seconds
         }
         BLAS.setThreadCount(plan.threads)
+        Parallel.workerLimit = plan.threads
 
         let dataset = try DatasetLoader.load(plan.data)
         for line in dataset.filterLog { logger.info("\(line)") }
@@ -186,7 +187,7 @@ public enum Experiment {
                       "total": (ContinuousClock.now - runStart).seconds],
             fitSteps: model.fitSteps,
             peakMemoryMiB: ProcessStats.peakMemoryMiB,
-            threads: ["blas": BLAS.threadCount, "workers": ProcessStats.coreCount],
+            threads: ["blas": BLAS.threadCount, "workers": min(Parallel.workerLimit, ProcessStats.coreCount)],
             notices: notices)
         return RunOutcome(result: result, valid: valid, test: test)
     }

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 /// Wraps a value that is shared across threads under a discipline the compiler cannot check
 /// (for example a pointer whose rows are written by disjoint workers). The one place the core
@@ -14,6 +15,11 @@ public struct UnsafeShared<Value>: @unchecked Sendable {
 /// chunk size, never on the number of cores, so work split this way gives the same result
 /// on any machine.
 public enum Parallel {
+    /// Most workers a loop may use (set once per run from the `threads` key, before any
+    /// parallel work); 1 runs chunks in order on the calling thread. Chunking does not
+    /// depend on it, so neither do results.
+    nonisolated(unsafe) public static var workerLimit = ProcessInfo.processInfo.activeProcessorCount
+
     /// Calls `body` once per chunk of `0..<count`, chunks of `chunkSize` (the last may be
     /// shorter), on all cores. Returns when every chunk is done.
     public static func forEachChunk(
@@ -22,8 +28,11 @@ public enum Parallel {
         precondition(chunkSize > 0, "Parallel.forEachChunk: chunkSize must be positive")
         guard count > 0 else { return }
         let chunks = (count + chunkSize - 1) / chunkSize
-        if chunks == 1 {
-            body(0..<count)
+        if chunks == 1 || workerLimit <= 1 {
+            for chunk in 0..<chunks {
+                let start = chunk * chunkSize
+                body(start..<min(count, start + chunkSize))
+            }
             return
         }
         DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
