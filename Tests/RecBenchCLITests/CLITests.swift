@@ -119,7 +119,7 @@ struct Workspace {
 
     @Test func everyCommandHasHelp() throws {
         let w = try Workspace()
-        for command in [["--help"], ["run", "--help"], ["models", "--help"], ["bench", "--help"]] {
+        for command in [["--help"], ["run", "--help"], ["convert", "--help"], ["sample", "--help"], ["models", "--help"], ["bench", "--help"]] {
             let out = try w.run(command)
             #expect(out.status == 0)
             #expect(out.stdout.contains("USAGE"), "\(command)")

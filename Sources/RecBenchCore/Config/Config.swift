@@ -128,6 +128,12 @@ public struct Config: Sendable {
         var notices: [String] = []
         let known = Set(ConfigKeys.byName.keys).union(modelKeys.keys)
         for layer in layers {
+            var ignored: [String] = []
+            defer {
+                if !ignored.isEmpty {
+                    notices.append("\(layer.source): RecBole keys recbench does not use, ignored: \(ignored.joined(separator: ", "))")
+                }
+            }
             for key in layer.values.keys.sorted() {
                 let value = layer.values[key]!
                 let origin = layer.lines[key].map { "\(layer.source):\($0)" } ?? layer.source
@@ -138,7 +144,7 @@ public struct Config: Sendable {
                     throw RecBenchError.config(key, origin: origin, "unknown config key\(Suggestion.hint(for: key, in: known))")
                 }
                 if ConfigKeys.byName[key]?.role == .ignored {
-                    notices.append("\(origin): '\(key)' is a RecBole key recbench does not use; ignored")
+                    ignored.append(key)
                     continue
                 }
                 if key == "eval_args", case .map(let new) = value, case .map(let old)? = values[key] {

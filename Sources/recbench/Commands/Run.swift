@@ -95,10 +95,10 @@ struct RunReport {
         Terminal.out("time      load \(time(s["load"]!)) · split \(time(s["split"]!)) · fit \(time(s["fit"]!)) · evaluate \(time(s["evaluate_valid"]! + s["evaluate_test"]!)) · total \(time(s["total"]!)) · peak memory \(Int(r.peakMemoryMiB.rounded())) MiB")
         if let valid = outcome.valid {
             Terminal.out()
-            Terminal.out(table(title: "valid (\(valid.users.count) users)", keys: r.metricKeys, values: r.valid))
+            Terminal.out(table(title: "valid (\(group(valid.users.count)) users)", keys: r.metricKeys, values: r.valid))
         }
         Terminal.out()
-        Terminal.out(table(title: "test (\(outcome.test.users.count) users)", keys: r.metricKeys, values: r.test))
+        Terminal.out(table(title: "test (\(group(outcome.test.users.count)) users)", keys: r.metricKeys, values: r.test))
         if let savedPath {
             Terminal.out()
             Terminal.out("result    \(savedPath)")
@@ -116,7 +116,7 @@ struct RunReport {
         let cells = metrics.map { m in
             cutoffs.map { k in values["\(m)@\(k)"].map { String(format: "%.\(decimals)f", $0) } ?? "–" }
         }
-        let nameWidth = max(title.count, (metrics.map(\.count).max() ?? 0) + 2) + 1
+        let nameWidth = max(24, title.count + 1, (metrics.map(\.count).max() ?? 0) + 3)
         let cell = max(cells.flatMap { $0 }.map(\.count).max() ?? 0, cutoffs.map { $0.count + 1 }.max() ?? 0) + 2
         var lines = [title.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + cutoffs.map { pad("@" + $0, cell) }.joined()]
         for (m, row) in zip(metrics, cells) {
