@@ -149,7 +149,7 @@ public enum CSVConverter {
         guard let (header, _) = try reader.next() else {
             throw RecBenchError.file(path, line: 1, "empty file: expected a header row")
         }
-        let sources = header.map { $0.trimmingCharacters(in: .whitespaces) }
+        let sources = header.map(\.trimmingSpaces)
         var names: [String] = []
         for (index, source) in sources.enumerated() {
             guard !source.isEmpty else { throw RecBenchError.file(path, line: 1, "column \(index + 1) has an empty name") }
@@ -217,11 +217,11 @@ public enum CSVConverter {
         var firstNonNumeric: (value: String, line: Int)?
 
         mutating func observe(_ value: String, line: Int) {
-            let v = value.trimmingCharacters(in: .whitespaces)
+            let v = value.trimmingSpaces
             guard !v.isEmpty else { return }
             nonEmpty += 1
             if isDecimalNumber(v) {
-                if v.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) { sawDecimal = true }
+                if v.utf8.contains(where: { $0 == 0x2E || $0 == 0x65 || $0 == 0x45 }) { sawDecimal = true }
             } else {
                 if allNumeric { firstNonNumeric = (value, line) }
                 allNumeric = false
@@ -258,7 +258,7 @@ public enum CSVConverter {
                     var value = raw
                     switch column.type {
                     case .float:
-                        let trimmed = raw.trimmingCharacters(in: .whitespaces)
+                        let trimmed = raw.trimmingSpaces
                         value = column.name == spec.timeField ? Timestamp.text(Timestamp.seconds(trimmed)!) : trimmed
                     case .floatSequence:
                         for part in raw.split(separator: " ") where !isDecimalNumber(String(part)) {
@@ -267,10 +267,10 @@ public enum CSVConverter {
                     case .token, .tokenSequence:
                         break
                     }
-                    if value.utf8.contains(where: forbidden.contains) {
+                    if value.utf8.contains(where: { $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
                         throw RecBenchError.file(plan.path, line: line, field: column.name, "value contains a tab or line break, which atomic files cannot hold; remove it from the CSV")
                     }
-                    buffer += Array(value.utf8)
+                    buffer.append(contentsOf: value.utf8)
                 }
                 buffer.append(0x0A)
                 if buffer.count >= 1 << 20 { try flush() }

@@ -4,11 +4,9 @@
 public enum Timestamp {
     /// Seconds since 1970-01-01T00:00:00Z, or nil when `text` is not a supported time.
     public static func seconds(_ text: String) -> Double? {
-        let t = text.trimmingCharacters(in: .whitespaces)
+        let t = text.trimmingSpaces
         if t.isEmpty { return nil }
-        if let d = Double(t), d.isFinite, t.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" || $0 == "+" || $0 == "e" || $0 == "E" }) {
-            return d
-        }
+        if CSVConverter.isDecimalNumber(t), let d = Double(t), d.isFinite { return d }
         let b = Array(t.utf8)
         var i = 0
         func number(_ digits: Int) -> Int? {
