@@ -66,6 +66,38 @@ struct EvaluatorTests {
         #expect(close(r["mrr@2"]!, 0.75))
     }
 
+    /// Repeat-vs-new analyses at K = 2, worked out by hand from the rankings above.
+    /// u's positives: b (repeat), c (new); v's: a (new).
+    @Test(arguments: [
+        // mask,  users_with_hit, repeat_hit_share, users_with_new_hit, repeat_recall, new_recall
+        (HistoryMask.recbole, 2.0, 1.0 / 3, 2.0, 1.0, 1.0),   // u: b c both hit; v: a
+        (HistoryMask.seen, 2.0, 0.0, 2.0, 0.0, 1.0),           // u: c d → c; v: a
+        (HistoryMask.none, 2.0, 0.5, 1.0, 1.0, 0.5),           // u: a b → b (repeat); v: a
+    ])
+    func analysesMatchHandComputedValues(mask: HistoryMask, withHit: Double, repeatShare: Double, withNewHit: Double,
+                                         repeatRecall: Double, newRecall: Double) throws {
+        let (r, _) = try evaluate(mask)
+        let a = r.analyses
+        #expect(a["users_with_hit@2"] == withHit)
+        #expect(a["users_with_hit_share@2"] == withHit / 2)
+        #expect(close(a["repeat_hit_share@2"]!, repeatShare))
+        #expect(a["users_with_new_hit@2"] == withNewHit)
+        #expect(close(a["repeat_recall@2"]!, repeatRecall))
+        #expect(close(a["new_recall@2"]!, newRecall))
+        #expect(close(a["repeat_positive_share"]!, 1.0 / 3))
+    }
+
+    @Test func tailPercentageCountsTheLeastPopularItems() {
+        // Train counts: items 0..4 = 5, 1, 3, 0, 2. Ratio 0.5 of the 4 items present → the
+        // 2 least popular: items 1 and 4. Ratio 2 → items with ≤ 2: items 1 and 4 as well.
+        let counts: [Float] = [5, 1, 3, 0, 2]
+        let tail = TailPercentage.tailItems(trainCounts: counts, ratio: 0.5)
+        #expect(tail == [false, true, false, false, true])
+        #expect(TailPercentage.tailItems(trainCounts: counts, ratio: 2) == tail)
+        // Two users, K = 2: [1, 0] → 1/2 in tail; [4, 1] → 2/2.
+        #expect(close(TailPercentage.value(lists: [1, 0, 4, 1], width: 2, k: 2, tail: tail), 0.75))
+    }
+
     @Test func positivesAndRepeatsAreTheSameInEveryMode() throws {
         for mask in HistoryMask.allCases {
             let (r, _) = try evaluate(mask)

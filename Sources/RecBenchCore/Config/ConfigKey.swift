@@ -57,10 +57,11 @@ public enum ConfigKeys {
             "order": .string("RO"), "group_by": .string("user"), "mode": .string("full"),
         ]), "Split and ranking protocol: `split` ({RS: [train, valid, test]} or {LS: valid_and_test | test_only}), `order` (TO by time, RO random), `group_by` (user), `mode` (full)."),
         ConfigKey("history_mask", "recbole, seen or none", .string("recbole"), "Which earlier-split items are excluded from ranking: RecBole's (history minus the split's positives), every seen item, or none."),
-        ConfigKey("metrics", "list of str", .list(["Recall", "MRR", "NDCG", "Hit", "Precision"].map { .string($0) }), "Metrics to report, in this order: Recall, MRR, NDCG, Hit, Precision, MAP, ItemCoverage, AveragePopularity, GiniIndex."),
+        ConfigKey("metrics", "list of str", .list(["Recall", "MRR", "NDCG", "Hit", "Precision"].map { .string($0) }), "Metrics to report, in this order: Recall, MRR, NDCG, Hit, Precision, MAP, ItemCoverage, AveragePopularity, GiniIndex, TailPercentage."),
         ConfigKey("topk", "int or list of int", .list([.int(10)]), "Cutoffs K for every @K metric."),
         ConfigKey("valid_metric", "str", .string("MRR@10"), "Validation metric that drives early stopping and model selection, e.g. `MRR@10`."),
         ConfigKey("valid_metric_bigger", "bool", .bool(true), "Whether a larger validation metric is better."),
+        ConfigKey("tail_ratio", "float", .double(0.1), "TailPercentage: ≤ 1, the least popular share of train items counts as tail; > 1, items with at most this many train interactions."),
         ConfigKey("metric_decimal_place", "int", .int(4), "Decimal places in printed tables (stored results keep full precision)."),
         ConfigKey("eval_batch_size", "int", .int(4096), "Users scored per batch during evaluation: memory is bounded by `eval_batch_size × items` floats."),
         // Training (learned models)

@@ -25,6 +25,8 @@ public struct EvaluationSettings: Sendable, Equatable {
     public var validMetricBigger: Bool
     /// Decimal places for printed tables.
     public var decimalPlaces: Int
+    /// TailPercentage's tail definition (RecBole's `tail_ratio`).
+    public var tailRatio: Double = 0.1
 
     /// A protocol description (used by tests and benchmarks).
     public init(metrics: [String], cutoffs: [Int], historyMask: HistoryMask = .recbole, batchSize: Int = 4096,
@@ -58,6 +60,10 @@ public struct EvaluationSettings: Sendable, Equatable {
         batchSize = try config.int("eval_batch_size", atLeast: 1)
         validMetricBigger = try config.bool("valid_metric_bigger")
         decimalPlaces = try config.int("metric_decimal_place", atLeast: 0)
+        tailRatio = try config.double("tail_ratio")
+        guard tailRatio > 0 else {
+            throw RecBenchError.config("tail_ratio", origin: config.origin(of: "tail_ratio"), "must be positive, got \(tailRatio)")
+        }
         let valid = try config.string("valid_metric").lowercased()
         let cuts = cutoffs
         let keys = metrics.flatMap { m in cuts.map { "\(m.lowercased())@\($0)" } }

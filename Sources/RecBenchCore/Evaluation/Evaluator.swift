@@ -29,6 +29,8 @@ public struct EvaluationResult: Sendable {
     public let positives: Int
     /// Positives the user already had in an earlier split (repeat consumption).
     public let repeatPositives: Int
+    /// Repeat-vs-new analyses at every cutoff (see `Analyses`).
+    public let analyses: [String: Double]
     /// Wall-clock seconds spent scoring, masking, ranking and averaging.
     public let seconds: Double
 
@@ -75,6 +77,9 @@ public enum Evaluator {
         var topItems = [Int32](repeating: -1, count: users.count * width)
         var perUserFlat = [Double](repeating: 0, count: rankingKeys.count * users.count)
         var repeatCounts = [Int](repeating: 0, count: users.count)
+        // Per user and cutoff: hits, and hits on items the user had before (repeat hits).
+        let cutoffCount = settings.cutoffs.count
+        var hitCounts = [Int32](repeating: 0, count: users.count * cutoffCount * 2)
         var block = Matrix(rows: 0, columns: itemCount)
         var start = 0
         while start < users.count {
@@ -87,10 +92,11 @@ public enum Evaluator {
                 topItems.withUnsafeMutableBufferPointer { top in
                     perUserFlat.withUnsafeMutableBufferPointer { flat in
                         repeatCounts.withUnsafeMutableBufferPointer { repeats in
+                          hitCounts.withUnsafeMutableBufferPointer { hitCountsBuffer in
                             // Each worker touches only its own rows / user slots.
-                            let shared = UnsafeShared((scores.baseAddress!, top.baseAddress!, flat.baseAddress!, repeats.baseAddress!))
+                            let shared = UnsafeShared((scores.baseAddress!, top.baseAddress!, flat.baseAddress!, repeats.baseAddress!, hitCountsBuffer.baseAddress!))
                             Parallel.forEachChunk(count: batch.count, chunkSize: 32) { rows in
-                                let (s, t, f, rp) = shared.value
+                                let (s, t, f, rp, hc) = shared.value
                                 withUnsafeTemporaryAllocation(of: UInt8.self, capacity: width) { hits in
                                     for r in rows {
                                         let slot = batchStart + r
@@ -111,6 +117,15 @@ public enum Evaluator {
                                         }
                                         let hitView = UnsafeBufferPointer(start: hits.baseAddress!, count: n)
                                         let p = positives.entries(ofRow: u).count
+                                        for (c, k) in settings.cutoffs.enumerated() {
+                                            var all: Int32 = 0, repeated: Int32 = 0
+                                            for rank in 0..<min(k, n) where hits[rank] != 0 {
+                                                all += 1
+                                                if history.contains(row: u, column: Int(t[slot * width + rank])) { repeated += 1 }
+                                            }
+                                            hc[(slot * cutoffCount + c) * 2] = all
+                                            hc[(slot * cutoffCount + c) * 2 + 1] = repeated
+                                        }
                                         var key = 0
                                         for metric in rankingMetrics {
                                             for k in settings.cutoffs {
@@ -121,6 +136,7 @@ public enum Evaluator {
                                     }
                                 }
                             }
+                          }
                         }
                     }
                 }
@@ -141,10 +157,24 @@ public enum Evaluator {
                 values["\(metric.name.lowercased())@\(k)"] = metric.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
             }
         }
+        if settings.metrics.contains(TailPercentage.name) {
+            let tail = TailPercentage.tailItems(trainCounts: trainCounts, ratio: settings.tailRatio)
+            for k in settings.cutoffs {
+                values["tailpercentage@\(k)"] = TailPercentage.value(lists: topItems, width: width, k: k, tail: tail)
+            }
+        }
+        var analyses: [String: Double] = [:]
+        for (c, k) in settings.cutoffs.enumerated() {
+            let perUser = users.indices.map { slot in
+                Analyses.UserHits(positives: positives.entries(ofRow: Int(users[slot])).count, repeatPositives: repeatCounts[slot],
+                                  hits: Int(hitCounts[(slot * cutoffCount + c) * 2]), repeatHits: Int(hitCounts[(slot * cutoffCount + c) * 2 + 1]))
+            }
+            analyses.merge(Analyses.summarize(perUser, k: k)) { _, new in new }
+        }
         return EvaluationResult(
             part: part, historyMask: mask, keys: settings.keys, values: values, users: users, perUser: perUser,
             topItems: topItems, width: width, positives: positives.nonzeroCount,
-            repeatPositives: repeatCounts.reduce(0, +), seconds: Date().timeIntervalSince(started))
+            repeatPositives: repeatCounts.reduce(0, +), analyses: analyses, seconds: Date().timeIntervalSince(started))
     }
 }
 

@@ -149,5 +149,5 @@ public enum MetricRegistry {
     public static let lists: [any ListMetric.Type] = [ItemCoverage.self, AveragePopularity.self, GiniIndex.self]
 
     /// All metric names.
-    public static var names: [String] { ranking.map { $0.name } + lists.map { $0.name } }
+    public static var names: [String] { ranking.map { $0.name } + lists.map { $0.name } + [TailPercentage.name] }
 }

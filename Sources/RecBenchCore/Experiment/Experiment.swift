@@ -182,6 +182,7 @@ public enum Experiment {
             datasetFingerprint: dataset.fingerprint, splitFingerprint: split.fingerprint,
             config: plan.config.values, hyperparameters: plan.parameters.resolved, statistics: dataset.statistics,
             split: summary, metricKeys: plan.evaluation.keys, valid: valid?.values ?? [:], test: test.values,
+            analyses: ["test": test.analyses].merging(valid.map { ["valid": $0.analyses] } ?? [:]) { a, _ in a },
             seconds: ["load": loadSeconds, "split": splitSeconds, "fit": fitSeconds,
                       "evaluate_valid": validSeconds, "evaluate_test": testSeconds,
                       "total": (ContinuousClock.now - runStart).seconds],

@@ -32,6 +32,8 @@ public struct RunResult: Codable, Sendable {
     public var valid: [String: Double]
     /// Test metrics.
     public var test: [String: Double]
+    /// Repeat-vs-new analyses per split ("valid", "test"), keys as in `Analyses`.
+    public var analyses: [String: [String: Double]]
     /// Seconds per phase: load, split, fit, evaluate_valid, evaluate_test, total.
     public var seconds: [String: Double]
     /// Model-specific step timings (e.g. EASE's gram / inverse / scale).
@@ -47,7 +49,7 @@ public struct RunResult: Codable, Sendable {
         case recbenchVersion = "recbench_version", model, modelType = "model_type", dataset
         case runKey = "run_key", finishedAt = "finished_at", historyMask = "history_mask"
         case datasetFingerprint = "dataset_fingerprint", splitFingerprint = "split_fingerprint"
-        case config, hyperparameters, statistics, split, metricKeys = "metric_keys", valid, test
+        case config, hyperparameters, statistics, split, metricKeys = "metric_keys", valid, test, analyses
         case seconds, fitSteps = "fit_steps", peakMemoryMiB = "peak_memory_mib", threads, notices
     }
 }

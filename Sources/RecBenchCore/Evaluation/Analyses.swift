@@ -1,0 +1,87 @@
+/// The questions a shop asks of a ranking, answered per cutoff K from per-user hit counts.
+/// "Repeat" means an item the user had interacted with before the evaluated split; "new"
+/// means one they had not.
+///
+/// - `users_with_hit@K`: users with at least one hit; `users_with_hit_share@K` the share of
+///   evaluated users.
+/// - `repeat_hit_share@K` = Σ repeat hits / Σ hits over all users (0 when there is no hit).
+/// - `users_with_new_hit@K`: users with at least one hit on a new item (and `_share`).
+/// - `repeat_recall@K`: mean over users with ≥ 1 repeat positive of repeat hits / repeat
+///   positives; `new_recall@K` likewise for new positives.
+/// - `repeat_positive_share`: repeat positives / all positives (independent of K).
+public enum Analyses {
+    /// One user's counts at one cutoff.
+    public struct UserHits: Sendable {
+        public var positives: Int
+        public var repeatPositives: Int
+        public var hits: Int
+        public var repeatHits: Int
+
+        public init(positives: Int, repeatPositives: Int, hits: Int, repeatHits: Int) {
+            self.positives = positives; self.repeatPositives = repeatPositives
+            self.hits = hits; self.repeatHits = repeatHits
+        }
+    }
+
+    /// The analyses at cutoff `k` over `users`.
+    public static func summarize(_ users: [UserHits], k: Int) -> [String: Double] {
+        let n = Double(max(1, users.count))
+        let withHit = users.filter { $0.hits > 0 }.count
+        let withNewHit = users.filter { $0.hits - $0.repeatHits > 0 }.count
+        let hits = users.reduce(0) { $0 + $1.hits }
+        let repeatHits = users.reduce(0) { $0 + $1.repeatHits }
+        let withRepeat = users.filter { $0.repeatPositives > 0 }
+        let withNew = users.filter { $0.positives - $0.repeatPositives > 0 }
+        let positives = users.reduce(0) { $0 + $1.positives }
+        let repeatPositives = users.reduce(0) { $0 + $1.repeatPositives }
+        return [
+            "users_with_hit@\(k)": Double(withHit),
+            "users_with_hit_share@\(k)": Double(withHit) / n,
+            "repeat_hit_share@\(k)": hits == 0 ? 0 : Double(repeatHits) / Double(hits),
+            "users_with_new_hit@\(k)": Double(withNewHit),
+            "users_with_new_hit_share@\(k)": Double(withNewHit) / n,
+            "repeat_recall@\(k)": withRepeat.isEmpty ? 0
+                : withRepeat.reduce(0.0) { $0 + Double($1.repeatHits) / Double($1.repeatPositives) } / Double(withRepeat.count),
+            "new_recall@\(k)": withNew.isEmpty ? 0
+                : withNew.reduce(0.0) { $0 + Double($1.hits - $1.repeatHits) / Double($1.positives - $1.repeatPositives) } / Double(withNew.count),
+            "repeat_positive_share": positives == 0 ? 0 : Double(repeatPositives) / Double(positives),
+        ]
+    }
+}
+
+/// TailPercentage@K (RecBole): the mean over users of the share of their top-K that are tail
+/// items. With `tail_ratio` ≤ 1 the tail is the least popular `max(1, ⌊ratio × items in
+/// train⌋)` items that occur in train (ties by id); with a ratio > 1, the items whose train
+/// count is ≤ the ratio.
+public enum TailPercentage {
+    public static let name = "TailPercentage"
+
+    /// A membership mask of the tail items.
+    public static func tailItems(trainCounts: [Float], ratio: Double) -> [Bool] {
+        var tail = [Bool](repeating: false, count: trainCounts.count)
+        let present = trainCounts.indices.filter { trainCounts[$0] > 0 }
+        if ratio > 1 {
+            for i in present where Double(trainCounts[i]) <= ratio { tail[i] = true }
+        } else {
+            let sorted = present.sorted { (trainCounts[$0], $0) < (trainCounts[$1], $1) }
+            for i in sorted.prefix(max(1, Int(Double(sorted.count) * ratio))) { tail[i] = true }
+        }
+        return tail
+    }
+
+    /// The metric at cutoff `k` over the top lists.
+    public static func value(lists: [Int32], width: Int, k: Int, tail: [Bool]) -> Double {
+        guard width > 0, !lists.isEmpty else { return 0 }
+        let users = lists.count / width
+        var total = 0.0
+        for u in 0..<users {
+            var inTail = 0
+            for r in 0..<min(k, width) {
+                let item = lists[u * width + r]
+                if item >= 0 && tail[Int(item)] { inTail += 1 }
+            }
+            total += Double(inTail) / Double(k)
+        }
+        return total / Double(users)
+    }
+}
