@@ -156,6 +156,20 @@ func blockFixture() throws -> (SplitData, Dataset) {
         } }
     }
 
+    @Test func repeatPopRanksOwnItemsByCountThenRecencyThenPopularity() throws {
+        // User a: x twice, y once (t=1), z once (t=3, more recent than y). User b: w three times.
+        let dir = Fixtures.temporaryDirectory()
+        Fixtures.writeInter([("a", "x", 0), ("a", "y", 1), ("a", "x", 2), ("a", "z", 3), ("b", "w", 4), ("b", "w", 5), ("b", "w", 6), ("b", "v", 7)], in: dir)
+        let d = try DatasetLoader.load(DataSettings(Fixtures.config(dataPath: dir)))
+        let split = SplitData(dataset: d, parts: [SplitPart](repeating: .train, count: d.interactions.count))
+        let model = try fitted(RepeatPop.self, on: split, dataset: d)
+        var block = Matrix(rows: 1, columns: d.itemCount)
+        model.scores(for: [d.userIDs["a"]!], into: &block)
+        let ranked = block.values.withUnsafeBufferPointer { TopK.select($0, k: d.itemCount) }.map { d.itemTokens[Int($0)] }
+        // Own items: x (2), z (1, recent), y (1, older); then the rest by popularity: w (3), v (1).
+        #expect(ranked == ["x", "z", "y", "w", "v"])
+    }
+
     @Test func popScoresAreTrainCounts() throws {
         let (split, d) = try randomSplit(users: 20, items: 6, seed: 13)
         let got = allScores(try fitted(Pop.self, on: split, dataset: d), users: 2, items: d.itemCount)

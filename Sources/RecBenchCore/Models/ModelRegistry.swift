@@ -4,6 +4,7 @@ public enum ModelRegistry {
     /// Every registered model, in listing order.
     public static let models: [any Recommender.Type] = [
         Pop.self,
+        RepeatPop.self,
         ItemKNN.self,
         EASE.self,
     ]
