@@ -127,6 +127,8 @@ struct DatasetLoaderTests {
         let f1again = try DatasetLoader.load(DataSettings(Fixtures.config(dataPath: dir1))).fingerprint
         let f2 = try DatasetLoader.load(DataSettings(Fixtures.config(dataPath: dir2))).fingerprint
         #expect(f1 == f1again && f1 != f2)
+        // The parse-free fingerprint a sweep uses agrees with the loaded one.
+        #expect(try DatasetLoader.fingerprint(DataSettings(Fixtures.config(dataPath: dir1))) == f1)
     }
 
     @Test func missingDatasetNamesThePathsTried() throws {

@@ -1,5 +1,5 @@
 /// Everything that decides which rows are loaded and kept.
-public struct DataSettings: Sendable, Equatable {
+public struct DataSettings: Sendable, Hashable {
     /// How duplicate (user, item) rows are treated.
     public enum DuplicatePolicy: String, Sendable { case first, last }
 
@@ -70,8 +70,8 @@ public struct DataSettings: Sendable, Equatable {
 
 /// RecBole's interval syntax for interaction counts: `[a,b)`, `(a,b]`, … joined by `;`
 /// (a count is kept when it lies in any of them); `inf` is allowed as a bound.
-public struct CountInterval: Sendable, Equatable, CustomStringConvertible {
-    struct Piece: Sendable, Equatable {
+public struct CountInterval: Sendable, Hashable, CustomStringConvertible {
+    struct Piece: Sendable, Hashable {
         var lower: Double, upper: Double, lowerClosed: Bool, upperClosed: Bool
     }
     var pieces: [Piece]

@@ -77,7 +77,10 @@ public struct Dataset: Sendable {
     public var itemCount: Int { itemTokens.count }
 
     /// SHA-256 over the loaded files' names and digests: same files, same fingerprint.
-    public var fingerprint: String {
+    public var fingerprint: String { Dataset.fingerprint(of: files) }
+
+    /// The fingerprint of files with these digests (file names, not folders, count).
+    public static func fingerprint(of files: [(path: String, sha256: String)]) -> String {
         var h = SHA256()
         for f in files {
             h.update(f.path.split(separator: "/").last.map(String.init) ?? f.path)

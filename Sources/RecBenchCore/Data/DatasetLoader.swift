@@ -21,12 +21,9 @@ public enum DatasetLoader {
         }
 
         // Interaction files: one, or the benchmark files in order.
+        let sources = sourceFiles(settings, folder: folder)
         var tables: [AtomicTable] = []
-        if let names = settings.benchmarkFilenames {
-            for name in names { tables.append(try read("\(folder)/\(settings.dataset).\(name).inter", interColumns)) }
-        } else {
-            tables.append(try read("\(folder)/\(settings.dataset).inter", interColumns))
-        }
+        for path in sources.inter { tables.append(try read(path, interColumns)) }
         var userTokens: [String] = [], itemTokens: [String] = []
         var timestamps: [Double]? = [], ratings: [Double]? = []
         var parts: [UInt8]? = settings.benchmarkFilenames == nil ? nil : []
@@ -57,22 +54,13 @@ public enum DatasetLoader {
         if settings.benchmarkFilenames?.count == 2 { parts = parts?.map { $0 == 1 ? 2 : $0 } }
 
         // Side files.
-        let loadsFile = { (suffix: String) -> (Bool, [String]?) in
-            guard let map = settings.loadColumns else {
-                return (FileManager.default.fileExists(atPath: "\(folder)/\(settings.dataset).\(suffix)"), nil)
-            }
-            guard let columns = map[suffix] else { return (false, nil) }
-            return (true, columns)
-        }
         var itemTable: AtomicTable?, userTable: AtomicTable?
-        let (loadItem, itemColumns) = loadsFile("item")
-        if loadItem {
-            itemTable = try read("\(folder)/\(settings.dataset).item", itemColumns)
+        if let path = sources.item {
+            itemTable = try read(path, settings.loadColumns?["item"] ?? nil)
             _ = try itemTable!.tokens(settings.itemField)
         }
-        let (loadUser, userColumns) = loadsFile("user")
-        if loadUser {
-            userTable = try read("\(folder)/\(settings.dataset).user", userColumns)
+        if let path = sources.user {
+            userTable = try read(path, settings.loadColumns?["user"] ?? nil)
             _ = try userTable!.tokens(settings.userField)
         }
         for (suffix, columns) in settings.unusedColumns {
@@ -142,6 +130,33 @@ public enum DatasetLoader {
         return Dataset(name: settings.dataset, userTokens: userList, itemTokens: itemList, userIDs: userIDs, itemIDs: itemIDs,
                        interactions: interactions, userFeatures: userFeatures, itemFeatures: itemFeatures,
                        files: files, filterLog: log)
+    }
+
+    /// The files `load` reads: the interaction file(s), then `.item` and `.user` when loaded
+    /// (listed in `load_col`, or present when `load_col` is null).
+    static func sourceFiles(_ settings: DataSettings, folder: String) -> (inter: [String], item: String?, user: String?) {
+        let inter = settings.benchmarkFilenames.map { names in names.map { "\(folder)/\(settings.dataset).\($0).inter" } }
+            ?? ["\(folder)/\(settings.dataset).inter"]
+        func side(_ suffix: String) -> String? {
+            let path = "\(folder)/\(settings.dataset).\(suffix)"
+            guard let map = settings.loadColumns else { return FileManager.default.fileExists(atPath: path) ? path : nil }
+            return map[suffix] != nil ? path : nil
+        }
+        return (inter, side("item"), side("user"))
+    }
+
+    /// The dataset's fingerprint without parsing it: the same value `load(_:).fingerprint`
+    /// gives, from the files' bytes alone (used to decide whether a run is already done).
+    public static func fingerprint(_ settings: DataSettings) throws -> String {
+        let folder = try locate(settings)
+        let sources = sourceFiles(settings, folder: folder)
+        let paths = sources.inter + [sources.item, sources.user].compactMap { $0 }
+        return Dataset.fingerprint(of: try paths.map { path in
+            guard let data = FileManager.default.contents(atPath: path) else { throw RecBenchError.file(path, "file not found") }
+            var h = SHA256()
+            data.withUnsafeBytes { h.update($0) }
+            return (path, h.hexDigest())
+        })
     }
 
     /// The folder holding `{dataset}.inter`: `{data_path}/{dataset}/`, else `{data_path}/`.

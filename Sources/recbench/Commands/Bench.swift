@@ -40,10 +40,9 @@ struct Bench: ParsableCommand {
         try reportingErrors {
             var rows: [BenchmarkRow] = []
             // 1. Whole process, first, on a cold-ish machine.
-            let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
             var best = Double.infinity, rss = 0.0
             for _ in 0..<processRuns {
-                let (seconds, maxRSS, status) = try spawn(exe, ["run", "--model", "EASE", "--config", config, "--no-save", "--quiet"])
+                let (seconds, maxRSS, status) = try ChildProcess.run(ChildProcess.selfPath, ["run", "--model", "EASE", "--config", config, "--no-save", "--quiet"])
                 guard status == 0 else { throw RecBenchError(location: config, "`recbench run --model EASE` failed (exit \(status))") }
                 best = min(best, seconds); rss = max(rss, maxRSS)
             }
@@ -78,26 +77,5 @@ struct Bench: ParsableCommand {
                 }
             }
         }
-    }
-
-    /// Runs a child process; returns wall seconds, its peak RSS (MiB) and exit status.
-    func spawn(_ path: String, _ arguments: [String]) throws -> (Double, Double, Int32) {
-        var pid: pid_t = 0
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var fileActions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&fileActions)
-        posix_spawn_file_actions_addopen(&fileActions, 1, "/dev/null", O_WRONLY, 0)
-        defer { posix_spawn_file_actions_destroy(&fileActions) }
-        let start = ContinuousClock.now
-        guard posix_spawn(&pid, path, &fileActions, nil, argv, environ) == 0 else {
-            throw RecBenchError(location: path, "cannot start the benchmark child process")
-        }
-        var status: Int32 = 0
-        var usage = rusage()
-        wait4(pid, &status, 0, &usage)
-        let seconds = (ContinuousClock.now - start).seconds
-        let exitCode = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return (seconds, Double(usage.ru_maxrss) / 1024, exitCode)
     }
 }

@@ -1,0 +1,153 @@
+import Foundation
+
+/// One run of a sweep: a model and the settings that make it, with its identity.
+public struct SweepRun: Sendable, Equatable {
+    /// Registry name of the model.
+    public let model: String
+    /// The dataset name.
+    public let dataset: String
+    /// `key=value` assignments for this run (fixed ones first, then its grid point).
+    public let assignments: [String]
+    /// Short human label, e.g. "ItemKNN k=50".
+    public let label: String
+    /// The run's identity (see `Experiment.runKey`).
+    public let runKey: String
+    /// Where its result is stored once it finished.
+    public let resultPath: String
+    /// Where its failure is recorded if it failed.
+    public let failurePath: String
+}
+
+/// Every (model, setting) combination of a sweep, in a fixed order, validated up front.
+public struct SweepPlan: Sendable {
+    /// The runs, in execution order, without duplicates (two settings that resolve to the
+    /// same run key are one run).
+    public let runs: [SweepRun]
+    /// Notes for the user (models added, duplicates dropped).
+    public let notices: [String]
+}
+
+/// Records that a run failed, so the report can show it; retried when the sweep reruns.
+public struct FailedRun: Codable, Sendable {
+    public var status = "failed"
+    public var recbenchVersion: String
+    public var model: String
+    public var dataset: String
+    public var runKey: String
+    public var label: String
+    public var error: String
+    public var finishedAt: String
+
+    public init(model: String, dataset: String, runKey: String, label: String, error: String, finishedAt: String) {
+        self.recbenchVersion = RecBenchCore.recbenchVersion
+        self.model = model; self.dataset = dataset; self.runKey = runKey; self.label = label
+        self.error = error; self.finishedAt = finishedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case status, recbenchVersion = "recbench_version", model, dataset, runKey = "run_key", label, error
+        case finishedAt = "finished_at"
+    }
+}
+
+/// Sweep planning: grids from `--set key=a,b,c`, models, run keys.
+public enum Sweep {
+    /// Splits a grid value on top-level commas: `10,20` → [10, 20]; `[10,20],[5]` →
+    /// ["[10,20]", "[5]"]; `[10,20]` stays one value.
+    public static func gridValues(_ text: String) -> [String] {
+        var parts: [String] = [], current = "", depth = 0
+        var quote: Character?
+        for ch in text {
+            if let q = quote {
+                if ch == q { quote = nil }
+            } else if ch == "\"" || ch == "'" {
+                quote = ch
+            } else if ch == "[" || ch == "{" {
+                depth += 1
+            } else if ch == "]" || ch == "}" {
+                depth -= 1
+            } else if ch == "," && depth == 0 {
+                parts.append(current.trimmingCharacters(in: .whitespaces)); current = ""; continue
+            }
+            current.append(ch)
+        }
+        parts.append(current.trimmingCharacters(in: .whitespaces))
+        return parts
+    }
+
+    /// Plans a sweep of `models` (empty: every registered model) over the grid in
+    /// `assignments`. Every run is planned (so a bad key fails now, not at 3 a.m.).
+    public static func plan(models requested: [String], configFiles: [String], assignments: [String],
+                            dataset: String? = nil, modelDefaultsDirectory: String? = nil) throws -> SweepPlan {
+        var notices: [String] = []
+        var models = try requested.map { try ModelRegistry.model(named: $0).name }
+        if models.isEmpty { models = ModelRegistry.models.map { $0.name } }
+
+        // Fixed assignments and grid dimensions, in command-line order.
+        var fixed: [String] = []
+        var grid: [(key: String, values: [String])] = []
+        for assignment in assignments {
+            guard let eq = assignment.firstIndex(of: "=") else {
+                throw RecBenchError(location: "--set", "expected key=value, got '\(assignment)'")
+            }
+            let key = String(assignment[..<eq]), values = gridValues(String(assignment[assignment.index(after: eq)...]))
+            if values.count > 1 { grid.append((key, values)) } else { fixed.append(assignment) }
+        }
+        var points: [[String]] = [[]]
+        for dimension in grid {
+            points = points.flatMap { point in dimension.values.map { point + ["\(dimension.key)=\($0)"] } }
+        }
+
+        if !models.contains(RepeatPop.name), try hasRepeats(configFiles: configFiles, assignments: fixed, dataset: dataset,
+                                                            modelDefaultsDirectory: modelDefaultsDirectory) {
+            models.append(RepeatPop.name)
+            notices.append("the data has repeat purchases: RepeatPop joins the sweep as the repeat baseline")
+        }
+
+        var fingerprints: [DataSettings: String] = [:]
+        var runs: [SweepRun] = []
+        var seen = Set<String>()
+        for model in models {
+            for point in points {
+                let request = RunRequest(model: model, configFiles: configFiles, assignments: fixed + point, dataset: dataset,
+                                         modelDefaultsDirectory: modelDefaultsDirectory)
+                let plan = try Experiment.plan(request)
+                let fingerprint = try fingerprints[plan.data] ?? DatasetLoader.fingerprint(plan.data)
+                fingerprints[plan.data] = fingerprint
+                let key = Experiment.runKey(plan: plan, datasetFingerprint: fingerprint)
+                // A grid key this model does not use gives the same run again: keep one.
+                guard seen.insert(key).inserted else { continue }
+                let used = point.filter { assignment in
+                    let name = String(assignment.prefix { $0 != "=" }).split(separator: ".").first.map(String.init) ?? ""
+                    return plan.config.values[name] != nil
+                }
+                let store = ResultStore(root: plan.resultsDirectory)
+                let path = store.path(dataset: plan.data.dataset, model: model, runKey: key)
+                runs.append(SweepRun(model: model, dataset: plan.data.dataset, assignments: fixed + point, label: ([model] + used).joined(separator: " "),
+                                     runKey: key, resultPath: path,
+                                     failurePath: String(path.dropLast(".json".count)) + ".failed.json"))
+            }
+        }
+        return SweepPlan(runs: runs, notices: notices)
+    }
+
+    /// Whether the test split contains items its users had before (repeat consumption).
+    static func hasRepeats(configFiles: [String], assignments: [String], dataset: String?, modelDefaultsDirectory: String?) throws -> Bool {
+        let plan = try Experiment.plan(RunRequest(model: Pop.name, configFiles: configFiles, assignments: assignments,
+                                                  dataset: dataset, modelDefaultsDirectory: modelDefaultsDirectory))
+        let d = try DatasetLoader.load(plan.data)
+        let split = SplitData(dataset: d, parts: try Splitter.split(d.interactions, userCount: d.userCount, settings: plan.split))
+        let history = Evaluator.history(before: .test, in: split)
+        for u in 0..<split.userCount {
+            for item in split.testMatrix.columns(ofRow: u) where history.contains(row: u, column: Int(item)) { return true }
+        }
+        return false
+    }
+
+    /// Whether the run has a stored result with its key.
+    public static func isDone(_ run: SweepRun) -> Bool {
+        guard let data = FileManager.default.contents(atPath: run.resultPath),
+              let result = try? JSONDecoder().decode(RunResult.self, from: data) else { return false }
+        return result.runKey == run.runKey
+    }
+}

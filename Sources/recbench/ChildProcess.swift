@@ -1,0 +1,46 @@
+import Foundation
+import RecBenchCore
+
+/// Starting `recbench` itself as a child process (sweeps, benchmarks) without Foundation's
+/// Process, so we get the child's rusage (peak RSS) and can wait for whichever ends first.
+enum ChildProcess {
+    /// This executable's path.
+    static let selfPath = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+
+    /// Starts `path` with `arguments`; stdout goes to /dev/null, stderr to `stderrPath`
+    /// (or /dev/null). Returns the pid.
+    static func start(_ path: String, _ arguments: [String], stderrPath: String? = nil) throws -> pid_t {
+        var pid: pid_t = 0
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else {
+            throw RecBenchError(location: path, "cannot start a child process")
+        }
+        return pid
+    }
+
+    /// Waits for any child; returns its pid, exit code (128+signal when killed) and peak RSS in MiB.
+    static func waitAny() -> (pid: pid_t, status: Int32, peakMiB: Double) {
+        var status: Int32 = 0
+        var usage = rusage()
+        let pid = wait4(-1, &status, 0, &usage)
+        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return (pid, code, Double(usage.ru_maxrss) / 1024)
+    }
+
+    /// Runs one child to completion: wall seconds, peak RSS (MiB), exit code.
+    static func run(_ path: String, _ arguments: [String]) throws -> (seconds: Double, peakMiB: Double, status: Int32) {
+        let start = ContinuousClock.now
+        let pid = try ChildProcess.start(path, arguments)
+        var status: Int32 = 0
+        var usage = rusage()
+        wait4(pid, &status, 0, &usage)
+        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return ((ContinuousClock.now - start).seconds, Double(usage.ru_maxrss) / 1024, code)
+    }
+}

@@ -1,0 +1,148 @@
+import ArgumentParser
+import Foundation
+import RecBenchCore
+
+struct Sweep: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run every (model, setting) combination, each as its own stored run; rerun to resume.",
+        discussion: """
+            `--set key=a,b,c` makes a grid (values split on top-level commas, so \
+            `--set topk=[10,20]` stays one value); other --set values apply to every run. Runs \
+            go in a fixed order (models as given, then the grid) and each runs in its own \
+            process that writes its result atomically. A run whose result already exists for \
+            the same run key (model, config, data fingerprint) is skipped, so an interrupted \
+            sweep — even by kill -9 — resumes where it stopped. A failing run is recorded as \
+            failed with its error and the sweep goes on (failed runs are retried next time); \
+            the exit code is 1 if any run failed. On data with repeat purchases RepeatPop is \
+            added as the repeat baseline.
+            """)
+
+    @Option(name: .shortAndLong, help: "A YAML config file; repeat to layer several.")
+    var config: [String] = []
+
+    @Option(help: "Models: all, or a comma-separated list.")
+    var models = "all"
+
+    @Option(name: [.customLong("set"), .customShort("s")], help: ArgumentHelp("A fixed key=value, or a grid key=a,b,c.", valueName: "key=values"))
+    var assignments: [String] = []
+
+    @Option(help: "Dataset name (overrides the config's `dataset`).")
+    var dataset: String?
+
+    @Option(help: "Folder of per-model default YAMLs (default: <config dir>/models, then Configs/models).")
+    var modelDefaults: String?
+
+    @Option(help: "Runs in parallel (separate processes). Each run also uses `threads` cores.")
+    var jobs = 1
+
+    @OptionGroup var logging: LoggingOptions
+
+    func validate() throws {
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard !config.isEmpty else { throw ValidationError("give at least one --config") }
+    }
+
+    func run() throws {
+        let logger = logging.makeLogger()
+        let failed: Int = try reportingErrors {
+            let names = models.lowercased() == "all" ? [] : models.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+            let plan = try RecBenchCore.Sweep.plan(models: names, configFiles: config, assignments: assignments,
+                                                   dataset: dataset, modelDefaultsDirectory: modelDefaults)
+            for notice in plan.notices { logger.notice("\(notice)") }
+            let total = plan.runs.count
+            let pending = plan.runs.enumerated().filter { !RecBenchCore.Sweep.isDone($0.element) }
+            let skipped = total - pending.count
+            var progress = Progress(total: total, done: skipped, jobs: jobs)
+            for (index, run) in plan.runs.enumerated() where !pending.contains(where: { $0.offset == index }) {
+                progress.line("[\(index + 1)/\(total)] \(run.label): already done, skipped")
+            }
+            var queue = pending[...]
+            var running: [pid_t: (index: Int, run: SweepRun, log: String, started: ContinuousClock.Instant)] = [:]
+            var failures = 0, completed = 0
+            let logDirectory = NSTemporaryDirectory() + "recbench-sweep-\(getpid())"
+            try? FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
+            while !queue.isEmpty || !running.isEmpty {
+                while running.count < jobs, let (index, run) = queue.popFirst() {
+                    var arguments = ["run", "--model", run.model, "--quiet"]
+                    for file in config { arguments += ["--config", file] }
+                    for assignment in run.assignments { arguments += ["--set", assignment] }
+                    if let dataset { arguments += ["--dataset", dataset] }
+                    if let modelDefaults { arguments += ["--model-defaults", modelDefaults] }
+                    let log = "\(logDirectory)/\(run.runKey.prefix(16)).log"
+                    let pid = try ChildProcess.start(ChildProcess.selfPath, arguments, stderrPath: log)
+                    running[pid] = (index, run, log, ContinuousClock.now)
+                    progress.line("[\(index + 1)/\(total)] \(run.label): started")
+                }
+                let (pid, status, _) = ChildProcess.waitAny()
+                guard let finished = running.removeValue(forKey: pid) else { continue }
+                let seconds = (ContinuousClock.now - finished.started).seconds
+                let tag = "[\(finished.index + 1)/\(total)] \(finished.run.label)"
+                if status == 0 && RecBenchCore.Sweep.isDone(finished.run) {
+                    unlink(finished.run.failurePath)
+                    completed += 1
+                    progress.finished(seconds: seconds)
+                    progress.line("\(tag): done in \(String(format: "%.2f", seconds)) s\(summary(finished.run))")
+                } else {
+                    failures += 1
+                    progress.finished(seconds: seconds)
+                    let error = lastErrorLine(finished.log) ?? "exited with status \(status)"
+                    let record = FailedRun(model: finished.run.model, dataset: finished.run.dataset, runKey: finished.run.runKey,
+                                           label: finished.run.label, error: error, finishedAt: ISO8601DateFormatter().string(from: Date()))
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                    try ResultStore.writeAtomically(try encoder.encode(record), to: finished.run.failurePath)
+                    progress.line("\(tag): FAILED: \(error)")
+                }
+                unlink(finished.log)
+            }
+            try? FileManager.default.removeItem(atPath: logDirectory)
+            Terminal.out("sweep: \(total) runs — \(completed) run now, \(skipped) already done, \(failures) failed")
+            return failures
+        }
+        if failed > 0 { throw ExitCode(1) }
+    }
+
+    /// " · ndcg@10 0.1264" from the stored result, when it has that key.
+    func summary(_ run: SweepRun) -> String {
+        guard let data = FileManager.default.contents(atPath: run.resultPath),
+              let r = try? JSONDecoder().decode(RunResult.self, from: data), let key = r.metricKeys.first(where: { $0.hasPrefix("ndcg@") }) ?? r.metricKeys.first,
+              let value = r.test[key] else { return "" }
+        return " · test \(key) \(String(format: "%.4f", value))"
+    }
+
+    func lastErrorLine(_ path: String) -> String? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        return text.split(separator: "\n").last(where: { $0.contains("error") }).map { String($0).replacingOccurrences(of: "recbench: error: ", with: "") }
+            ?? text.split(separator: "\n").last.map(String.init)
+    }
+}
+
+/// Sweep progress: one line per run start and end on stderr, with ETA; a bar on a TTY.
+struct Progress {
+    let total: Int
+    var done: Int
+    let jobs: Int
+    var durations: [Double] = []
+
+    init(total: Int, done: Int, jobs: Int) { self.total = total; self.done = done; self.jobs = jobs }
+
+    mutating func finished(seconds: Double) {
+        done += 1
+        durations.append(seconds)
+    }
+
+    func line(_ text: String) {
+        var eta = ""
+        if !durations.isEmpty && done < total {
+            let remaining = durations.reduce(0, +) / Double(durations.count) * Double(total - done) / Double(jobs)
+            eta = " · ETA \(Int(remaining) / 60):\(String(format: "%02d", Int(remaining) % 60))"
+        }
+        if Terminal.stderrIsTTY {
+            let width = 20, filled = total == 0 ? width : width * done / total
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            Terminal.writeError("\(bar) \(done)/\(total)  \(text)\(eta)\n")
+        } else {
+            Terminal.writeError("\(text)\(eta)\n")
+        }
+    }
+}
