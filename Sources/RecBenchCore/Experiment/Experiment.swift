@@ -51,6 +51,8 @@ public struct RunOutcome: Sendable {
     /// Full evaluation data (per-user values, top lists) for valid (if any) and test.
     public let valid: EvaluationResult?
     public let test: EvaluationResult
+    /// Per-user values keyed by user token.
+    public let perUser: PerUserResults
 }
 
 /// The run pipeline: plan → load → split → fit → evaluate → result.
@@ -190,7 +192,8 @@ public enum Experiment {
             peakMemoryMiB: ProcessStats.peakMemoryMiB,
             threads: ["blas": BLAS.threadCount, "workers": min(Parallel.workerLimit, ProcessStats.coreCount)],
             notices: notices)
-        return RunOutcome(result: result, valid: valid, test: test)
+        let perUser = PerUserResults(runKey: runKey, dataset: dataset, evaluations: [valid, test].compactMap { $0 })
+        return RunOutcome(result: result, valid: valid, test: test, perUser: perUser)
     }
 
     /// Keys that do not change a run's metrics, left out of its identity.

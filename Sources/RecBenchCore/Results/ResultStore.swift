@@ -19,10 +19,16 @@ public struct ResultStore: Sendable {
         "\(root)/\(dataset)/\(model)-\(runKey.prefix(16)).json"
     }
 
-    /// Writes `result` atomically and returns its path.
+    /// Writes `result` atomically and returns its path. Per-user values, when given, are
+    /// written first (to `<record>.peruser.json`), so a stored record always has them.
     @discardableResult
-    public func save(_ result: RunResult) throws -> String {
+    public func save(_ result: RunResult, perUser: PerUserResults? = nil) throws -> String {
         let path = path(for: result)
+        if let perUser {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try ResultStore.writeAtomically(try encoder.encode(perUser), to: PerUserResults.path(forResult: path))
+        }
         try ResultStore.writeAtomically(try ResultStore.encode(result), to: path)
         return path
     }

@@ -35,6 +35,9 @@ struct Run: ParsableCommand {
     @Flag(help: "Do not write the result file.")
     var noSave = false
 
+    @Flag(help: "Also write per-user metrics (one row per split, user token, metric) beside the result, as .users.csv and .users.jsonl.")
+    var perUser = false
+
     @OptionGroup var logging: LoggingOptions
 
     func run() throws {
@@ -53,7 +56,14 @@ struct Run: ParsableCommand {
             report.header(plan)
             let outcome = try Experiment.run(plan, logger: logger) { report.event($0) }
             var savedPath: String?
-            if !noSave { savedPath = try ResultStore(root: plan.resultsDirectory).save(outcome.result) }
+            if !noSave { savedPath = try ResultStore(root: plan.resultsDirectory).save(outcome.result, perUser: outcome.perUser) }
+            if perUser {
+                let stem = String(ResultStore(root: plan.resultsDirectory).path(for: outcome.result).dropLast(".json".count))
+                let keys = outcome.result.metricKeys.filter { outcome.test.perUser[$0] != nil }
+                try ResultStore.writeAtomically(Data(outcome.perUser.csv(keys: keys).utf8), to: stem + ".users.csv")
+                try ResultStore.writeAtomically(Data(try outcome.perUser.jsonLines(keys: keys).utf8), to: stem + ".users.jsonl")
+                if !json { Terminal.out("per-user  \(stem).users.csv, \(stem).users.jsonl") }
+            }
             if json {
                 Terminal.out(String(decoding: try ResultStore.encode(outcome.result), as: UTF8.self).trimmingCharacters(in: .newlines))
             } else {
