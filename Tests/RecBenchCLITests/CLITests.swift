@@ -51,9 +51,14 @@ struct Workspace {
 
     func run(_ arguments: [String]) throws -> CLI.Output { try CLI.run(arguments, in: root) }
 
-    /// Files under the results folder (none must appear after a failed run).
+    /// Run records under the results folder (none must appear after a failed run).
     var resultFiles: [String] {
-        (FileManager.default.enumerator(atPath: root + "/out")?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".json") }
+        allFiles.filter { $0.hasSuffix(".json") && !$0.hasSuffix(".peruser.json") }
+    }
+
+    /// Every file under the results folder.
+    var allFiles: [String] {
+        (FileManager.default.enumerator(atPath: root + "/out")?.allObjects as? [String] ?? []).filter { $0.contains(".") }
     }
 }
 
@@ -65,7 +70,7 @@ struct Workspace {
         let lines = out.stderr.split(separator: "\n")
         #expect(lines.count == 1, "stderr: \(out.stderr)")
         for needle in needles { #expect(out.stderr.contains(needle), "stderr lacks '\(needle)': \(out.stderr)") }
-        #expect(w.resultFiles.isEmpty)
+        #expect(w.allFiles.isEmpty)
     }
 
     @Test func aRunPrintsTablesAndWritesOneResultFile() throws {
@@ -75,6 +80,7 @@ struct Workspace {
         #expect(out.stdout.contains("test ("))
         #expect(out.stdout.contains("  recall"))
         #expect(w.resultFiles.count == 1)
+        #expect(w.allFiles.contains { $0.hasSuffix(".peruser.json") })   // the per-user sidecar
         // --json prints the same record that is stored.
         let json = try w.run(["run", "--model", "EASE", "--config", "run.yml", "--json", "--no-save"])
         let record = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
