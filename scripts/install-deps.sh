@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Installs the C libraries recbench links against (OpenBLAS + LAPACKE) on Debian/Ubuntu.
-# Idempotent: does nothing when the headers are already present.
+# Installs what recbench needs from Debian/Ubuntu: OpenBLAS + LAPACKE to build; with
+# --with-chromium also headless Chromium for the HTML report check (CI).
+# Idempotent: installs only what is missing.
 set -euo pipefail
 
-have() { [ -f /usr/include/x86_64-linux-gnu/cblas.h ] || [ -f /usr/include/cblas.h ] || \
-         ls /usr/include/*/cblas.h >/dev/null 2>&1; }
-
-if have && [ -f /usr/include/lapacke.h ]; then
-  echo "install-deps: libopenblas-dev and liblapacke-dev already present"
+packages=()
+if ! { [ -f /usr/include/x86_64-linux-gnu/cblas.h ] || [ -f /usr/include/cblas.h ] || ls /usr/include/*/cblas.h >/dev/null 2>&1; } \
+   || [ ! -f /usr/include/lapacke.h ]; then
+  packages+=(libopenblas-dev liblapacke-dev)
+fi
+if [ "${1:-}" = "--with-chromium" ] && ! command -v chromium >/dev/null; then
+  packages+=(chromium)
+fi
+if [ ${#packages[@]} -eq 0 ]; then
+  echo "install-deps: everything needed is already installed"
   exit 0
 fi
 
@@ -15,5 +21,5 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq libopenblas-dev liblapacke-dev >/dev/null
-echo "install-deps: installed libopenblas-dev and liblapacke-dev"
+$SUDO apt-get install -y -qq "${packages[@]}" >/dev/null
+echo "install-deps: installed ${packages[*]}"

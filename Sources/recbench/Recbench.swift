@@ -12,7 +12,7 @@ struct Recbench: ParsableCommand {
             item for every user and reports Recall, MRR, NDCG, Hit, Precision, MAP @K.
             """,
         version: recbenchVersion,
-        subcommands: [Run.self, Sweep.self, Convert.self, Sample.self, Models.self, Bench.self])
+        subcommands: [Run.self, Sweep.self, ReportCommand.self, Convert.self, Sample.self, Models.self, Bench.self])
 }
 
 /// Options every command that logs shares.

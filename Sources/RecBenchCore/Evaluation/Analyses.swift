@@ -9,6 +9,7 @@
 /// - `repeat_recall@K`: mean over users with ≥ 1 repeat positive of repeat hits / repeat
 ///   positives; `new_recall@K` likewise for new positives.
 /// - `repeat_positive_share`: repeat positives / all positives (independent of K).
+/// - `item_coverage@K`: ItemCoverage, always computed (the evaluator adds it).
 public enum Analyses {
     /// One user's counts at one cutoff.
     public struct UserHits: Sendable {

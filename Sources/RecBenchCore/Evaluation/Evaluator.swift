@@ -170,6 +170,7 @@ public enum Evaluator {
                                   hits: Int(hitCounts[(slot * cutoffCount + c) * 2]), repeatHits: Int(hitCounts[(slot * cutoffCount + c) * 2 + 1]))
             }
             analyses.merge(Analyses.summarize(perUser, k: k)) { _, new in new }
+            analyses["item_coverage@\(k)"] = ItemCoverage.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
         }
         return EvaluationResult(
             part: part, historyMask: mask, keys: settings.keys, values: values, users: users, perUser: perUser,

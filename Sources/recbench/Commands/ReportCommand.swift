@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import RecBenchCore
+
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Tabulate a folder of results (Markdown, CSV, JSON, LaTeX or an HTML page with charts).",
+        discussion: """
+            Groups runs by dataset and history mask; one row per run with recall, mrr, ndcg, \
+            hit and precision at the cutoff, the repeat-vs-new analyses and coverage, the model \
+            type and seconds. Best values are bold (md, latex, html). --significance adds \
+            pairwise paired tests on per-user values.
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case md, csv, json, latex, html }
+    enum Test: String, ExpressibleByArgument, CaseIterable { case t, wilcoxon }
+
+    @Argument(help: "The results folder.")
+    var directory = "results"
+
+    @Option(help: "Output format.")
+    var format: Format = .md
+
+    @Option(help: "Sort key (a test metric or analysis), e.g. ndcg@10; descending.")
+    var sort: String?
+
+    @Option(help: "The cutoff K of the columns (default: the smallest in the results).")
+    var k: Int?
+
+    @Option(name: .shortAndLong, help: "Write to this file (atomically) instead of stdout.")
+    var output: String?
+
+    @Option(help: "Add pairwise significance tests on per-user values of this metric, e.g. ndcg@10 (md output).")
+    var significance: String?
+
+    @Option(help: "The paired test for --significance.")
+    var test: Test = .t
+
+    @Option(help: "Multiple-testing correction for --significance.")
+    var correction: Significance.Correction = .holm
+
+    func run() throws {
+        try reportingErrors {
+            let report = try Report.load(directory: directory, k: k, sortKey: sort)
+            var text: String
+            switch format {
+            case .md: text = report.markdown()
+            case .csv: text = report.csv()
+            case .json: text = try report.json()
+            case .latex: text = report.latex()
+            case .html: text = report.html()
+            }
+            if let metric = significance?.lowercased() {
+                let comparisons = try report.significance(metric: metric, test: test.rawValue, correction: correction)
+                text += "\n" + Report.markdown(comparisons, metric: metric, test: test.rawValue, correction: correction)
+            }
+            if let output {
+                try ResultStore.writeAtomically(Data(text.utf8), to: output)
+                Terminal.out(output)
+            } else {
+                Terminal.out(text.hasSuffix("\n") ? String(text.dropLast()) : text)
+            }
+        }
+    }
+}
+
+extension Significance.Correction: ExpressibleByArgument {}
