@@ -53,7 +53,7 @@ struct Workspace {
 
     /// Run records under the results folder (none must appear after a failed run).
     var resultFiles: [String] {
-        allFiles.filter { $0.hasSuffix(".json") && !$0.hasSuffix(".peruser.json") }
+        allFiles.filter { $0.hasSuffix(".json") && !$0.hasSuffix(".peruser.json") && !$0.hasSuffix(".failed.json") }
     }
 
     /// Every file under the results folder.

@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+
+/// `recbench sweep` and `recbench report` through the real binary.
+@Suite(.serialized) struct SweepCLITests {
+    let sweep = ["sweep", "--config", "run.yml", "--models", "Pop,ItemKNN,EASE", "--set", "k=1,2,3", "--set", "reg_weight=1,10,100"]
+
+    /// run_key → (test metrics, finished_at) of every stored record.
+    func records(_ w: Workspace) throws -> [String: ([String: Double], String)] {
+        var out: [String: ([String: Double], String)] = [:]
+        for file in w.resultFiles {
+            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: w.root + "/out/" + file))) as! [String: Any]
+            out[object["run_key"] as! String] = (object["test"] as! [String: Double], object["finished_at"] as! String)
+        }
+        return out
+    }
+
+    @Test func killedThreeTimesTheSweepResumesToTheSameResults() throws {
+        let reference = try Workspace()
+        let full = try reference.run(sweep)
+        #expect(full.status == 0, "\(full.stderr)")
+        let expected = try records(reference)
+        #expect(expected.count == 7)   // Pop 1 + ItemKNN 3 + EASE 3 (grid keys a model lacks collapse)
+
+        let w = try Workspace()
+        var finishedBefore: [String: String] = [:]
+        for target in [1, 3, 5] {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: CLI.binary)
+            p.arguments = sweep
+            p.currentDirectoryURL = URL(fileURLWithPath: w.root)
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            let deadline = Date().addingTimeInterval(60)
+            while w.resultFiles.count < target && p.isRunning && Date() < deadline { usleep(5_000) }
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            usleep(300_000)   // let an orphaned child finish writing (atomically) or not
+            for (key, value) in try records(w) { finishedBefore[key] = finishedBefore[key] ?? value.1 }
+        }
+        #expect(!finishedBefore.isEmpty && finishedBefore.count < 7, "the kills should interrupt the sweep")
+        let resumed = try w.run(sweep)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stdout.contains("already done"))
+        let final = try records(w)
+        #expect(Set(final.keys) == Set(expected.keys))
+        for (key, value) in final { #expect(value.0 == expected[key]?.0, "metrics differ for \(key)") }
+        // No run that had finished was computed again.
+        for (key, finishedAt) in finishedBefore { #expect(final[key]?.1 == finishedAt, "\(key) was recomputed") }
+        // A complete sweep reruns nothing.
+        let again = try w.run(sweep)
+        #expect(again.stdout.contains("0 run now, 7 already done"))
+    }
+
+    @Test func aFailingRunIsRecordedAndTheSweepGoesOn() throws {
+        // Item z occurs only in one user's last (test) row: with reg_weight 0 EASE's Gram
+        // matrix is singular, so that run fails; the others must still finish.
+        var rows = "user_id:token\titem_id:token\ttimestamp:float\n"
+        for u in 0..<6 { for i in 0..<5 where (u + i) % 3 != 0 { rows += "u\(u)\ti\(i)\t\(u * 10 + i)\n" } }
+        rows += "u0\tz\t99\n"
+        let w = try Workspace(inter: rows)
+        let out = try w.run(["sweep", "--config", "run.yml", "--models", "Pop,EASE", "--set", "reg_weight=0,10"])
+        #expect(out.status == 1)
+        #expect(out.stderr.contains("FAILED"))
+        #expect(out.stdout.contains("1 failed"))
+        #expect(w.resultFiles.count == 2)   // Pop and EASE reg_weight=10
+        #expect(w.allFiles.contains { $0.hasSuffix(".failed.json") })
+        let report = try w.run(["report", "out"])
+        #expect(report.stdout.contains("Failed runs") && report.stdout.contains("EASE"))
+    }
+
+    @Test func reportFormatsAndPerUserExport() throws {
+        let w = try Workspace()
+        #expect(try w.run(["sweep", "--config", "run.yml", "--models", "Pop,EASE"]).status == 0)
+        let md = try w.run(["report", "out", "--significance", "ndcg@2", "--test", "wilcoxon"])
+        #expect(md.status == 0, "\(md.stderr)")
+        #expect(md.stdout.contains("| model | recall@2 |"))
+        #expect(md.stdout.contains("Wilcoxon"))
+        let csv = try w.run(["report", "out", "--format", "csv"])
+        #expect(csv.stdout.split(separator: "\n").count == 3)   // header + 2 runs
+        let json = try w.run(["report", "out", "--format", "json"])
+        #expect((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["groups"] != nil)
+        let latex = try w.run(["report", "out", "--format", "latex"])
+        #expect(latex.stdout.contains("\\begin{tabular}") && latex.stdout.contains("\\textbf{"))
+        let html = try w.run(["report", "out", "--format", "html", "-o", "page.html"])
+        #expect(html.status == 0)
+        let page = try String(contentsOfFile: w.root + "/page.html", encoding: .utf8)
+        #expect(page.components(separatedBy: "<svg").count - 1 == 5)   // four analyses + timing
+        #expect(!page.contains("http://") && !page.contains("https://"))   // self-contained
+
+        let run = try w.run(["run", "--model", "EASE", "--config", "run.yml", "--per-user"])
+        #expect(run.status == 0)
+        let csvFile = w.allFiles.first { $0.hasSuffix(".users.csv") }
+        #expect(csvFile != nil)
+        let lines = try String(contentsOfFile: w.root + "/out/" + csvFile!, encoding: .utf8).split(separator: "\n")
+        #expect(lines.first == "split,user,metric,value")
+        #expect(lines.dropFirst().allSatisfy { $0.split(separator: ",")[1].hasPrefix("u") })   // keyed by the user token
+        #expect(w.allFiles.contains { $0.hasSuffix(".users.jsonl") })
+    }
+}
