@@ -53,6 +53,16 @@ import Testing
         #expect(again.stdout.contains("0 run now, 7 already done"))
     }
 
+    @Test func parallelJobsStoreTheSameResults() throws {
+        let serial = try Workspace(), parallel = try Workspace()
+        #expect(try serial.run(sweep).status == 0)
+        let out = try parallel.run(sweep + ["--jobs", "3"])
+        #expect(out.status == 0, "\(out.stderr)")
+        let a = try records(serial), b = try records(parallel)
+        #expect(Set(a.keys) == Set(b.keys))
+        for (key, value) in a { #expect(b[key]?.0 == value.0) }
+    }
+
     @Test func aFailingRunIsRecordedAndTheSweepGoesOn() throws {
         // Item z occurs only in one user's last (test) row: with reg_weight 0 EASE's Gram
         // matrix is singular, so that run fails; the others must still finish.
