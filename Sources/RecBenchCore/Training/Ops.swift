@@ -1,0 +1,389 @@
+import Foundation
+
+/// Elementwise helpers over matrices of one shape.
+@inline(__always)
+func zipMap(_ a: Matrix, _ b: Matrix, _ f: (Float, Float) -> Float) -> Matrix {
+    precondition(a.rows == b.rows && a.columns == b.columns, "shape \(a.rows)×\(a.columns) vs \(b.rows)×\(b.columns)")
+    var out = Matrix(rows: a.rows, columns: a.columns)
+    out.values.withUnsafeMutableBufferPointer { o in
+        a.values.withUnsafeBufferPointer { x in b.values.withUnsafeBufferPointer { y in
+            for i in 0..<o.count { o[i] = f(x[i], y[i]) }
+        } }
+    }
+    return out
+}
+
+@inline(__always)
+func map(_ a: Matrix, _ f: (Float) -> Float) -> Matrix {
+    var out = Matrix(rows: a.rows, columns: a.columns)
+    out.values.withUnsafeMutableBufferPointer { o in
+        a.values.withUnsafeBufferPointer { x in for i in 0..<o.count { o[i] = f(x[i]) } }
+    }
+    return out
+}
+
+@inline(__always)
+func sigmoid(_ x: Float) -> Float { x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)) }
+
+/// log(2π), for Gaussian densities.
+let logTwoPi = Float(log(2 * Double.pi))
+
+extension Tape {
+    // MARK: Products
+
+    /// a · b (BLAS sgemm).
+    public func matmul(_ a: Variable, _ b: Variable) -> Variable {
+        let out = Variable(BLAS.gemm(a.value, b.value), requiresGrad: a.requiresGrad || b.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            if a.requiresGrad { a.accumulate(BLAS.gemm(g, b.value, transposeB: true)) }
+            if b.requiresGrad {
+                b.accumulate { grad in BLAS.gemm(a.value, transposeA: true, g, alpha: 1, beta: 1, into: &grad) }
+            }
+        }
+    }
+
+    /// x · w for a constant sparse x (an input layer): the forward costs nnz(x)·columns and
+    /// so does the weight gradient xᵀ·g, which touches only the rows of w that x uses.
+    public func sparseMatmul(_ x: SparseMatrix, _ w: Variable) -> Variable {
+        var value = Matrix(rows: x.rows, columns: w.value.columns)
+        x.multiply(rows: Array(0..<Int32(x.rows))[...], by: w.value, into: &value)
+        let out = Variable(value, requiresGrad: w.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            let n = g.columns
+            w.accumulate { grad in
+                grad.values.withUnsafeMutableBufferPointer { d in
+                    g.values.withUnsafeBufferPointer { gp in
+                        for r in 0..<x.rows {
+                            for e in x.entries(ofRow: r) {
+                                let v = x.values[e], row = Int(x.columnIndices[e]) * n
+                                for j in 0..<n { d[row + j] += v * gp[r * n + j] }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: Sums and broadcasts
+
+    /// a + b (same shape).
+    public func add(_ a: Variable, _ b: Variable) -> Variable {
+        let out = Variable(zipMap(a.value, b.value, +), requiresGrad: a.requiresGrad || b.requiresGrad)
+        return record(out) {
+            if a.requiresGrad { a.accumulate(out.grad!) }
+            if b.requiresGrad { b.accumulate(out.grad!) }
+        }
+    }
+
+    /// a − b (same shape).
+    public func sub(_ a: Variable, _ b: Variable) -> Variable {
+        let out = Variable(zipMap(a.value, b.value, -), requiresGrad: a.requiresGrad || b.requiresGrad)
+        return record(out) {
+            if a.requiresGrad { a.accumulate(out.grad!) }
+            if b.requiresGrad { b.accumulate(map(out.grad!, -)) }
+        }
+    }
+
+    /// a ⊙ b (elementwise, same shape).
+    public func mul(_ a: Variable, _ b: Variable) -> Variable {
+        let out = Variable(zipMap(a.value, b.value, *), requiresGrad: a.requiresGrad || b.requiresGrad)
+        return record(out) {
+            if a.requiresGrad { a.accumulate(zipMap(out.grad!, b.value, *)) }
+            if b.requiresGrad { b.accumulate(zipMap(out.grad!, a.value, *)) }
+        }
+    }
+
+    /// s · a + c for constants s, c.
+    public func affine(_ a: Variable, scale s: Float, shift c: Float = 0) -> Variable {
+        let out = Variable(map(a.value) { s * $0 + c }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(map(out.grad!) { s * $0 }) }
+    }
+
+    /// a + bias, the 1 × n `bias` added to every row.
+    public func addBias(_ a: Variable, _ bias: Variable) -> Variable {
+        precondition(bias.value.rows == 1 && bias.value.columns == a.value.columns, "addBias: bias must be 1×\(a.value.columns)")
+        let n = a.value.columns
+        var value = a.value
+        value.values.withUnsafeMutableBufferPointer { v in
+            bias.value.values.withUnsafeBufferPointer { b in for i in 0..<v.count { v[i] += b[i % n] } }
+        }
+        let out = Variable(value, requiresGrad: a.requiresGrad || bias.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            if a.requiresGrad { a.accumulate(g) }
+            if bias.requiresGrad { bias.accumulate(columnSums(g)) }
+        }
+    }
+
+    /// Each row r scaled by the constant `weights[r]`.
+    public func scaleRows(_ a: Variable, by weights: [Float]) -> Variable {
+        precondition(weights.count == a.value.rows, "scaleRows: one weight per row")
+        let n = a.value.columns
+        var value = a.value
+        for r in 0..<value.rows { for j in 0..<n { value.values[r * n + j] *= weights[r] } }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) {
+            var g = out.grad!
+            for r in 0..<g.rows { for j in 0..<n { g.values[r * n + j] *= weights[r] } }
+            a.accumulate(g)
+        }
+    }
+
+    /// Columns `range` of a.
+    public func columns(_ a: Variable, _ range: Range<Int>) -> Variable {
+        let n = a.value.columns, m = range.count
+        var value = Matrix(rows: a.value.rows, columns: m)
+        for r in 0..<a.value.rows { for j in 0..<m { value.values[r * m + j] = a.value.values[r * n + range.lowerBound + j] } }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            a.accumulate { grad in
+                for r in 0..<g.rows { for j in 0..<m { grad.values[r * n + range.lowerBound + j] += g.values[r * m + j] } }
+            }
+        }
+    }
+
+    /// Row sums: rows × 1.
+    public func sumRows(_ a: Variable) -> Variable {
+        let n = a.value.columns
+        var value = Matrix(rows: a.value.rows, columns: 1)
+        for r in 0..<a.value.rows {
+            var s = 0.0
+            for j in 0..<n { s += Double(a.value.values[r * n + j]) }
+            value.values[r] = Float(s)
+        }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            var d = Matrix(rows: a.value.rows, columns: n)
+            for r in 0..<d.rows { for j in 0..<n { d.values[r * n + j] = g.values[r] } }
+            a.accumulate(d)
+        }
+    }
+
+    /// The mean of every element: 1 × 1.
+    public func mean(_ a: Variable) -> Variable {
+        let count = Float(a.value.values.count)
+        let total = a.value.values.reduce(0.0) { $0 + Double($1) }
+        let out = Variable(Matrix(rows: 1, columns: 1, values: [Float(total / Double(count))]), requiresGrad: a.requiresGrad)
+        return record(out) {
+            let g = out.grad!.values[0] / count
+            a.accumulate(Matrix(rows: a.value.rows, columns: a.value.columns, repeating: g))
+        }
+    }
+
+    // MARK: Nonlinearities
+
+    /// tanh(a).
+    public func tanh(_ a: Variable) -> Variable {
+        let out = Variable(map(a.value) { Foundation.tanh($0) }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(zipMap(out.grad!, out.value) { g, y in g * (1 - y * y) }) }
+    }
+
+    /// swish(a) = a · σ(a).
+    public func swish(_ a: Variable) -> Variable {
+        let out = Variable(map(a.value) { $0 * sigmoid($0) }, requiresGrad: a.requiresGrad)
+        return record(out) {
+            a.accumulate(zipMap(out.grad!, a.value) { g, x in
+                let s = sigmoid(x)
+                return g * (s + x * s * (1 - s))
+            })
+        }
+    }
+
+    /// log σ(a), computed stably.
+    public func logSigmoid(_ a: Variable) -> Variable {
+        let out = Variable(map(a.value) { x in min(x, 0) - log1p(Foundation.exp(-abs(x))) }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(zipMap(out.grad!, a.value) { g, x in g * sigmoid(-x) }) }
+    }
+
+    /// exp(a).
+    public func exp(_ a: Variable) -> Variable {
+        let out = Variable(map(a.value) { Foundation.exp($0) }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(zipMap(out.grad!, out.value, *)) }
+    }
+
+    /// a².
+    public func square(_ a: Variable) -> Variable {
+        let out = Variable(map(a.value) { $0 * $0 }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(zipMap(out.grad!, a.value) { g, x in 2 * x * g }) }
+    }
+
+    /// Row-wise layer normalisation with a learned 1 × n scale and shift (biased variance,
+    /// `eps` added to it, as torch's LayerNorm).
+    public func layerNorm(_ a: Variable, scale gamma: Variable, shift beta: Variable, eps: Float) -> Variable {
+        let rows = a.value.rows, n = a.value.columns
+        var normalized = Matrix(rows: rows, columns: n)
+        var inverseStd = [Float](repeating: 0, count: rows)
+        for r in 0..<rows {
+            var mean = 0.0, sq = 0.0
+            for j in 0..<n { mean += Double(a.value.values[r * n + j]) }
+            mean /= Double(n)
+            for j in 0..<n { let d = Double(a.value.values[r * n + j]) - mean; sq += d * d }
+            let inv = Float(1 / (sq / Double(n) + Double(eps)).squareRoot())
+            inverseStd[r] = inv
+            for j in 0..<n { normalized.values[r * n + j] = (a.value.values[r * n + j] - Float(mean)) * inv }
+        }
+        var value = normalized
+        for r in 0..<rows { for j in 0..<n { value.values[r * n + j] = normalized.values[r * n + j] * gamma.value.values[j] + beta.value.values[j] } }
+        let out = Variable(value, requiresGrad: a.requiresGrad || gamma.requiresGrad || beta.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            if gamma.requiresGrad { gamma.accumulate(columnSums(zipMap(g, normalized, *))) }
+            if beta.requiresGrad { beta.accumulate(columnSums(g)) }
+            guard a.requiresGrad else { return }
+            var d = Matrix(rows: rows, columns: n)
+            for r in 0..<rows {
+                var sum = 0.0, dot = 0.0
+                for j in 0..<n {
+                    let dxhat = Double(g.values[r * n + j] * gamma.value.values[j])
+                    sum += dxhat; dot += dxhat * Double(normalized.values[r * n + j])
+                }
+                let k = Double(inverseStd[r]) / Double(n)
+                for j in 0..<n {
+                    let dxhat = Double(g.values[r * n + j] * gamma.value.values[j])
+                    d.values[r * n + j] = Float(k * (Double(n) * dxhat - sum - Double(normalized.values[r * n + j]) * dot))
+                }
+            }
+            a.accumulate(d)
+        }
+    }
+
+    /// Row-wise log-softmax.
+    public func logSoftmax(_ a: Variable) -> Variable {
+        let rows = a.value.rows, n = a.value.columns
+        var value = a.value
+        for r in 0..<rows {
+            var top = -Float.infinity
+            for j in 0..<n { top = max(top, value.values[r * n + j]) }
+            var s = 0.0
+            for j in 0..<n { s += Foundation.exp(Double(value.values[r * n + j] - top)) }
+            let lse = top + Float(Foundation.log(s))
+            for j in 0..<n { value.values[r * n + j] -= lse }
+        }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            var d = g
+            for r in 0..<rows {
+                var s = 0.0
+                for j in 0..<n { s += Double(g.values[r * n + j]) }
+                for j in 0..<n { d.values[r * n + j] -= Float(s) * Foundation.exp(out.value.values[r * n + j]) }
+            }
+            a.accumulate(d)
+        }
+    }
+
+    /// Σ_j a[r, j] · x[r, j] for a constant sparse x: rows × 1 (the multinomial
+    /// log-likelihood of a log-softmax output against a user's items).
+    public func sparseRowDot(_ a: Variable, _ x: SparseMatrix) -> Variable {
+        precondition(x.rows == a.value.rows && x.columns == a.value.columns, "sparseRowDot: shapes differ")
+        let n = a.value.columns
+        var value = Matrix(rows: x.rows, columns: 1)
+        for r in 0..<x.rows {
+            var s = 0.0
+            for e in x.entries(ofRow: r) { s += Double(a.value.values[r * n + Int(x.columnIndices[e])] * x.values[e]) }
+            value.values[r] = Float(s)
+        }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            a.accumulate { grad in
+                for r in 0..<x.rows { for e in x.entries(ofRow: r) { grad.values[r * n + Int(x.columnIndices[e])] += g.values[r] * x.values[e] } }
+            }
+        }
+    }
+
+    /// The Gaussian log-density log N(x; μ, exp(logvar)), elementwise.
+    public func logNormalDensity(_ x: Variable, mean mu: Variable, logVariance lv: Variable) -> Variable {
+        let n = x.value.values.count
+        precondition(mu.value.values.count == n && lv.value.values.count == n, "logNormalDensity: shapes differ")
+        var value = Matrix(rows: x.value.rows, columns: x.value.columns)
+        for i in 0..<n {
+            let d = x.value.values[i] - mu.value.values[i]
+            value.values[i] = -0.5 * (lv.value.values[i] + logTwoPi + d * d * Foundation.exp(-lv.value.values[i]))
+        }
+        let out = Variable(value, requiresGrad: x.requiresGrad || mu.requiresGrad || lv.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            var dx = Matrix(rows: x.value.rows, columns: x.value.columns), dl = dx
+            for i in 0..<n {
+                let d = x.value.values[i] - mu.value.values[i]
+                let inv = Foundation.exp(-lv.value.values[i])
+                dx.values[i] = -g.values[i] * d * inv
+                dl.values[i] = -0.5 * g.values[i] * (1 - d * d * inv)
+            }
+            if x.requiresGrad { x.accumulate(dx) }
+            if mu.requiresGrad { mu.accumulate(map(dx, -)) }
+            if lv.requiresGrad { lv.accumulate(dl) }
+        }
+    }
+
+    /// log Σ_i exp(terms[i]), elementwise over same-shaped terms.
+    public func logSumExp(_ terms: [Variable]) -> Variable {
+        let n = terms[0].value.values.count
+        var value = Matrix(rows: terms[0].value.rows, columns: terms[0].value.columns)
+        for i in 0..<n {
+            var top = -Float.infinity
+            for t in terms { top = max(top, t.value.values[i]) }
+            var s: Float = 0
+            for t in terms { s += Foundation.exp(t.value.values[i] - top) }
+            value.values[i] = top + Foundation.log(s)
+        }
+        let out = Variable(value, requiresGrad: terms.contains { $0.requiresGrad })
+        return record(out) {
+            let g = out.grad!
+            for t in terms where t.requiresGrad {
+                t.accumulate(zipMap(g, zipMap(t.value, out.value, -)) { gi, d in gi * Foundation.exp(d) })
+            }
+        }
+    }
+
+    // MARK: Embeddings
+
+    /// Rows `indices` of `table` (an embedding lookup); the gradient scatter-adds back.
+    public func gather(_ table: Variable, rows indices: [Int32]) -> Variable {
+        let d = table.value.columns
+        var value = Matrix(rows: indices.count, columns: d)
+        for (r, i) in indices.enumerated() { for j in 0..<d { value.values[r * d + j] = table.value.values[Int(i) * d + j] } }
+        let out = Variable(value, requiresGrad: table.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            table.accumulate { grad in
+                for (r, i) in indices.enumerated() { for j in 0..<d { grad.values[Int(i) * d + j] += g.values[r * d + j] } }
+            }
+        }
+    }
+
+    /// Σ_j a[r, j] · b[r, j]: rows × 1.
+    public func rowDot(_ a: Variable, _ b: Variable) -> Variable {
+        let n = a.value.columns
+        var value = Matrix(rows: a.value.rows, columns: 1)
+        for r in 0..<a.value.rows {
+            var s: Float = 0
+            for j in 0..<n { s += a.value.values[r * n + j] * b.value.values[r * n + j] }
+            value.values[r] = s
+        }
+        let out = Variable(value, requiresGrad: a.requiresGrad || b.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            func scaled(_ m: Matrix) -> Matrix {
+                var d = m
+                for r in 0..<d.rows { for j in 0..<n { d.values[r * n + j] *= g.values[r] } }
+                return d
+            }
+            if a.requiresGrad { a.accumulate(scaled(b.value)) }
+            if b.requiresGrad { b.accumulate(scaled(a.value)) }
+        }
+    }
+}
+
+/// Column sums as a 1 × n matrix.
+func columnSums(_ m: Matrix) -> Matrix {
+    var s = Matrix(rows: 1, columns: m.columns)
+    for r in 0..<m.rows { for j in 0..<m.columns { s.values[j] += m.values[r * m.columns + j] } }
+    return s
+}

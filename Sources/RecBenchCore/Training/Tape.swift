@@ -1,0 +1,61 @@
+/// A node of the computation: a value, its gradient, and whether gradients flow to it.
+/// Reference type on purpose — ops link nodes into a graph — and local to one training step.
+public final class Variable {
+    /// The forward value.
+    public var value: Matrix
+    /// d(loss)/d(value), allocated on first accumulation.
+    public private(set) var grad: Matrix?
+    /// Whether a gradient is wanted for this node (a parameter, or anything computed from one).
+    public let requiresGrad: Bool
+
+    /// A node over `value`.
+    public init(_ value: Matrix, requiresGrad: Bool = false) {
+        self.value = value
+        self.requiresGrad = requiresGrad
+    }
+
+    /// Adds `g` to the gradient (gradients accumulate: a node used twice gets both).
+    func accumulate(_ g: Matrix) {
+        precondition(g.rows == value.rows && g.columns == value.columns, "gradient shape \(g.rows)×\(g.columns) ≠ value \(value.rows)×\(value.columns)")
+        if grad == nil { grad = g; return }
+        grad!.values.withUnsafeMutableBufferPointer { d in
+            g.values.withUnsafeBufferPointer { s in for i in 0..<d.count { d[i] += s[i] } }
+        }
+    }
+
+    /// Adds `g` to the gradient through a closure on the (zero-initialised) buffer, for
+    /// sparse accumulations (scatter-add) without building a dense temporary.
+    func accumulate(_ body: (inout Matrix) -> Void) {
+        if grad == nil { grad = Matrix(rows: value.rows, columns: value.columns) }
+        body(&grad!)
+    }
+}
+
+/// Reverse-mode autodiff: ops record pullbacks in execution order; `backward` runs them in
+/// reverse (micrograd's design over matrices).
+public final class Tape {
+    private var pullbacks: [() -> Void] = []
+
+    /// An empty tape.
+    public init() {}
+
+    /// A trainable leaf (gradient wanted).
+    public func parameter(_ value: Matrix) -> Variable { Variable(value, requiresGrad: true) }
+
+    /// A constant leaf (no gradient).
+    public func constant(_ value: Matrix) -> Variable { Variable(value) }
+
+    /// Records the result of an op: `pullback` runs during `backward` when `output` needs a gradient.
+    func record(_ output: Variable, _ pullback: @escaping () -> Void) -> Variable {
+        if output.requiresGrad { pullbacks.append(pullback) }
+        return output
+    }
+
+    /// d(loss)/d(every node): seeds the 1×1 `loss` with 1 and runs the pullbacks in reverse.
+    public func backward(_ loss: Variable) {
+        precondition(loss.value.rows == 1 && loss.value.columns == 1, "backward needs a scalar loss")
+        loss.accumulate(Matrix(rows: 1, columns: 1, repeating: 1))
+        for pullback in pullbacks.reversed() { pullback() }
+        pullbacks.removeAll()
+    }
+}

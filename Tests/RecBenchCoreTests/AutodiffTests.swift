@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+import RecBenchCore
+
+/// Every op's gradient against central differences of loss = mean(op(inputs) ⊙ R) with a
+/// random R, the numeric side evaluated in Double from float32 forwards.
+@Suite(.serialized) struct AutodiffTests {
+    init() { BLAS.setThreadCount(1) }
+
+    /// Checks d loss / d inputs[k] for every k in `differentiable`.
+    func check(_ inputs: [Matrix], differentiable: Set<Int>? = nil, seed: UInt64 = 1,
+               _ build: (Tape, [Variable]) -> Variable, file: String = #function) {
+        // The loss weights R, fixed per check.
+        let probe = build(Tape(), inputs.map { Variable($0) })
+        let r = Fixtures.randomMatrix(rows: probe.value.rows, columns: probe.value.columns, seed: seed + 100)
+        func loss(_ xs: [Matrix]) -> Double {
+            let out = build(Tape(), xs.map { Variable($0) }).value
+            var s = 0.0
+            for i in 0..<out.values.count { s += Double(out.values[i]) * Double(r.values[i]) }
+            return s / Double(out.values.count)
+        }
+        let tape = Tape()
+        let variables = inputs.enumerated().map { i, m in (differentiable?.contains(i) ?? true) ? tape.parameter(m) : tape.constant(m) }
+        let out = build(tape, variables)
+        tape.backward(tape.mean(tape.mul(out, tape.constant(r))))
+        let eps: Float = 1e-2
+        for (k, input) in inputs.enumerated() where differentiable?.contains(k) ?? true {
+            let analytic = variables[k].grad ?? Matrix(rows: input.rows, columns: input.columns)
+            for i in 0..<input.values.count {
+                var plus = inputs, minus = inputs
+                plus[k].values[i] += eps
+                minus[k].values[i] -= eps
+                let numeric = (loss(plus) - loss(minus)) / Double(2 * eps)
+                let a = Double(analytic.values[i])
+                #expect(abs(a - numeric) <= 2e-3 + 2e-2 * abs(numeric), "\(file): input \(k)[\(i)] analytic \(a) numeric \(numeric)")
+            }
+        }
+    }
+
+    func m(_ rows: Int, _ cols: Int, _ seed: UInt64, scale: Float = 1) -> Matrix {
+        var x = Fixtures.randomMatrix(rows: rows, columns: cols, seed: seed)
+        for i in 0..<x.values.count { x.values[i] *= scale }
+        return x
+    }
+
+    @Test func matmul() { check([m(3, 4, 1), m(4, 2, 2)]) { t, v in t.matmul(v[0], v[1]) } }
+
+    @Test func sparseMatmul() {
+        let x = SparseMatrix(rows: 3, columns: 4, rowIndices: [0, 0, 1, 2, 2], columnIndices: [0, 3, 1, 2, 3], values: [0.5, -1, 2, 1, 0.25])
+        check([m(4, 3, 3)]) { t, v in t.sparseMatmul(x, v[0]) }
+    }
+
+    @Test func addSubMulAffine() {
+        check([m(2, 3, 4), m(2, 3, 5)]) { t, v in t.add(v[0], v[1]) }
+        check([m(2, 3, 4), m(2, 3, 5)]) { t, v in t.sub(v[0], v[1]) }
+        check([m(2, 3, 4), m(2, 3, 5)]) { t, v in t.mul(v[0], v[1]) }
+        check([m(2, 3, 4)]) { t, v in t.affine(v[0], scale: -1.5, shift: 0.3) }
+    }
+
+    @Test func broadcastsAndReductions() {
+        check([m(3, 4, 6), m(1, 4, 7)]) { t, v in t.addBias(v[0], v[1]) }
+        check([m(3, 4, 8)]) { t, v in t.scaleRows(v[0], by: [0.5, -2, 3]) }
+        check([m(3, 5, 9)]) { t, v in t.columns(v[0], 1..<4) }
+        check([m(3, 4, 10)]) { t, v in t.sumRows(v[0]) }
+        check([m(3, 4, 11)]) { t, v in t.mean(v[0]) }
+    }
+
+    @Test func nonlinearities() {
+        check([m(3, 4, 12, scale: 2)]) { t, v in t.tanh(v[0]) }
+        check([m(3, 4, 13, scale: 2)]) { t, v in t.swish(v[0]) }
+        check([m(3, 4, 14, scale: 3)]) { t, v in t.logSigmoid(v[0]) }
+        check([m(3, 4, 15)]) { t, v in t.exp(v[0]) }
+        check([m(3, 4, 16)]) { t, v in t.square(v[0]) }
+    }
+
+    @Test func layerNorm() {
+        check([m(3, 5, 17, scale: 2), m(1, 5, 18), m(1, 5, 19)]) { t, v in t.layerNorm(v[0], scale: v[1], shift: v[2], eps: 0.1) }
+    }
+
+    @Test func logSoftmaxAndSparseRowDot() {
+        check([m(3, 5, 20, scale: 2)]) { t, v in t.logSoftmax(v[0]) }
+        let x = SparseMatrix(rows: 3, columns: 5, rowIndices: [0, 1, 1, 2], columnIndices: [4, 0, 2, 3], values: [1, 1, 0.5, 2])
+        check([m(3, 5, 21)]) { t, v in t.sparseRowDot(t.logSoftmax(v[0]), x) }
+    }
+
+    @Test func gaussianDensityAndLogSumExp() {
+        check([m(2, 3, 22), m(2, 3, 23), m(2, 3, 24, scale: 0.5)]) { t, v in t.logNormalDensity(v[0], mean: v[1], logVariance: v[2]) }
+        check([m(2, 3, 25), m(2, 3, 26), m(2, 3, 27)]) { t, v in t.logSumExp([v[0], v[1], v[2]]) }
+    }
+
+    @Test func embeddings() {
+        check([m(4, 3, 28)]) { t, v in t.gather(v[0], rows: [2, 0, 2, 3]) }   // row 2 twice: gradients add
+        check([m(3, 4, 29), m(3, 4, 30)]) { t, v in t.rowDot(v[0], v[1]) }
+    }
+
+    @Test func aNodeUsedTwiceAccumulatesBothPaths() {
+        // y = x ⊙ x through mul: dy/dx = 2x, which needs both pullbacks to add up.
+        check([m(2, 3, 31)]) { t, v in t.mul(v[0], v[0]) }
+    }
+
+    @Test func constantsGetNoGradient() {
+        let tape = Tape()
+        let a = tape.parameter(m(2, 2, 32)), b = tape.constant(m(2, 2, 33))
+        tape.backward(tape.mean(tape.matmul(a, b)))
+        #expect(a.grad != nil && b.grad == nil)
+    }
+}
