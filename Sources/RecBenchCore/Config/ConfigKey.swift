@@ -74,7 +74,7 @@ public enum ConfigKeys {
         ConfigKey("stopping_step", "int", .int(10), "Stop after this many validations without improvement (learned models)."),
         ConfigKey("train_neg_sample_args", "map or null", .map(["distribution": .string("uniform"), "sample_num": .int(1)]), "Negative sampling for pairwise models: `{distribution: uniform, sample_num: N}`."),
         ConfigKey("clip_grad_norm", "map or null", .null, "Gradient clipping for learned models, e.g. `{max_norm: 5}`."),
-        ConfigKey("checkpoint_dir", "str", .string("saved"), "Where learned models keep their best parameters."),
+        ConfigKey("checkpoint_dir", "str or null", .null, "Folder where learned models also write their best parameters (null: in memory only)."),
         // Run
         ConfigKey("model", "str", .null, "Model to run when `--model` is not given."),
         ConfigKey("seed", "int", .int(2020), "Seed for every random choice (split order RO, sampling, initialisation)."),

@@ -62,7 +62,7 @@ public enum Evaluator {
 
     /// Evaluates `scorer` on `part` of `split`.
     public static func evaluate(
-        _ scorer: some Scorer, split: SplitData, part: SplitPart, settings: EvaluationSettings
+        _ scorer: any Scorer, split: SplitData, part: SplitPart, settings: EvaluationSettings
     ) -> EvaluationResult {
         let started = Date()
         let positives = positives(of: part, in: split)

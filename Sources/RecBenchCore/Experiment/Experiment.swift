@@ -32,6 +32,8 @@ public struct ExperimentPlan: Sendable {
     public let data: DataSettings
     public let split: SplitSettings
     public let evaluation: EvaluationSettings
+    /// Epochs, optimiser, early stopping (used by learned models).
+    public let training: TrainingSettings
     /// The model's parameters as resolved.
     public let parameters: ModelParameters
     /// Seed, threads, output folder.
@@ -53,6 +55,16 @@ public struct RunOutcome: Sendable {
     public let test: EvaluationResult
     /// Per-user values keyed by user token.
     public let perUser: PerUserResults
+}
+
+/// Time since the first batch of the current epoch (for batch ETAs).
+final class BatchClock: @unchecked Sendable {
+    // Touched only from the training thread, one batch at a time.
+    private var start = ContinuousClock.now
+    func elapsed(restartingWhen restart: Bool) -> Double {
+        if restart { start = ContinuousClock.now }
+        return (ContinuousClock.now - start).seconds
+    }
 }
 
 /// The run pipeline: plan → load → split → fit → evaluate → result.
@@ -87,7 +99,7 @@ public enum Experiment {
         let threads = try config.int("threads", atLeast: 0)
         return ExperimentPlan(
             modelType: modelType, config: config, data: try DataSettings(config), split: try SplitSettings(config),
-            evaluation: try EvaluationSettings(config), parameters: parameters,
+            evaluation: try EvaluationSettings(config), training: try TrainingSettings(config), parameters: parameters,
             seed: UInt64(bitPattern: Int64(try config.int("seed"))),
             threads: threads == 0 ? ProcessStats.coreCount : threads,
             resultsDirectory: try config.string("results_dir"), modelDefaultsFile: defaultsFile,
@@ -111,10 +123,12 @@ public enum Experiment {
         case split(SplitSummary, seconds: Double)
         case fitted(seconds: Double)
         case evaluated(EvaluationResult)
+        case epoch(EpochReport)
+        case batch(done: Int, of: Int, elapsed: Double)
     }
 
     /// Runs `plan`. Nothing is written here: the caller stores the result.
-    public static func run(_ plan: ExperimentPlan, logger: Logger, onEvent: (Event) -> Void = { _ in }) throws -> RunOutcome {
+    public static func run(_ plan: ExperimentPlan, logger: Logger, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws -> RunOutcome {
         var notices = plan.notices
         let runStart = ContinuousClock.now
         var clock = runStart
@@ -162,7 +176,17 @@ public enum Experiment {
 
         var model = try plan.modelType.init(parameters: plan.parameters)
         let data = TrainingData(dataset: dataset, split: split)
-        try model.fit(data, context: FitContext(seed: plan.seed, threads: plan.threads, logger: logger))
+        let evaluation = plan.evaluation
+        let validate: (@Sendable (any Scorer) -> Double)? = summary.validUsers > 0 ? { @Sendable scorer in
+            Evaluator.evaluate(scorer, split: split, part: .valid, settings: evaluation).values[evaluation.validMetric] ?? 0
+        } : nil
+        let context = FitContext(
+            seed: plan.seed, threads: plan.threads, logger: logger, training: plan.training, validate: validate,
+            validMetricBigger: evaluation.validMetricBigger, validMetric: evaluation.validMetric,
+            onEpoch: { onEvent(.epoch($0)) },
+            onBatch: { [clock = BatchClock()] done, total in onEvent(.batch(done: done, of: total, elapsed: clock.elapsed(restartingWhen: done == 1))) },
+            checkpointName: "\(plan.modelType.name)-\(plan.data.dataset)-seed\(plan.seed)")
+        try model.fit(data, context: context)
         let fitSeconds = lap()
         onEvent(.fitted(seconds: fitSeconds))
 
@@ -188,7 +212,7 @@ public enum Experiment {
             seconds: ["load": loadSeconds, "split": splitSeconds, "fit": fitSeconds,
                       "evaluate_valid": validSeconds, "evaluate_test": testSeconds,
                       "total": (ContinuousClock.now - runStart).seconds],
-            fitSteps: model.fitSteps,
+            fitSteps: model.fitSteps, training: model.trainingSummary,
             peakMemoryMiB: ProcessStats.peakMemoryMiB,
             threads: ["blas": BLAS.threadCount, "workers": min(Parallel.workerLimit, ProcessStats.coreCount)],
             notices: notices)

@@ -7,6 +7,7 @@ public enum ModelRegistry {
         RepeatPop.self,
         ItemKNN.self,
         EASE.self,
+        BPR.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

@@ -26,7 +26,8 @@ public struct TrainingData: Sendable {
     }
 }
 
-/// Run-wide context for fitting: seed, threads, logger.
+/// Run-wide context for fitting: seed, threads, logger, and for learned models the
+/// training settings, a validation callback and progress hooks.
 public struct FitContext: Sendable {
     /// The run's seed.
     public let seed: UInt64
@@ -34,12 +35,36 @@ public struct FitContext: Sendable {
     public let threads: Int
     /// Where progress and notices go.
     public let logger: Logger
+    /// Epochs, batch size, optimiser, early stopping.
+    public var training: TrainingSettings
+    /// The validation metric of a scorer on the valid split (nil: no valid split).
+    public var validate: (@Sendable (any Scorer) -> Double)?
+    /// Whether a larger validation value is better.
+    public var validMetricBigger: Bool
+    /// The validation metric's key, for logs.
+    public var validMetric: String
+    /// Called after every epoch.
+    public var onEpoch: (@Sendable (EpochReport) -> Void)?
+    /// Called after every batch with (batches done, batches in the epoch).
+    public var onBatch: (@Sendable (Int, Int) -> Void)?
+    /// Names the checkpoint file, when checkpoints are written.
+    public var checkpointName: String
 
-    /// A context.
-    public init(seed: UInt64, threads: Int, logger: Logger) {
+    /// A context (training settings default to RecBole's).
+    public init(seed: UInt64, threads: Int, logger: Logger, training: TrainingSettings = TrainingSettings(),
+                validate: (@Sendable (any Scorer) -> Double)? = nil, validMetricBigger: Bool = true, validMetric: String = "valid",
+                onEpoch: (@Sendable (EpochReport) -> Void)? = nil, onBatch: (@Sendable (Int, Int) -> Void)? = nil,
+                checkpointName: String = "model") {
         self.seed = seed
         self.threads = threads
         self.logger = logger
+        self.training = training
+        self.validate = validate
+        self.validMetricBigger = validMetricBigger
+        self.validMetric = validMetric
+        self.onEpoch = onEpoch
+        self.onBatch = onBatch
+        self.checkpointName = checkpointName
     }
 }
 
@@ -60,10 +85,13 @@ public protocol Recommender: Scorer, Sendable {
     mutating func fit(_ data: TrainingData, context: FitContext) throws
     /// Seconds per named step of the last fit, for models that report them.
     var fitSteps: [String: Double] { get }
+    /// What training did (learned models only).
+    var trainingSummary: TrainingSummary? { get }
 }
 
 extension Recommender {
     public var fitSteps: [String: Double] { [:] }
+    public var trainingSummary: TrainingSummary? { nil }
 }
 
 /// A model's resolved hyperparameters, read with range checks. Errors name the key and

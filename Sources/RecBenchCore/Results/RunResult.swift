@@ -38,6 +38,8 @@ public struct RunResult: Codable, Sendable {
     public var seconds: [String: Double]
     /// Model-specific step timings (e.g. EASE's gram / inverse / scale).
     public var fitSteps: [String: Double]
+    /// Epochs, losses, validation scores and the best epoch (learned models).
+    public var training: TrainingSummary?
     /// Peak resident memory of the process, MiB.
     public var peakMemoryMiB: Double
     /// BLAS threads and worker threads used.
@@ -50,7 +52,7 @@ public struct RunResult: Codable, Sendable {
         case runKey = "run_key", finishedAt = "finished_at", historyMask = "history_mask"
         case datasetFingerprint = "dataset_fingerprint", splitFingerprint = "split_fingerprint"
         case config, hyperparameters, statistics, split, metricKeys = "metric_keys", valid, test, analyses
-        case seconds, fitSteps = "fit_steps", peakMemoryMiB = "peak_memory_mib", threads, notices
+        case seconds, fitSteps = "fit_steps", training, peakMemoryMiB = "peak_memory_mib", threads, notices
     }
 }
 

@@ -348,31 +348,56 @@ extension Tape {
     public func gather(_ table: Variable, rows indices: [Int32]) -> Variable {
         let d = table.value.columns
         var value = Matrix(rows: indices.count, columns: d)
-        for (r, i) in indices.enumerated() { for j in 0..<d { value.values[r * d + j] = table.value.values[Int(i) * d + j] } }
+        value.values.withUnsafeMutableBufferPointer { out in
+            table.value.values.withUnsafeBufferPointer { src in
+                for (r, i) in indices.enumerated() {
+                    (out.baseAddress! + r * d).update(from: src.baseAddress! + Int(i) * d, count: d)
+                }
+            }
+        }
         let out = Variable(value, requiresGrad: table.requiresGrad)
         return record(out) {
             let g = out.grad!
             table.accumulate { grad in
-                for (r, i) in indices.enumerated() { for j in 0..<d { grad.values[Int(i) * d + j] += g.values[r * d + j] } }
+                grad.values.withUnsafeMutableBufferPointer { dst in
+                    g.values.withUnsafeBufferPointer { gp in
+                        for (r, i) in indices.enumerated() {
+                            let row = dst.baseAddress! + Int(i) * d, from = gp.baseAddress! + r * d
+                            for j in 0..<d { row[j] += from[j] }
+                        }
+                    }
+                }
             }
         }
     }
 
     /// Σ_j a[r, j] · b[r, j]: rows × 1.
     public func rowDot(_ a: Variable, _ b: Variable) -> Variable {
-        let n = a.value.columns
-        var value = Matrix(rows: a.value.rows, columns: 1)
-        for r in 0..<a.value.rows {
-            var s: Float = 0
-            for j in 0..<n { s += a.value.values[r * n + j] * b.value.values[r * n + j] }
-            value.values[r] = s
+        let n = a.value.columns, rows = a.value.rows
+        var value = Matrix(rows: rows, columns: 1)
+        value.values.withUnsafeMutableBufferPointer { out in
+            a.value.values.withUnsafeBufferPointer { x in
+                b.value.values.withUnsafeBufferPointer { y in
+                    for r in 0..<rows {
+                        var s: Float = 0
+                        for j in 0..<n { s += x[r * n + j] * y[r * n + j] }
+                        out[r] = s
+                    }
+                }
+            }
         }
         let out = Variable(value, requiresGrad: a.requiresGrad || b.requiresGrad)
         return record(out) {
             let g = out.grad!
             func scaled(_ m: Matrix) -> Matrix {
-                var d = m
-                for r in 0..<d.rows { for j in 0..<n { d.values[r * n + j] *= g.values[r] } }
+                var d = Matrix(rows: rows, columns: n)
+                d.values.withUnsafeMutableBufferPointer { dp in
+                    m.values.withUnsafeBufferPointer { mp in
+                        g.values.withUnsafeBufferPointer { gp in
+                            for r in 0..<rows { let s = gp[r]; for j in 0..<n { dp[r * n + j] = mp[r * n + j] * s } }
+                        }
+                    }
+                }
                 return d
             }
             if a.requiresGrad { a.accumulate(scaled(b.value)) }

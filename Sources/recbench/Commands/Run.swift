@@ -52,7 +52,9 @@ struct Run: ParsableCommand {
                 Terminal.out(plan.config.rendered())
                 Terminal.out()
             }
-            let report = RunReport(decimals: plan.evaluation.decimalPlaces, enabled: !json)
+            let report = RunReport(decimals: plan.evaluation.decimalPlaces, enabled: !json,
+                                   epochLines: Terminal.stdoutIsTTY || Terminal.stderrIsTTY || logging.verbose,
+                                   bar: Terminal.stderrIsTTY, validMetric: plan.evaluation.validMetric)
             report.header(plan)
             let outcome = try Experiment.run(plan, logger: logger) { report.event($0) }
             var savedPath: String?
@@ -74,9 +76,14 @@ struct Run: ParsableCommand {
 }
 
 /// The human-readable output of `run`: a header, one line per phase, metric tables.
-struct RunReport {
+struct RunReport: Sendable {
     let decimals: Int
     let enabled: Bool
+    /// Per-epoch lines (on a terminal, or with --verbose).
+    var epochLines = false
+    /// A batch progress bar (stderr is a terminal).
+    var bar = false
+    var validMetric = ""
 
     func header(_ plan: ExperimentPlan) {
         guard enabled else { return }
@@ -86,8 +93,25 @@ struct RunReport {
     }
 
     func event(_ event: Experiment.Event) {
+        switch event {
+        case .epoch(let e):
+            guard epochLines else { return }
+            let valid = e.validScore.map { " · valid \(validMetric) \(String(format: "%.4f", $0))\(e.improved ? " *" : "")" } ?? ""
+            Terminal.writeError("\(bar ? "\r\u{1B}[K" : "")epoch \(String(format: "%3d", e.epoch))/\(e.epochs) · loss \(String(format: "%.4f", e.loss))\(valid) · \(time(e.seconds))\n")
+            return
+        case .batch(let done, let total, let elapsed):
+            guard bar, total > 1 else { return }
+            let width = 24, filled = width * done / total
+            let eta = done > 0 ? elapsed / Double(done) * Double(total - done) : 0
+            Terminal.writeError("\r\u{1B}[K  [\(String(repeating: "█", count: filled))\(String(repeating: "░", count: width - filled))] batch \(done)/\(total) · ETA \(String(format: "%.1f", eta)) s")
+            return
+        default:
+            break
+        }
         guard enabled else { return }
         switch event {
+        case .epoch, .batch:
+            break
         case .loaded(let s, let seconds):
             Terminal.out("dataset   \(group(s.users)) users · \(group(s.items)) items · \(group(s.interactions)) interactions · sparsity \(String(format: "%.2f", s.sparsity * 100))% (\(time(seconds)))")
         case .split(let s, let seconds):

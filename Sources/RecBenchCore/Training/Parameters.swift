@@ -1,0 +1,62 @@
+/// A model's named parameter matrices, in a fixed order. A value type: keeping the best
+/// epoch's parameters is a copy (copy-on-write, so it costs nothing until training moves on).
+public struct Parameters: Sendable, Equatable {
+    /// Names in creation order.
+    public private(set) var names: [String] = []
+    private var tensors: [String: Matrix] = [:]
+
+    /// No parameters yet.
+    public init() {}
+
+    /// The matrix called `name`.
+    public subscript(name: String) -> Matrix {
+        get { tensors[name]! }
+        set {
+            precondition(tensors[name] != nil, "unknown parameter \(name)")
+            tensors[name] = newValue
+        }
+    }
+
+    /// Mutates the parameter `name` in place (no copy when its storage is not shared).
+    public mutating func update(_ name: String, _ body: (inout Matrix) -> Void) {
+        precondition(tensors[name] != nil, "unknown parameter \(name)")
+        body(&tensors[name]!)
+    }
+
+    /// Adds a parameter.
+    public mutating func add(_ name: String, _ value: Matrix) {
+        precondition(tensors[name] == nil, "parameter \(name) added twice")
+        names.append(name)
+        tensors[name] = value
+    }
+
+    /// Number of scalars.
+    public var scalarCount: Int { tensors.values.reduce(0) { $0 + $1.values.count } }
+
+    /// Whether every parameter is finite (checked after every epoch).
+    public var isFinite: Bool { tensors.values.allSatisfy(\.isFinite) }
+}
+
+/// Seeded initialisers, as RecBole's `xavier_normal_initialization` and torch's defaults.
+public enum Initializer {
+    /// Normal(0, std) samples (Box–Muller over the seeded generator).
+    public static func normal(rows: Int, columns: Int, std: Float, rng: inout SeededGenerator) -> Matrix {
+        var m = Matrix(rows: rows, columns: columns)
+        var i = 0
+        while i < m.values.count {
+            let u1 = max(Float.leastNormalMagnitude, 1 - rng.nextUnitFloat()), u2 = rng.nextUnitFloat()
+            let radius = (-2 * log(u1)).squareRoot()
+            m.values[i] = std * radius * cos(2 * .pi * u2)
+            if i + 1 < m.values.count { m.values[i + 1] = std * radius * sin(2 * .pi * u2) }
+            i += 2
+        }
+        return m
+    }
+
+    /// Xavier (Glorot) normal for a fanIn × fanOut weight: std = √(2 / (fanIn + fanOut)).
+    public static func xavierNormal(fanIn: Int, fanOut: Int, rng: inout SeededGenerator) -> Matrix {
+        normal(rows: fanIn, columns: fanOut, std: (2 / Float(fanIn + fanOut)).squareRoot(), rng: &rng)
+    }
+}
+
+import Foundation
