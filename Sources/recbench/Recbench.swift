@@ -4,6 +4,20 @@ import RecBenchCore
 
 @main
 struct Recbench: ParsableCommand {
+    static func main() {
+        // Training allocates many same-sized multi-megabyte matrices per step. glibc would
+        // hand freed ones back to the kernel and fault them in again (12 % of a MultiDAE
+        // run); keep them in the process instead.
+        _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 512 << 20)
+        _ = glibcMallopt(-1 /* M_TRIM_THRESHOLD */, 1 << 30)
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "recbench",
         abstract: "Benchmark recommender models on your interaction data with one fair protocol.",
@@ -43,3 +57,7 @@ func reportingErrors<T>(_ body: () throws -> T) throws -> T {
         throw ExitCode(1)
     }
 }
+
+/// glibc's `mallopt` (declared in malloc.h, which Swift's Glibc module does not export).
+@_silgen_name("mallopt")
+func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32

@@ -81,6 +81,11 @@ import RecBenchCore
         check([m(3, 5, 20, scale: 2)]) { t, v in t.logSoftmax(v[0]) }
         let x = SparseMatrix(rows: 3, columns: 5, rowIndices: [0, 1, 1, 2], columnIndices: [4, 0, 2, 3], values: [1, 1, 0.5, 2])
         check([m(3, 5, 21)]) { t, v in t.sparseRowDot(t.logSoftmax(v[0]), x) }
+        check([m(3, 5, 21)]) { t, v in t.multinomialLogLikelihood(v[0], x) }
+        // The fused op equals the composition it replaces.
+        let a = Variable(m(3, 5, 34))
+        let fused = Tape().multinomialLogLikelihood(a, x).value, composed = Tape().sparseRowDot(Tape().logSoftmax(a), x).value
+        #expect(zip(fused.values, composed.values).allSatisfy { abs($0 - $1) < 1e-5 })
     }
 
     @Test func gaussianDensityAndLogSumExp() {

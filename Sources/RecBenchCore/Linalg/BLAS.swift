@@ -29,16 +29,30 @@ public enum BLAS {
         precondition(c.rows == m && c.columns == n, "gemm: output is \(c.rows)×\(c.columns), expected \(m)×\(n)")
         checkSize(m, n, k)
         guard m > 0, n > 0 else { return }
+        // With one OpenBLAS thread (training), large products are split by output rows over
+        // our own workers instead: no OpenBLAS thread is left spinning between calls. Each
+        // output element's sum over k runs in the same order however the rows are split, so
+        // one block per worker (fewest re-packings of b) changes no result.
+        let workers = min(Parallel.workerLimit, ProcessStats.coreCount)
+        let rowChunk = threadCount == 1 && workers > 1 && m >= 128 && m * n * k >= 1 << 22
+            ? (m + workers - 1) / workers : m
         a.values.withUnsafeBufferPointer { pa in
             b.values.withUnsafeBufferPointer { pb in
                 c.values.withUnsafeMutableBufferPointer { pc in
-                    cblas_sgemm(
-                        CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
-                        transposeB ? CblasTrans : CblasNoTrans,
-                        Int32(m), Int32(n), Int32(k), alpha,
-                        pa.baseAddress, Int32(max(1, a.columns)),
-                        pb.baseAddress, Int32(max(1, b.columns)),
-                        beta, pc.baseAddress, Int32(max(1, n)))
+                    // Workers write disjoint row blocks of c.
+                    let p = UnsafeShared((pa.baseAddress!, pb.baseAddress!, pc.baseAddress!))
+                    let lda = max(1, a.columns), ldb = max(1, b.columns)
+                    Parallel.forEachChunk(count: m, chunkSize: rowChunk) { rows in
+                        let (ap, bp, cp) = p.value
+                        // Rows r of op(a): row r of a, or column r of a when transposed.
+                        let aStart = transposeA ? ap + rows.lowerBound : ap + rows.lowerBound * lda
+                        cblas_sgemm(
+                            CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
+                            transposeB ? CblasTrans : CblasNoTrans,
+                            Int32(rows.count), Int32(n), Int32(k), alpha,
+                            aStart, Int32(lda), bp, Int32(ldb),
+                            beta, cp + rows.lowerBound * n, Int32(max(1, n)))
+                    }
                 }
             }
         }

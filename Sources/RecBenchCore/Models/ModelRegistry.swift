@@ -8,6 +8,8 @@ public enum ModelRegistry {
         ItemKNN.self,
         EASE.self,
         BPR.self,
+        MultiDAE.self,
+        MultiVAE.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

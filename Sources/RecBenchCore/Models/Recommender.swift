@@ -132,6 +132,22 @@ public struct ModelParameters: Sendable {
         return i
     }
 
+    /// A list of integers, each in `range`.
+    public func intList(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws -> [Int] {
+        let v = value(name)
+        let items: [ConfigValue]
+        switch v {
+        case .list(let l): items = l
+        case .int: items = [v]
+        default: throw fail(name, "expected a list of integers, got \(v)")
+        }
+        return try items.map { item in
+            guard let i = item.intValue else { throw fail(name, "expected a list of integers, got \(v)") }
+            guard range.contains(i) else { throw fail(name, "entries must lie in \(range.lowerBound)...\(range.upperBound), got \(i)") }
+            return i
+        }
+    }
+
     /// The resolved value of every declared parameter (stored with each result).
     public var resolved: [String: ConfigValue] {
         Dictionary(uniqueKeysWithValues: declared.map { ($0.name, value($0.name)) })

@@ -1,0 +1,72 @@
+/// Mult-DAE (Liang et al. 2018, "Variational Autoencoders for Collaborative Filtering"),
+/// as RecBole 1.2.1 implements it.
+///
+///     x̃ = dropout(x / ‖x‖)                       (x: the user's train items, binary)
+///     z = encoder(x̃)     encoder: n → 600 → 64, tanh between layers
+///     ŷ = decoder(z)     decoder: 64 → 600 → n, tanh between layers
+///     loss = −mean_u Σ_i x_ui · log softmax(ŷ_u)_i
+public struct MultiDAE: LearnedModel {
+    public static let name = "MultiDAE"
+    public static let summary = "Denoising auto-encoder with a multinomial likelihood (Liang et al. 2018)"
+    public static let kind = ModelKind.autoencoder
+    public static let trainsWithLargeProducts = false   // BLAS.gemm splits large products over our workers
+    public static let parameters: [ConfigKey] = [
+        ConfigKey("mlp_hidden_size", "list of int", .list([.int(600)]), "MultiDAE / MultiVAE: hidden layer sizes of the encoder (mirrored in the decoder)."),
+        ConfigKey("latent_dimension", "int", .int(64), "MultiDAE: latent size (MultiVAE: 128, RecVAE: 200)."),
+        ConfigKey("dropout_prob", "float", .double(0.5), "MultiDAE / MultiVAE / RecVAE: input dropout."),
+    ]
+
+    let hidden: [Int], latent: Int, dropout: Float
+    public var parameters = Parameters()
+    public var trainingSummary: TrainingSummary?
+    private var optimizer: (any Optimizer)?
+    private var input: AutoEncoderInput?
+    private var encoder = MLP([], prefix: "encoder"), decoder = MLP([], prefix: "decoder")
+
+    public init(parameters: ModelParameters) throws {
+        hidden = try parameters.intList("mlp_hidden_size", in: 1...100_000)
+        latent = try parameters.int("latent_dimension", in: 1...100_000)
+        dropout = Float(try parameters.double("dropout_prob", in: 0...0.99))
+    }
+
+    public mutating func prepare(_ data: TrainingData, context: FitContext) {
+        var rng = SeededGenerator(seed: context.seed, stream: 0xDAE)
+        encoder = MLP([data.itemCount] + hidden + [latent], prefix: "encoder")
+        decoder = MLP([latent] + hidden.reversed() + [data.itemCount], prefix: "decoder")
+        parameters = Parameters()
+        encoder.initialize(&parameters, rng: &rng)
+        decoder.initialize(&parameters, rng: &rng)
+        optimizer = context.training.makeOptimizer()
+        input = AutoEncoderInput(trainMatrix: data.trainMatrix)
+    }
+
+    public mutating func trainEpoch(_ epoch: Int, data: TrainingData, context: FitContext) throws -> Double {
+        let batches = Sampling.shuffledBatches(count: data.userCount, batchSize: context.training.batchSize,
+                                               seed: context.seed, epoch: epoch, purpose: 1)
+        var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 3)
+        var total = 0.0
+        for (b, batch) in batches.enumerated() {
+            let users = batch.map { Int32($0) }
+            let x = input!.encoderInput(users, dropout: dropout, rng: &rng), target = input!.target(users)
+            let (loss, grads) = { () -> (Double, [String: Matrix]) in
+                let tape = Tape()
+                let p = tape.leaves(parameters)
+                let logits = decoder(encoder(x, p, tape: tape), p, tape: tape)
+                let loss = tape.affine(tape.mean(tape.multinomialLogLikelihood(logits, target)), scale: -1)
+                tape.backward(loss)
+                return (Double(loss.value.values[0]), gradients(p))
+            }()
+            optimizer!.step(&parameters, gradients: grads)
+            total += loss
+            context.onBatch?(b + 1, batches.count)
+        }
+        return total / Double(max(1, batches.count))
+    }
+
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {
+        var rng = SeededGenerator(seed: 0)
+        let tape = Tape()
+        let p = tape.leaves(parameters) { _ in false }
+        block = decoder(encoder(input!.encoderInput(Array(users), dropout: 0, rng: &rng), p, tape: tape), p, tape: tape).value
+    }
+}

@@ -1,0 +1,90 @@
+/// Mult-VAE (Liang et al. 2018, "Variational Autoencoders for Collaborative Filtering"),
+/// as RecBole 1.2.1 implements it.
+///
+///     x̃ = dropout(x / ‖x‖)
+///     [μ, log σ²] = encoder(x̃)        encoder: n → 600 → 2·128, tanh between layers
+///     z = μ + ε·σ,  ε ~ N(0, 0.01²)     (RecBole's noise scale; z = μ when scoring)
+///     ŷ = decoder(z)                   decoder: 128 → 600 → n
+///     β = min(anneal_cap, step / total_anneal_steps)      (step = batches so far)
+///     loss = −mean_u Σ_i x_ui log softmax(ŷ_u)_i − β/2 · mean_u Σ_k (1 + log σ²_k − μ²_k − σ²_k)
+public struct MultiVAE: LearnedModel {
+    public static let name = "MultiVAE"
+    public static let summary = "Variational auto-encoder with a multinomial likelihood and KL annealing (Liang et al. 2018)"
+    public static let kind = ModelKind.autoencoder
+    public static let trainsWithLargeProducts = false   // BLAS.gemm splits large products over our workers
+    public static let parameters: [ConfigKey] = [
+        ConfigKey("mlp_hidden_size", "list of int", .list([.int(600)]), "MultiDAE / MultiVAE: hidden layer sizes of the encoder (mirrored in the decoder)."),
+        ConfigKey("latent_dimension", "int", .int(128), "MultiVAE: latent size."),
+        ConfigKey("dropout_prob", "float", .double(0.5), "MultiDAE / MultiVAE / RecVAE: input dropout."),
+        ConfigKey("anneal_cap", "float", .double(0.2), "MultiVAE: largest KL weight β."),
+        ConfigKey("total_anneal_steps", "int", .int(200_000), "MultiVAE: batches over which β grows linearly to anneal_cap (0: β = anneal_cap)."),
+    ]
+
+    let hidden: [Int], latent: Int, dropout: Float, annealCap: Float, totalAnnealSteps: Int
+    public var parameters = Parameters()
+    public var trainingSummary: TrainingSummary?
+    private var optimizer: (any Optimizer)?
+    private var input: AutoEncoderInput?
+    private var encoder = MLP([], prefix: "encoder"), decoder = MLP([], prefix: "decoder")
+    private var steps = 0
+
+    public init(parameters: ModelParameters) throws {
+        hidden = try parameters.intList("mlp_hidden_size", in: 1...100_000)
+        latent = try parameters.int("latent_dimension", in: 1...100_000)
+        dropout = Float(try parameters.double("dropout_prob", in: 0...0.99))
+        annealCap = Float(try parameters.double("anneal_cap", in: 0...10))
+        totalAnnealSteps = try parameters.int("total_anneal_steps", in: 0...Int.max)
+    }
+
+    public mutating func prepare(_ data: TrainingData, context: FitContext) {
+        var rng = SeededGenerator(seed: context.seed, stream: 0x5AE)
+        encoder = MLP([data.itemCount] + hidden + [2 * latent], prefix: "encoder")
+        decoder = MLP([latent] + hidden.reversed() + [data.itemCount], prefix: "decoder")
+        parameters = Parameters()
+        encoder.initialize(&parameters, rng: &rng)
+        decoder.initialize(&parameters, rng: &rng)
+        optimizer = context.training.makeOptimizer()
+        input = AutoEncoderInput(trainMatrix: data.trainMatrix)
+        steps = 0
+    }
+
+    public mutating func trainEpoch(_ epoch: Int, data: TrainingData, context: FitContext) throws -> Double {
+        let batches = Sampling.shuffledBatches(count: data.userCount, batchSize: context.training.batchSize,
+                                               seed: context.seed, epoch: epoch, purpose: 1)
+        var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 3)
+        var total = 0.0
+        for (b, batch) in batches.enumerated() {
+            steps += 1
+            let beta = totalAnnealSteps > 0 ? min(annealCap, Float(steps) / Float(totalAnnealSteps)) : annealCap
+            let users = batch.map { Int32($0) }
+            let x = input!.encoderInput(users, dropout: dropout, rng: &rng), target = input!.target(users)
+            let noise = Initializer.normal(rows: users.count, columns: latent, std: 0.01, rng: &rng)
+            let (loss, grads) = { () -> (Double, [String: Matrix]) in
+                let tape = Tape()
+                let p = tape.leaves(parameters)
+                let h = encoder(x, p, tape: tape)
+                let mu = tape.columns(h, 0..<latent), logVariance = tape.columns(h, latent..<(2 * latent))
+                let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
+                let logits = decoder(z, p, tape: tape)
+                let likelihood = tape.affine(tape.mean(tape.multinomialLogLikelihood(logits, target)), scale: -1)
+                let inner = tape.sub(tape.sub(tape.affine(logVariance, scale: 1, shift: 1), tape.square(mu)), tape.exp(logVariance))
+                let kl = tape.affine(tape.mean(tape.sumRows(inner)), scale: -0.5 * beta)
+                let loss = tape.add(likelihood, kl)
+                tape.backward(loss)
+                return (Double(loss.value.values[0]), gradients(p))
+            }()
+            optimizer!.step(&parameters, gradients: grads)
+            total += loss
+            context.onBatch?(b + 1, batches.count)
+        }
+        return total / Double(max(1, batches.count))
+    }
+
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {
+        var rng = SeededGenerator(seed: 0)
+        let tape = Tape()
+        let p = tape.leaves(parameters) { _ in false }
+        let h = encoder(input!.encoderInput(Array(users), dropout: 0, rng: &rng), p, tape: tape)
+        block = decoder(tape.columns(h, 0..<latent), p, tape: tape).value
+    }
+}
