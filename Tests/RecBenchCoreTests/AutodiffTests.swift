@@ -5,7 +5,6 @@ import RecBenchCore
 /// Every op's gradient against central differences of loss = mean(op(inputs) ⊙ R) with a
 /// random R, the numeric side evaluated in Double from float32 forwards.
 @Suite(.serialized) struct AutodiffTests {
-    init() { BLAS.setThreadCount(1) }
 
     /// Checks d loss / d inputs[k] for every k in `differentiable`.
     func check(_ inputs: [Matrix], differentiable: Set<Int>? = nil, seed: UInt64 = 1,

@@ -3,7 +3,6 @@ import RecBenchCore
 
 /// Dense and sparse kernels against naive Double loops.
 @Suite(.serialized) struct LinalgTests {
-    init() { BLAS.setThreadCount(1) }
 
     func naiveProduct(_ a: Matrix, _ b: Matrix) -> [Double] {
         var out = [Double](repeating: 0, count: a.rows * b.columns)

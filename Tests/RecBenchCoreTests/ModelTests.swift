@@ -39,14 +39,17 @@ func blockFixture() throws -> (SplitData, Dataset) {
 
 /// One suite run for every registered model.
 @Suite(.serialized) struct ModelConformanceTests {
-    init() { BLAS.setThreadCount(1) }
 
     @Test(arguments: ModelRegistry.models.map { $0.name })
     func scoresAreFiniteAndRepeatable(model name: String) throws {
         let (split, d) = try blockFixture()
         let type = try ModelRegistry.model(named: name)
-        let a = allScores(try fitted(type, on: split, dataset: d), users: d.userCount, items: d.itemCount)
-        let b = allScores(try fitted(type, on: split, dataset: d), users: d.userCount, items: d.itemCount)
+        // Same configuration for both fits and their scoring (BLAS threads are process-wide
+        // and other suites run concurrently): then the results must be bit-identical.
+        let (a, b) = try BLAS.withConfiguration(threads: 2, workers: 2) {
+            (allScores(try fitted(type, on: split, dataset: d), users: d.userCount, items: d.itemCount),
+             allScores(try fitted(type, on: split, dataset: d), users: d.userCount, items: d.itemCount))
+        }
         #expect(a.isFinite)
         #expect(a == b)
     }
@@ -75,7 +78,6 @@ func blockFixture() throws -> (SplitData, Dataset) {
 
 /// EASE and ItemKNN against independent Double implementations of the formulas.
 @Suite(.serialized) struct ModelFormulaTests {
-    init() { BLAS.setThreadCount(1) }
 
     /// A random train split over `users × items` with count values (some duplicates).
     func randomSplit(users: Int, items: Int, seed: UInt64) throws -> (SplitData, Dataset) {

@@ -6,7 +6,6 @@ import RecBenchCore
 /// recbench against the figures in ../shared/reference/README.md (skipped without ../shared).
 @Suite(.serialized, .enabled(if: Fixtures.sharedRoot != nil, "../shared is absent: reference checks need ../shared/datasets and ../shared/reference"))
 struct ReferenceTests {
-    init() { BLAS.setThreadCount(1) }
 
     typealias Figures = [String: Double]
 
@@ -95,7 +94,6 @@ struct ReferenceTests {
             return try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result
         }
         let one = try run(1), two = try run(2)
-        BLAS.setThreadCount(1)
         #expect(one.threads["blas"] == 1 && two.threads["blas"] == 2)
         #expect(one.test == two.test && one.valid == two.valid)
     }

@@ -129,6 +129,12 @@ public enum Experiment {
 
     /// Runs `plan`. Nothing is written here: the caller stores the result.
     public static func run(_ plan: ExperimentPlan, logger: Logger, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws -> RunOutcome {
+        try BLAS.withConfiguration(threads: plan.threads, workers: plan.threads) {
+            try runLocked(plan, logger: logger, onEvent: onEvent)
+        }
+    }
+
+    static func runLocked(_ plan: ExperimentPlan, logger: Logger, onEvent: @escaping @Sendable (Event) -> Void) throws -> RunOutcome {
         var notices = plan.notices
         let runStart = ContinuousClock.now
         var clock = runStart
@@ -137,8 +143,6 @@ public enum Experiment {
             defer { clock = now }
             return (now - clock).seconds
         }
-        BLAS.setThreadCount(plan.threads)
-        Parallel.workerLimit = plan.threads
 
         let dataset = try DatasetLoader.load(plan.data)
         for line in dataset.filterLog { logger.info("\(line)") }

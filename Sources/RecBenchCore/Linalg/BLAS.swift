@@ -1,4 +1,5 @@
 import CBLAS
+import Foundation
 
 /// Thin, shape-checked wrappers over OpenBLAS and LAPACKE for the float32 `Matrix`.
 public enum BLAS {
@@ -8,6 +9,24 @@ public enum BLAS {
     /// Sets the number of threads OpenBLAS uses (process-wide).
     public static func setThreadCount(_ count: Int) {
         openblas_set_num_threads(Int32(max(1, count)))
+    }
+
+    private static let configurationLock = NSRecursiveLock()
+
+    /// Runs `body` with `threads` OpenBLAS threads and `workers` parallel-loop workers, holding
+    /// a process-wide lock: both settings are global, so two runs in one process (tests, a
+    /// library user) must not change them under each other. Restores both afterwards.
+    public static func withConfiguration<T>(threads: Int, workers: Int? = nil, _ body: () throws -> T) rethrows -> T {
+        configurationLock.lock()
+        defer { configurationLock.unlock() }
+        let previousThreads = threadCount, previousWorkers = Parallel.workerLimit
+        setThreadCount(threads)
+        if let workers { Parallel.workerLimit = workers }
+        defer {
+            setThreadCount(previousThreads)
+            Parallel.workerLimit = previousWorkers
+        }
+        return try body()
     }
 
     /// The OpenBLAS build string (version, kernel, threading), for result records.

@@ -63,10 +63,13 @@ public struct TrainingSummary: Sendable, Codable, Equatable {
 /// are kept (in memory, and in `checkpoint_dir` when set).
 public enum Trainer {
     public static func train<M: LearnedModel>(_ model: inout M, data: TrainingData, context: FitContext) throws -> TrainingSummary {
+        try BLAS.withConfiguration(threads: M.trainsWithLargeProducts ? context.threads : 1, workers: context.threads) {
+            try trainLocked(&model, data: data, context: context)
+        }
+    }
+
+    static func trainLocked<M: LearnedModel>(_ model: inout M, data: TrainingData, context: FitContext) throws -> TrainingSummary {
         let s = context.training
-        let threads = BLAS.threadCount
-        if !M.trainsWithLargeProducts { BLAS.setThreadCount(1) }
-        defer { BLAS.setThreadCount(threads) }
         var best: Parameters?
         var bestScore = 0.0, bestEpoch = 0, stale = 0
         var records: [TrainingSummary.Epoch] = []
