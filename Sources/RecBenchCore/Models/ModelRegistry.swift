@@ -10,6 +10,7 @@ public enum ModelRegistry {
         BPR.self,
         MultiDAE.self,
         MultiVAE.self,
+        RecVAE.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

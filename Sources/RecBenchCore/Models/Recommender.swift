@@ -148,6 +148,17 @@ public struct ModelParameters: Sendable {
         }
     }
 
+    /// A list of numbers, each in `range`.
+    public func doubleList(_ name: String, in range: ClosedRange<Double> = -.infinity...(.infinity)) throws -> [Double] {
+        let v = value(name)
+        guard case .list(let items) = v else { throw fail(name, "expected a list of numbers, got \(v)") }
+        return try items.map { item in
+            guard let d = item.doubleValue else { throw fail(name, "expected a list of numbers, got \(v)") }
+            guard range.contains(d) else { throw fail(name, "entries must lie in \(range.lowerBound)...\(range.upperBound), got \(d)") }
+            return d
+        }
+    }
+
     /// The resolved value of every declared parameter (stored with each result).
     public var resolved: [String: ConfigValue] {
         Dictionary(uniqueKeysWithValues: declared.map { ($0.name, value($0.name)) })

@@ -1,0 +1,164 @@
+import Foundation
+
+/// RecVAE (Shenbin et al. 2020, "RecVAE: a New Variational Autoencoder for Top-N
+/// Recommendations with Implicit Feedback"), as RecBole 1.2.1 implements it.
+///
+///     encoder(x):  x̃ = dropout(x / ‖x‖)
+///                  h1 = LN(swish(W1 x̃))
+///                  h_k = LN(swish(W_k h_{k−1} + h1 + … + h_{k−1}))     k = 2…5   (LN eps 0.1)
+///                  μ = W_μ h5,  log σ² = W_σ h5
+///     z = μ + ε·σ,  ε ~ N(0, 0.01²)            (z = μ when scoring)
+///     ŷ = W_d z + b_d
+///     prior(z | x) = log Σ_m w_m N(z; μ_m, σ²_m) over N(0, 1), the posterior of a frozen
+///                    copy of the encoder ("old encoder", no dropout), and N(0, e^10);
+///                    w = mixture_weights
+///     loss = −mean_u [ Σ_i x_ui log softmax(ŷ_u)_i − γ|x_u| · Σ_k (log q(z|x) − prior(z|x))_k ]
+///
+/// Each epoch: `n_enc_epochs` passes updating the encoder (dropout on, its own Adam), then
+/// the old encoder becomes a copy of the encoder, then `n_dec_epochs` passes updating the
+/// decoder (dropout off, a second Adam).
+public struct RecVAE: LearnedModel {
+    public static let name = "RecVAE"
+    public static let summary = "VAE with a composite prior and alternating encoder/decoder updates (Shenbin et al. 2020)"
+    public static let kind = ModelKind.autoencoder
+    public static let trainsWithLargeProducts = false   // BLAS.gemm splits large products over our workers
+    public static let parameters: [ConfigKey] = [
+        ConfigKey("hidden_dimension", "int", .int(600), "RecVAE: width of the five encoder layers."),
+        ConfigKey("latent_dimension", "int", .int(200), "RecVAE: latent size."),
+        ConfigKey("dropout_prob", "float", .double(0.5), "MultiDAE / MultiVAE / RecVAE: input dropout."),
+        ConfigKey("beta", "float", .double(0.2), "RecVAE: constant KL weight, used when gamma is 0."),
+        ConfigKey("gamma", "float", .double(0.005), "RecVAE: KL weight per interaction of the user (γ·|x_u|)."),
+        ConfigKey("mixture_weights", "list of float", .list([.double(0.15), .double(0.75), .double(0.1)]),
+                  "RecVAE: weights of the standard, old-posterior and wide components of the prior."),
+        ConfigKey("n_enc_epochs", "int", .int(3), "RecVAE: encoder passes per epoch."),
+        ConfigKey("n_dec_epochs", "int", .int(1), "RecVAE: decoder passes per epoch."),
+    ]
+
+    let hidden: Int, latent: Int, dropout: Float, beta: Float, gamma: Float
+    let logMixture: [Float]
+    let encoderPasses: Int, decoderPasses: Int
+    public var parameters = Parameters()
+    public var trainingSummary: TrainingSummary?
+    /// The frozen encoder copy inside the prior.
+    private var oldEncoder = Parameters()
+    private var encoderOptimizer: (any Optimizer)?, decoderOptimizer: (any Optimizer)?
+    private var input: AutoEncoderInput?
+
+    public init(parameters: ModelParameters) throws {
+        hidden = try parameters.int("hidden_dimension", in: 1...100_000)
+        latent = try parameters.int("latent_dimension", in: 1...100_000)
+        dropout = Float(try parameters.double("dropout_prob", in: 0...0.99))
+        beta = Float(try parameters.double("beta", in: 0...1_000))
+        gamma = Float(try parameters.double("gamma", in: 0...1_000))
+        let weights = try parameters.config["mixture_weights"] == .null ? [0.15, 0.75, 0.1]
+            : parameters.doubleList("mixture_weights", in: Double.leastNonzeroMagnitude...1)
+        guard weights.count == 3 else {
+            throw RecBenchError.config("mixture_weights", origin: parameters.config.origin(of: "mixture_weights"), "expected 3 weights, got \(weights.count)")
+        }
+        logMixture = weights.map { Float(log($0)) }
+        encoderPasses = try parameters.int("n_enc_epochs", in: 1...100)
+        decoderPasses = try parameters.int("n_dec_epochs", in: 1...100)
+    }
+
+    static func isEncoder(_ name: String) -> Bool { name.hasPrefix("encoder.") }
+
+    public mutating func prepare(_ data: TrainingData, context: FitContext) {
+        var rng = SeededGenerator(seed: context.seed, stream: 0x2EC)
+        parameters = RecVAE.encoderParameters(items: data.itemCount, hidden: hidden, latent: latent, rng: &rng)
+        parameters.add("decoder.weight", Initializer.xavierNormal(fanIn: latent, fanOut: data.itemCount, rng: &rng))
+        parameters.add("decoder.bias", Matrix(rows: 1, columns: data.itemCount))
+        oldEncoder = RecVAE.encoderParameters(items: data.itemCount, hidden: hidden, latent: latent, rng: &rng)
+        encoderOptimizer = context.training.makeOptimizer()
+        decoderOptimizer = context.training.makeOptimizer()
+        input = AutoEncoderInput(trainMatrix: data.trainMatrix)
+    }
+
+    static func encoderParameters(items: Int, hidden: Int, latent: Int, rng: inout SeededGenerator) -> Parameters {
+        var p = Parameters()
+        for k in 1...5 {
+            p.add("encoder.fc\(k).weight", Initializer.xavierNormal(fanIn: k == 1 ? items : hidden, fanOut: hidden, rng: &rng))
+            p.add("encoder.fc\(k).bias", Matrix(rows: 1, columns: hidden))
+            p.add("encoder.ln\(k).scale", Matrix(rows: 1, columns: hidden, repeating: 1))
+            p.add("encoder.ln\(k).shift", Matrix(rows: 1, columns: hidden))
+        }
+        for head in ["mu", "logvar"] {
+            p.add("encoder.\(head).weight", Initializer.xavierNormal(fanIn: hidden, fanOut: latent, rng: &rng))
+            p.add("encoder.\(head).bias", Matrix(rows: 1, columns: latent))
+        }
+        return p
+    }
+
+    /// (μ, log σ²) of the encoder with parameters `p`.
+    func encode(_ x: SparseMatrix, _ p: [String: Variable], tape: Tape) -> (Variable, Variable) {
+        func linear(_ h: Variable, _ k: String) -> Variable { tape.addBias(tape.matmul(h, p["encoder.\(k).weight"]!), p["encoder.\(k).bias"]!) }
+        func norm(_ h: Variable, _ k: Int) -> Variable { tape.layerNorm(h, scale: p["encoder.ln\(k).scale"]!, shift: p["encoder.ln\(k).shift"]!, eps: 0.1) }
+        var layers = [norm(tape.swish(tape.addBias(tape.sparseMatmul(x, p["encoder.fc1.weight"]!), p["encoder.fc1.bias"]!)), 1)]
+        for k in 2...5 {
+            var sum = linear(layers.last!, "fc\(k)")
+            for h in layers { sum = tape.add(sum, h) }
+            layers.append(norm(tape.swish(sum), k))
+        }
+        return (linear(layers.last!, "mu"), linear(layers.last!, "logvar"))
+    }
+
+    /// One pass over all users, updating the encoder or the decoder; the mean batch loss.
+    mutating func pass(encoder updatingEncoder: Bool, epoch: Int, index: Int, data: TrainingData, context: FitContext) -> Double {
+        let batches = Sampling.shuffledBatches(count: data.userCount, batchSize: context.training.batchSize,
+                                               seed: context.seed, epoch: epoch * 16 + index, purpose: 1)
+        var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch * 16 + index) << 8 | 4)
+        var total = 0.0
+        for (b, batch) in batches.enumerated() {
+            let users = batch.map { Int32($0) }
+            let x = input!.encoderInput(users, dropout: updatingEncoder ? dropout : 0, rng: &rng)
+            let clean = updatingEncoder ? input!.encoderInput(users, dropout: 0, rng: &rng) : x
+            let target = input!.target(users)
+            let weights = (0..<users.count).map { r -> Float in
+                gamma > 0 ? gamma * Float(target.entries(ofRow: r).count) : beta
+            }
+            let noise = Initializer.normal(rows: users.count, columns: latent, std: 0.01, rng: &rng)
+            let (loss, grads) = { () -> (Double, [String: Matrix]) in
+                let tape = Tape()
+                let p = tape.leaves(parameters) { RecVAE.isEncoder($0) == updatingEncoder }
+                let (mu, logVariance) = encode(x, p, tape: tape)
+                let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
+                let logits = tape.addBias(tape.matmul(z, p["decoder.weight"]!), p["decoder.bias"]!)
+                let likelihood = tape.mean(tape.multinomialLogLikelihood(logits, target))
+                // The composite prior; the old encoder is a constant.
+                let (oldMu, oldLogVariance) = encode(clean, tape.leaves(oldEncoder) { _ in false }, tape: tape)
+                let zero = tape.constant(Matrix(rows: users.count, columns: latent))
+                let wide = tape.constant(Matrix(rows: users.count, columns: latent, repeating: 10))
+                let prior = tape.logSumExp([
+                    tape.affine(tape.logNormalDensity(z, mean: zero, logVariance: zero), scale: 1, shift: logMixture[0]),
+                    tape.affine(tape.logNormalDensity(z, mean: oldMu, logVariance: oldLogVariance), scale: 1, shift: logMixture[1]),
+                    tape.affine(tape.logNormalDensity(z, mean: zero, logVariance: wide), scale: 1, shift: logMixture[2]),
+                ])
+                let posterior = tape.logNormalDensity(z, mean: mu, logVariance: logVariance)
+                let kl = tape.mean(tape.scaleRows(tape.sumRows(tape.sub(posterior, prior)), by: weights))
+                let loss = tape.sub(kl, likelihood)
+                tape.backward(loss)
+                return (Double(loss.value.values[0]), gradients(p))
+            }()
+            if updatingEncoder { encoderOptimizer!.step(&parameters, gradients: grads) } else { decoderOptimizer!.step(&parameters, gradients: grads) }
+            total += loss
+            context.onBatch?(b + 1, batches.count)
+        }
+        return total / Double(max(1, batches.count))
+    }
+
+    public mutating func trainEpoch(_ epoch: Int, data: TrainingData, context: FitContext) throws -> Double {
+        for k in 0..<encoderPasses { _ = pass(encoder: true, epoch: epoch, index: k, data: data, context: context) }
+        // update_prior: the old encoder becomes a copy of the encoder.
+        for name in oldEncoder.names { oldEncoder[name] = parameters[name] }
+        var loss = 0.0
+        for k in 0..<decoderPasses { loss += pass(encoder: false, epoch: epoch, index: encoderPasses + k, data: data, context: context) }
+        return loss / Double(decoderPasses)
+    }
+
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {
+        var rng = SeededGenerator(seed: 0)
+        let tape = Tape()
+        let p = tape.leaves(parameters) { _ in false }
+        let (mu, _) = encode(input!.encoderInput(Array(users), dropout: 0, rng: &rng), p, tape: tape)
+        block = tape.addBias(tape.matmul(mu, p["decoder.weight"]!), p["decoder.bias"]!).value
+    }
+}
