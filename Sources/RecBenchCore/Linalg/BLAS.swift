@@ -81,8 +81,8 @@ public enum BLAS {
     public static func gemm(
         _ a: Matrix, transposeA: Bool = false, _ b: Matrix, transposeB: Bool = false
     ) -> Matrix {
-        var c = Matrix(
-            rows: transposeA ? a.columns : a.rows, columns: transposeB ? b.rows : b.columns)
+        // β = 0: BLAS does not read c, so it need not be zeroed.
+        var c = Matrix(uninitializedRows: transposeA ? a.columns : a.rows, columns: transposeB ? b.rows : b.columns)
         gemm(a, transposeA: transposeA, b, transposeB: transposeB, into: &c)
         return c
     }

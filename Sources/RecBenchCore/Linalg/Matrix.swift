@@ -15,6 +15,15 @@ public struct Matrix: Sendable, Equatable {
         self.values = [Float](repeating: value, count: rows * columns)
     }
 
+    /// A `rows × columns` matrix whose elements the caller must all overwrite before reading
+    /// (op outputs, GEMM results with β = 0): skips zero-filling large buffers.
+    public init(uninitializedRows rows: Int, columns: Int) {
+        precondition(rows >= 0 && columns >= 0, "Matrix: negative shape \(rows)×\(columns)")
+        self.rows = rows
+        self.columns = columns
+        self.values = [Float](unsafeUninitializedCapacity: rows * columns) { _, count in count = rows * columns }
+    }
+
     /// A matrix over the given row-major elements.
     public init(rows: Int, columns: Int, values: [Float]) {
         precondition(values.count == rows * columns, "Matrix: \(values.count) values for \(rows)×\(columns)")

@@ -41,6 +41,9 @@ public struct RecVAE: LearnedModel {
     public var trainingSummary: TrainingSummary?
     /// The frozen encoder copy inside the prior.
     private var oldEncoder = Parameters()
+    /// The old encoder's (μ, log σ²) for every user: its input has no dropout and its
+    /// parameters change only between epochs, so one forward per epoch serves all passes.
+    private var oldPosterior: (mu: Matrix, logVariance: Matrix)?
     private var encoderOptimizer: (any Optimizer)?, decoderOptimizer: (any Optimizer)?
     private var input: AutoEncoderInput?
 
@@ -71,6 +74,25 @@ public struct RecVAE: LearnedModel {
         encoderOptimizer = context.training.makeOptimizer()
         decoderOptimizer = context.training.makeOptimizer()
         input = AutoEncoderInput(trainMatrix: data.trainMatrix)
+        refreshOldPosterior(users: data.userCount)
+    }
+
+    /// Recomputes the cached old-encoder posterior of every user.
+    mutating func refreshOldPosterior(users count: Int) {
+        var rng = SeededGenerator(seed: 0)
+        let tape = Tape()
+        let (mu, logVariance) = encode(input!.encoderInput(Array(0..<Int32(count)), dropout: 0, rng: &rng),
+                                       tape.leaves(oldEncoder) { _ in false }, tape: tape)
+        oldPosterior = (mu.value, logVariance.value)
+    }
+
+    /// Rows `users` of `m`.
+    static func rows(_ m: Matrix, _ users: [Int32]) -> Matrix {
+        var out = Matrix(uninitializedRows: users.count, columns: m.columns)
+        for (r, u) in users.enumerated() {
+            for j in 0..<m.columns { out.values[r * m.columns + j] = m.values[Int(u) * m.columns + j] }
+        }
+        return out
     }
 
     static func encoderParameters(items: Int, hidden: Int, latent: Int, rng: inout SeededGenerator) -> Parameters {
@@ -92,13 +114,13 @@ public struct RecVAE: LearnedModel {
     func encode(_ x: SparseMatrix, _ p: [String: Variable], tape: Tape) -> (Variable, Variable) {
         func linear(_ h: Variable, _ k: String) -> Variable { tape.addBias(tape.matmul(h, p["encoder.\(k).weight"]!), p["encoder.\(k).bias"]!) }
         func norm(_ h: Variable, _ k: Int) -> Variable { tape.layerNorm(h, scale: p["encoder.ln\(k).scale"]!, shift: p["encoder.ln\(k).shift"]!, eps: 0.1) }
-        var layers = [norm(tape.swish(tape.addBias(tape.sparseMatmul(x, p["encoder.fc1.weight"]!), p["encoder.fc1.bias"]!)), 1)]
+        var h = norm(tape.swish(tape.addBias(tape.sparseMatmul(x, p["encoder.fc1.weight"]!), p["encoder.fc1.bias"]!)), 1)
+        var residual = h   // h1 + … + h_{k−1}, kept as a running sum
         for k in 2...5 {
-            var sum = linear(layers.last!, "fc\(k)")
-            for h in layers { sum = tape.add(sum, h) }
-            layers.append(norm(tape.swish(sum), k))
+            h = norm(tape.swish(tape.add(linear(h, "fc\(k)"), residual)), k)
+            if k < 5 { residual = tape.add(residual, h) }
         }
-        return (linear(layers.last!, "mu"), linear(layers.last!, "logvar"))
+        return (linear(h, "mu"), linear(h, "logvar"))
     }
 
     /// One pass over all users, updating the encoder or the decoder; the mean batch loss.
@@ -109,8 +131,8 @@ public struct RecVAE: LearnedModel {
         var total = 0.0
         for (b, batch) in batches.enumerated() {
             let users = batch.map { Int32($0) }
-            let x = input!.encoderInput(users, dropout: updatingEncoder ? dropout : 0, rng: &rng)
-            let clean = updatingEncoder ? input!.encoderInput(users, dropout: 0, rng: &rng) : x
+            // The decoder pass needs no encoder input: see below.
+            let x = updatingEncoder ? input!.encoderInput(users, dropout: dropout, rng: &rng) : nil
             let target = input!.target(users)
             let weights = (0..<users.count).map { r -> Float in
                 gamma > 0 ? gamma * Float(target.entries(ofRow: r).count) : beta
@@ -119,12 +141,23 @@ public struct RecVAE: LearnedModel {
             let (loss, grads) = { () -> (Double, [String: Matrix]) in
                 let tape = Tape()
                 let p = tape.leaves(parameters) { RecVAE.isEncoder($0) == updatingEncoder }
-                let (mu, logVariance) = encode(x, p, tape: tape)
+                // In the decoder pass the encoder is frozen, has no dropout, and equals the old
+                // encoder (just copied), so its posterior is exactly the cached one.
+                let (mu, logVariance) = updatingEncoder ? encode(x!, p, tape: tape)
+                    : (tape.constant(RecVAE.rows(oldPosterior!.mu, users)), tape.constant(RecVAE.rows(oldPosterior!.logVariance, users)))
                 let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
                 let logits = tape.addBias(tape.matmul(z, p["decoder.weight"]!), p["decoder.bias"]!)
                 let likelihood = tape.mean(tape.multinomialLogLikelihood(logits, target))
-                // The composite prior; the old encoder is a constant.
-                let (oldMu, oldLogVariance) = encode(clean, tape.leaves(oldEncoder) { _ in false }, tape: tape)
+                guard updatingEncoder else {
+                    // The KL term does not depend on the decoder: its gradients are those of
+                    // the likelihood alone, so the prior (and the old encoder) is skipped.
+                    let loss = tape.affine(likelihood, scale: -1)
+                    tape.backward(loss)
+                    return (Double(loss.value.values[0]), gradients(p))
+                }
+                // The composite prior; the old encoder's posterior is a constant.
+                let oldMu = tape.constant(RecVAE.rows(oldPosterior!.mu, users))
+                let oldLogVariance = tape.constant(RecVAE.rows(oldPosterior!.logVariance, users))
                 let zero = tape.constant(Matrix(rows: users.count, columns: latent))
                 let wide = tape.constant(Matrix(rows: users.count, columns: latent, repeating: 10))
                 let prior = tape.logSumExp([
@@ -145,20 +178,29 @@ public struct RecVAE: LearnedModel {
         return total / Double(max(1, batches.count))
     }
 
+    /// Returns the last encoder pass's loss (the full negative ELBO).
     public mutating func trainEpoch(_ epoch: Int, data: TrainingData, context: FitContext) throws -> Double {
-        for k in 0..<encoderPasses { _ = pass(encoder: true, epoch: epoch, index: k, data: data, context: context) }
+        var loss = 0.0
+        for k in 0..<encoderPasses { loss = pass(encoder: true, epoch: epoch, index: k, data: data, context: context) }
         // update_prior: the old encoder becomes a copy of the encoder.
         for name in oldEncoder.names { oldEncoder[name] = parameters[name] }
-        var loss = 0.0
-        for k in 0..<decoderPasses { loss += pass(encoder: false, epoch: epoch, index: encoderPasses + k, data: data, context: context) }
-        return loss / Double(decoderPasses)
+        refreshOldPosterior(users: data.userCount)
+        for k in 0..<decoderPasses { _ = pass(encoder: false, epoch: epoch, index: encoderPasses + k, data: data, context: context) }
+        return loss
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {
-        var rng = SeededGenerator(seed: 0)
         let tape = Tape()
         let p = tape.leaves(parameters) { _ in false }
-        let (mu, _) = encode(input!.encoderInput(Array(users), dropout: 0, rng: &rng), p, tape: tape)
+        let mu: Variable
+        if let cached = oldPosterior, oldEncoder.names.allSatisfy({ oldEncoder[$0] == parameters[$0] }) {
+            // The encoder equals the one the cache was computed with (true during training;
+            // checked in O(1) when the storage is shared).
+            mu = tape.constant(RecVAE.rows(cached.mu, Array(users)))
+        } else {
+            var rng = SeededGenerator(seed: 0)
+            mu = encode(input!.encoderInput(Array(users), dropout: 0, rng: &rng), p, tape: tape).0
+        }
         block = tape.addBias(tape.matmul(mu, p["decoder.weight"]!), p["decoder.bias"]!).value
     }
 }

@@ -7,7 +7,7 @@ let elementwiseChunk = 1 << 15
 @inline(__always)
 func zipMap(_ a: Matrix, _ b: Matrix, _ f: @Sendable (Float, Float) -> Float) -> Matrix {
     precondition(a.rows == b.rows && a.columns == b.columns, "shape \(a.rows)×\(a.columns) vs \(b.rows)×\(b.columns)")
-    var out = Matrix(rows: a.rows, columns: a.columns)
+    var out = Matrix(uninitializedRows: a.rows, columns: a.columns)
     out.values.withUnsafeMutableBufferPointer { o in
         a.values.withUnsafeBufferPointer { x in b.values.withUnsafeBufferPointer { y in
             // Workers write disjoint element ranges.
@@ -23,7 +23,7 @@ func zipMap(_ a: Matrix, _ b: Matrix, _ f: @Sendable (Float, Float) -> Float) ->
 
 @inline(__always)
 func map(_ a: Matrix, _ f: @Sendable (Float) -> Float) -> Matrix {
-    var out = Matrix(rows: a.rows, columns: a.columns)
+    var out = Matrix(uninitializedRows: a.rows, columns: a.columns)
     out.values.withUnsafeMutableBufferPointer { o in
         a.values.withUnsafeBufferPointer { x in
             let p = UnsafeShared((o.baseAddress!, x.baseAddress!))   // disjoint element ranges
@@ -175,18 +175,26 @@ extension Tape {
 
     /// Row sums: rows × 1.
     public func sumRows(_ a: Variable) -> Variable {
-        let n = a.value.columns
-        var value = Matrix(rows: a.value.rows, columns: 1)
-        for r in 0..<a.value.rows {
-            var s = 0.0
-            for j in 0..<n { s += Double(a.value.values[r * n + j]) }
-            value.values[r] = Float(s)
+        let rows = a.value.rows, n = a.value.columns
+        var value = Matrix(rows: rows, columns: 1)
+        a.value.values.withUnsafeBufferPointer { ap in
+            value.values.withUnsafeMutableBufferPointer { vp in
+                for r in 0..<rows {
+                    var s: Float = 0
+                    for j in 0..<n { s += ap[r * n + j] }
+                    vp[r] = s
+                }
+            }
         }
         let out = Variable(value, requiresGrad: a.requiresGrad)
         return record(out) {
             let g = out.grad!
-            var d = Matrix(rows: a.value.rows, columns: n)
-            for r in 0..<d.rows { for j in 0..<n { d.values[r * n + j] = g.values[r] } }
+            var d = Matrix(uninitializedRows: rows, columns: n)
+            d.values.withUnsafeMutableBufferPointer { dp in
+                g.values.withUnsafeBufferPointer { gp in
+                    for r in 0..<rows { let v = gp[r]; for j in 0..<n { dp[r * n + j] = v } }
+                }
+            }
             a.accumulate(d)
         }
     }
@@ -212,14 +220,40 @@ extension Tape {
         return record(out) { a.accumulate(zipMap(out.grad!, out.value) { g, y in g * (1 - y * y) }) }
     }
 
-    /// swish(a) = a · σ(a).
+    /// swish(a) = a · σ(a); σ is kept from the forward pass for the pullback.
     public func swish(_ a: Variable) -> Variable {
-        let out = Variable(map(a.value) { $0 * sigmoid($0) }, requiresGrad: a.requiresGrad)
+        var value = Matrix(uninitializedRows: a.value.rows, columns: a.value.columns)
+        var sig = Matrix(uninitializedRows: a.value.rows, columns: a.value.columns)
+        let count = value.values.count
+        a.value.values.withUnsafeBufferPointer { x in
+            value.values.withUnsafeMutableBufferPointer { y in
+                sig.values.withUnsafeMutableBufferPointer { sp in
+                    let p = UnsafeShared((x.baseAddress!, y.baseAddress!, sp.baseAddress!))   // disjoint ranges
+                    Parallel.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in
+                        let (xp, yp, ss) = p.value
+                        for i in range { let s = sigmoid(xp[i]); ss[i] = s; yp[i] = xp[i] * s }
+                    }
+                }
+            }
+        }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
         return record(out) {
-            a.accumulate(zipMap(out.grad!, a.value) { g, x in
-                let s = sigmoid(x)
-                return g * (s + x * s * (1 - s))
-            })
+            let g = out.grad!
+            var d = Matrix(uninitializedRows: g.rows, columns: g.columns)
+            d.values.withUnsafeMutableBufferPointer { dp in
+                g.values.withUnsafeBufferPointer { gp in
+                    out.value.values.withUnsafeBufferPointer { yp in
+                        sig.values.withUnsafeBufferPointer { sp in
+                            let p = UnsafeShared((dp.baseAddress!, gp.baseAddress!, yp.baseAddress!, sp.baseAddress!))
+                            Parallel.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in
+                                let (dd, gg, yy, ss) = p.value
+                                for i in range { dd[i] = gg[i] * (ss[i] + yy[i] * (1 - ss[i])) }
+                            }
+                        }
+                    }
+                }
+            }
+            a.accumulate(d)
         }
     }
 
@@ -245,36 +279,73 @@ extension Tape {
     /// `eps` added to it, as torch's LayerNorm).
     public func layerNorm(_ a: Variable, scale gamma: Variable, shift beta: Variable, eps: Float) -> Variable {
         let rows = a.value.rows, n = a.value.columns
-        var normalized = Matrix(rows: rows, columns: n)
+        var normalized = Matrix(uninitializedRows: rows, columns: n)
         var inverseStd = [Float](repeating: 0, count: rows)
-        for r in 0..<rows {
-            var mean = 0.0, sq = 0.0
-            for j in 0..<n { mean += Double(a.value.values[r * n + j]) }
-            mean /= Double(n)
-            for j in 0..<n { let d = Double(a.value.values[r * n + j]) - mean; sq += d * d }
-            let inv = Float(1 / (sq / Double(n) + Double(eps)).squareRoot())
-            inverseStd[r] = inv
-            for j in 0..<n { normalized.values[r * n + j] = (a.value.values[r * n + j] - Float(mean)) * inv }
+        var value = Matrix(uninitializedRows: rows, columns: n)
+        let chunk = max(1, elementwiseChunk / max(1, n))
+        a.value.values.withUnsafeBufferPointer { ap in
+            normalized.values.withUnsafeMutableBufferPointer { np in
+                value.values.withUnsafeMutableBufferPointer { vp in
+                    inverseStd.withUnsafeMutableBufferPointer { ip in
+                        gamma.value.values.withUnsafeBufferPointer { gp in
+                            beta.value.values.withUnsafeBufferPointer { bp in
+                                // Workers own disjoint rows.
+                                let p = UnsafeShared((ap.baseAddress!, np.baseAddress!, vp.baseAddress!, ip.baseAddress!, gp.baseAddress!, bp.baseAddress!))
+                                Parallel.forEachChunk(count: rows, chunkSize: chunk) { range in
+                                    let (x, xn, y, inv, g, b) = p.value
+                                    for r in range {
+                                        let row = x + r * n
+                                        var mean: Float = 0
+                                        for j in 0..<n { mean += row[j] }
+                                        mean /= Float(n)
+                                        var sq: Float = 0
+                                        for j in 0..<n { let d = row[j] - mean; sq += d * d }
+                                        let k = 1 / (sq / Float(n) + eps).squareRoot()
+                                        inv[r] = k
+                                        for j in 0..<n {
+                                            let h = (row[j] - mean) * k
+                                            xn[r * n + j] = h
+                                            y[r * n + j] = h * g[j] + b[j]
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
         }
-        var value = normalized
-        for r in 0..<rows { for j in 0..<n { value.values[r * n + j] = normalized.values[r * n + j] * gamma.value.values[j] + beta.value.values[j] } }
         let out = Variable(value, requiresGrad: a.requiresGrad || gamma.requiresGrad || beta.requiresGrad)
         return record(out) {
             let g = out.grad!
             if gamma.requiresGrad { gamma.accumulate(columnSums(zipMap(g, normalized, *))) }
             if beta.requiresGrad { beta.accumulate(columnSums(g)) }
             guard a.requiresGrad else { return }
-            var d = Matrix(rows: rows, columns: n)
-            for r in 0..<rows {
-                var sum = 0.0, dot = 0.0
-                for j in 0..<n {
-                    let dxhat = Double(g.values[r * n + j] * gamma.value.values[j])
-                    sum += dxhat; dot += dxhat * Double(normalized.values[r * n + j])
-                }
-                let k = Double(inverseStd[r]) / Double(n)
-                for j in 0..<n {
-                    let dxhat = Double(g.values[r * n + j] * gamma.value.values[j])
-                    d.values[r * n + j] = Float(k * (Double(n) * dxhat - sum - Double(normalized.values[r * n + j]) * dot))
+            var d = Matrix(uninitializedRows: rows, columns: n)
+            d.values.withUnsafeMutableBufferPointer { dp in
+                g.values.withUnsafeBufferPointer { gp in
+                    normalized.values.withUnsafeBufferPointer { np in
+                        inverseStd.withUnsafeBufferPointer { ip in
+                            gamma.value.values.withUnsafeBufferPointer { sp in
+                                let p = UnsafeShared((dp.baseAddress!, gp.baseAddress!, np.baseAddress!, ip.baseAddress!, sp.baseAddress!))
+                                Parallel.forEachChunk(count: rows, chunkSize: chunk) { range in
+                                    let (dd, gg, xn, inv, scale) = p.value
+                                    for r in range {
+                                        var sum: Float = 0, dot: Float = 0
+                                        for j in 0..<n {
+                                            let dxhat = gg[r * n + j] * scale[j]
+                                            sum += dxhat; dot += dxhat * xn[r * n + j]
+                                        }
+                                        let k = inv[r] / Float(n)
+                                        for j in 0..<n {
+                                            let dxhat = gg[r * n + j] * scale[j]
+                                            dd[r * n + j] = k * (Float(n) * dxhat - sum - xn[r * n + j] * dot)
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
                 }
             }
             a.accumulate(d)
@@ -359,7 +430,7 @@ extension Tape {
         let out = Variable(value, requiresGrad: a.requiresGrad)
         return record(out) {
             let g = out.grad!
-            var d = Matrix(rows: rows, columns: n)
+            var d = Matrix(uninitializedRows: rows, columns: n)   // every element is written below
             d.values.withUnsafeMutableBufferPointer { dp in
                 a.value.values.withUnsafeBufferPointer { ap in
                     logSumExp.withUnsafeBufferPointer { lp in
@@ -386,20 +457,51 @@ extension Tape {
     public func logNormalDensity(_ x: Variable, mean mu: Variable, logVariance lv: Variable) -> Variable {
         let n = x.value.values.count
         precondition(mu.value.values.count == n && lv.value.values.count == n, "logNormalDensity: shapes differ")
-        var value = Matrix(rows: x.value.rows, columns: x.value.columns)
-        for i in 0..<n {
-            let d = x.value.values[i] - mu.value.values[i]
-            value.values[i] = -0.5 * (lv.value.values[i] + logTwoPi + d * d * Foundation.exp(-lv.value.values[i]))
+        var value = Matrix(uninitializedRows: x.value.rows, columns: x.value.columns)
+        var scaled = Matrix(uninitializedRows: x.value.rows, columns: x.value.columns)   // (x − μ)·e^{−logvar}, for the pullback
+        value.values.withUnsafeMutableBufferPointer { vp in
+            scaled.values.withUnsafeMutableBufferPointer { sp in
+                x.value.values.withUnsafeBufferPointer { xp in
+                    mu.value.values.withUnsafeBufferPointer { mp in
+                        lv.value.values.withUnsafeBufferPointer { lp in
+                            let p = UnsafeShared((vp.baseAddress!, sp.baseAddress!, xp.baseAddress!, mp.baseAddress!, lp.baseAddress!))
+                            Parallel.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in
+                                let (v, s, xx, m, l) = p.value
+                                for i in range {
+                                    let d = xx[i] - m[i], inv = Foundation.exp(-l[i])
+                                    s[i] = d * inv
+                                    v[i] = -0.5 * (l[i] + logTwoPi + d * d * inv)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
         }
         let out = Variable(value, requiresGrad: x.requiresGrad || mu.requiresGrad || lv.requiresGrad)
         return record(out) {
             let g = out.grad!
-            var dx = Matrix(rows: x.value.rows, columns: x.value.columns), dl = dx
-            for i in 0..<n {
-                let d = x.value.values[i] - mu.value.values[i]
-                let inv = Foundation.exp(-lv.value.values[i])
-                dx.values[i] = -g.values[i] * d * inv
-                dl.values[i] = -0.5 * g.values[i] * (1 - d * d * inv)
+            var dx = Matrix(uninitializedRows: x.value.rows, columns: x.value.columns)
+            var dl = Matrix(uninitializedRows: x.value.rows, columns: x.value.columns)
+            dx.values.withUnsafeMutableBufferPointer { dxp in
+                dl.values.withUnsafeMutableBufferPointer { dlp in
+                    g.values.withUnsafeBufferPointer { gp in
+                        scaled.values.withUnsafeBufferPointer { sp in
+                            x.value.values.withUnsafeBufferPointer { xp in
+                                mu.value.values.withUnsafeBufferPointer { mp in
+                                    let p = UnsafeShared((dxp.baseAddress!, dlp.baseAddress!, gp.baseAddress!, sp.baseAddress!, xp.baseAddress!, mp.baseAddress!))
+                                    Parallel.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in
+                                        let (ddx, ddl, gg, ss, xx, m) = p.value
+                                        for i in range {
+                                            ddx[i] = -gg[i] * ss[i]
+                                            ddl[i] = -0.5 * gg[i] * (1 - ss[i] * (xx[i] - m[i]))
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
             }
             if x.requiresGrad { x.accumulate(dx) }
             if mu.requiresGrad { mu.accumulate(map(dx, -)) }
@@ -409,19 +511,32 @@ extension Tape {
 
     /// log Σ_i exp(terms[i]), elementwise over same-shaped terms.
     public func logSumExp(_ terms: [Variable]) -> Variable {
-        let n = terms[0].value.values.count
-        var value = Matrix(rows: terms[0].value.rows, columns: terms[0].value.columns)
-        for i in 0..<n {
-            var top = -Float.infinity
-            for t in terms { top = max(top, t.value.values[i]) }
-            var s: Float = 0
-            for t in terms { s += Foundation.exp(t.value.values[i] - top) }
-            value.values[i] = top + Foundation.log(s)
+        let n = terms[0].value.values.count, k = terms.count
+        precondition(terms.allSatisfy { $0.value.values.count == n }, "logSumExp: shapes differ")
+        var value = Matrix(uninitializedRows: terms[0].value.rows, columns: terms[0].value.columns)
+        // Raw pointers to each term, valid while `inputs` (copies of the matrices) lives.
+        let inputs = terms.map(\.value.values)
+        withExtendedLifetime(inputs) {
+            let pointers = UnsafeShared(inputs.map { $0.withUnsafeBufferPointer { $0.baseAddress! } })
+            value.values.withUnsafeMutableBufferPointer { vp in
+                let out = UnsafeShared(vp.baseAddress!)   // disjoint element ranges
+                Parallel.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in
+                    let t = pointers.value, o = out.value
+                    for i in range {
+                        var top = -Float.infinity
+                        for j in 0..<k { top = max(top, t[j][i]) }
+                        var sum: Float = 0
+                        for j in 0..<k { sum += Foundation.exp(t[j][i] - top) }
+                        o[i] = top + Foundation.log(sum)
+                    }
+                }
+            }
         }
         let out = Variable(value, requiresGrad: terms.contains { $0.requiresGrad })
         return record(out) {
             let g = out.grad!
             for t in terms where t.requiresGrad {
+                // d/dt_i = g · exp(t_i − lse).
                 t.accumulate(zipMap(g, zipMap(t.value, out.value, -)) { gi, d in gi * Foundation.exp(d) })
             }
         }
@@ -491,9 +606,22 @@ extension Tape {
     }
 }
 
-/// Column sums as a 1 × n matrix.
+/// Column sums as a 1 × n matrix: rows added in order (vectorised along the row), blocks
+/// of columns in parallel, so each column's sum has a fixed order.
 func columnSums(_ m: Matrix) -> Matrix {
-    var s = Matrix(rows: 1, columns: m.columns)
-    for r in 0..<m.rows { for j in 0..<m.columns { s.values[j] += m.values[r * m.columns + j] } }
+    let rows = m.rows, n = m.columns
+    var s = Matrix(rows: 1, columns: n)
+    s.values.withUnsafeMutableBufferPointer { sp in
+        m.values.withUnsafeBufferPointer { mp in
+            let p = UnsafeShared((sp.baseAddress!, mp.baseAddress!))   // disjoint column blocks
+            Parallel.forEachChunk(count: n, chunkSize: 256) { columns in
+                let (out, input) = p.value
+                for r in 0..<rows {
+                    let row = input + r * n
+                    for j in columns { out[j] += row[j] }
+                }
+            }
+        }
+    }
     return s
 }

@@ -39,11 +39,16 @@ public struct Adam: Optimizer {
                     firstMoment[name]!.values.withUnsafeMutableBufferPointer { mp in
                         secondMoment[name]!.values.withUnsafeMutableBufferPointer { vp in
                             g.values.withUnsafeBufferPointer { gp in
-                                for i in 0..<pp.count {
-                                    let grad = gp[i] + wd * pp[i]
-                                    mp[i] = b1 * mp[i] + (1 - b1) * grad
-                                    vp[i] = b2 * vp[i] + (1 - b2) * grad * grad
-                                    pp[i] -= stepSize * mp[i] / (vp[i].squareRoot() / correction2 + e)
+                                // Elementwise, so chunks are independent (and deterministic).
+                                let shared = UnsafeShared((pp.baseAddress!, mp.baseAddress!, vp.baseAddress!, gp.baseAddress!))
+                                Parallel.forEachChunk(count: pp.count, chunkSize: 1 << 16) { range in
+                                    let (p, m, v, g) = shared.value
+                                    for i in range {
+                                        let grad = g[i] + wd * p[i]
+                                        m[i] = b1 * m[i] + (1 - b1) * grad
+                                        v[i] = b2 * v[i] + (1 - b2) * grad * grad
+                                        p[i] -= stepSize * m[i] / (v[i].squareRoot() / correction2 + e)
+                                    }
                                 }
                             }
                         }

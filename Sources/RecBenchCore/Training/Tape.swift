@@ -19,7 +19,13 @@ public final class Variable {
         precondition(g.rows == value.rows && g.columns == value.columns, "gradient shape \(g.rows)×\(g.columns) ≠ value \(value.rows)×\(value.columns)")
         if grad == nil { grad = g; return }
         grad!.values.withUnsafeMutableBufferPointer { d in
-            g.values.withUnsafeBufferPointer { s in for i in 0..<d.count { d[i] += s[i] } }
+            g.values.withUnsafeBufferPointer { s in
+                let p = UnsafeShared((d.baseAddress!, s.baseAddress!))   // disjoint element ranges
+                Parallel.forEachChunk(count: d.count, chunkSize: 1 << 15) { range in
+                    let (dp, sp) = p.value
+                    for i in range { dp[i] += sp[i] }
+                }
+            }
         }
     }
 
