@@ -9,7 +9,9 @@ func fitted(_ type: any Recommender.Type, on split: SplitData, dataset: Dataset,
     for p in type.parameters where values[p.name] == nil { values[p.name] = p.defaultValue }
     let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterDefaults)
     var model = try type.init(parameters: ModelParameters(config: config, declared: type.parameters))
-    try model.fit(TrainingData(dataset: dataset, split: split), context: FitContext(seed: 1, threads: 1, logger: Logger(label: "test")))
+    // Learned models: 60 epochs at lr 0.01 suffice on the tiny fixtures (and keep debug tests fast).
+    try model.fit(TrainingData(dataset: dataset, split: split),
+                  context: FitContext(seed: 1, threads: 1, logger: Logger(label: "test"), training: TrainingSettings(epochs: 60, learningRate: 0.01)))
     return model
 }
 

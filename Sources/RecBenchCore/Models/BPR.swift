@@ -56,10 +56,7 @@ public struct BPR: LearnedModel {
             let (loss, grads) = { () -> (Double, [String: Matrix]) in
                 let tape = Tape()
                 let p = tape.leaves(parameters)
-                let u = tape.gather(p["user_embedding"]!, rows: users)
-                let difference = tape.sub(tape.rowDot(u, tape.gather(p["item_embedding"]!, rows: positives)),
-                                          tape.rowDot(u, tape.gather(p["item_embedding"]!, rows: negativesDrawn)))
-                let loss = tape.affine(tape.mean(tape.logSigmoid(difference)), scale: -1)
+                let loss = lossGraph(tape, p, users: users, positives: positives, negatives: negativesDrawn)
                 tape.backward(loss)
                 return (Double(loss.value.values[0]), gradients(p))
             }()
@@ -68,6 +65,22 @@ public struct BPR: LearnedModel {
             context.onBatch?(b + 1, batches.count)
         }
         return total / Double(max(1, batches.count))
+    }
+
+    /// −mean log σ(⟨p_u, q_i⟩ − ⟨p_u, q_j⟩).
+    func lossGraph(_ tape: Tape, _ p: [String: Variable], users: [Int32], positives: [Int32], negatives: [Int32]) -> Variable {
+        let u = tape.gather(p["user_embedding"]!, rows: users)
+        let difference = tape.sub(tape.rowDot(u, tape.gather(p["item_embedding"]!, rows: positives)),
+                                  tape.rowDot(u, tape.gather(p["item_embedding"]!, rows: negatives)))
+        return tape.affine(tape.mean(tape.logSigmoid(difference)), scale: -1)
+    }
+
+    public func gradientCheckLoss(_ data: TrainingData, tape: Tape, leaves: [String: Variable]) -> Variable {
+        var rng = SeededGenerator(seed: 1)
+        let k = min(8, pairs.users.count)
+        let users = Array(pairs.users.prefix(k)), positives = Array(pairs.items.prefix(k))
+        let negatives = users.map { Sampling.negative(for: Int($0), history: history, rng: &rng) }
+        return lossGraph(tape, leaves, users: users, positives: positives, negatives: negatives)
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {

@@ -51,8 +51,7 @@ public struct MultiDAE: LearnedModel {
             let (loss, grads) = { () -> (Double, [String: Matrix]) in
                 let tape = Tape()
                 let p = tape.leaves(parameters)
-                let logits = decoder(encoder(x, p, tape: tape), p, tape: tape)
-                let loss = tape.affine(tape.mean(tape.multinomialLogLikelihood(logits, target)), scale: -1)
+                let loss = lossGraph(tape, p, input: x, target: target)
                 tape.backward(loss)
                 return (Double(loss.value.values[0]), gradients(p))
             }()
@@ -61,6 +60,18 @@ public struct MultiDAE: LearnedModel {
             context.onBatch?(b + 1, batches.count)
         }
         return total / Double(max(1, batches.count))
+    }
+
+    /// −mean_u Σ_i x_ui log softmax(decoder(encoder(x̃)))_i.
+    func lossGraph(_ tape: Tape, _ p: [String: Variable], input x: SparseMatrix, target: SparseMatrix) -> Variable {
+        let logits = decoder(encoder(x, p, tape: tape), p, tape: tape)
+        return tape.affine(tape.mean(tape.multinomialLogLikelihood(logits, target)), scale: -1)
+    }
+
+    public func gradientCheckLoss(_ data: TrainingData, tape: Tape, leaves: [String: Variable]) -> Variable {
+        var rng = SeededGenerator(seed: 1)
+        let users = Array(0..<Int32(min(4, data.userCount)))
+        return lossGraph(tape, leaves, input: input!.encoderInput(users, dropout: dropout, rng: &rng), target: input!.target(users))
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {

@@ -62,14 +62,7 @@ public struct MultiVAE: LearnedModel {
             let (loss, grads) = { () -> (Double, [String: Matrix]) in
                 let tape = Tape()
                 let p = tape.leaves(parameters)
-                let h = encoder(x, p, tape: tape)
-                let mu = tape.columns(h, 0..<latent), logVariance = tape.columns(h, latent..<(2 * latent))
-                let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
-                let logits = decoder(z, p, tape: tape)
-                let likelihood = tape.affine(tape.mean(tape.multinomialLogLikelihood(logits, target)), scale: -1)
-                let inner = tape.sub(tape.sub(tape.affine(logVariance, scale: 1, shift: 1), tape.square(mu)), tape.exp(logVariance))
-                let kl = tape.affine(tape.mean(tape.sumRows(inner)), scale: -0.5 * beta)
-                let loss = tape.add(likelihood, kl)
+                let loss = lossGraph(tape, p, input: x, target: target, noise: noise, beta: beta)
                 tape.backward(loss)
                 return (Double(loss.value.values[0]), gradients(p))
             }()
@@ -78,6 +71,27 @@ public struct MultiVAE: LearnedModel {
             context.onBatch?(b + 1, batches.count)
         }
         return total / Double(max(1, batches.count))
+    }
+
+    /// The negative multinomial log-likelihood plus β times the KL divergence to N(0, I).
+    func lossGraph(_ tape: Tape, _ p: [String: Variable], input x: SparseMatrix, target: SparseMatrix, noise: Matrix, beta: Float) -> Variable {
+        let h = encoder(x, p, tape: tape)
+        let mu = tape.columns(h, 0..<latent), logVariance = tape.columns(h, latent..<(2 * latent))
+        let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
+        let logits = decoder(z, p, tape: tape)
+        let likelihood = tape.affine(tape.mean(tape.multinomialLogLikelihood(logits, target)), scale: -1)
+        let inner = tape.sub(tape.sub(tape.affine(logVariance, scale: 1, shift: 1), tape.square(mu)), tape.exp(logVariance))
+        let kl = tape.affine(tape.mean(tape.sumRows(inner)), scale: -0.5 * beta)
+        return tape.add(likelihood, kl)
+    }
+
+    public func gradientCheckLoss(_ data: TrainingData, tape: Tape, leaves: [String: Variable]) -> Variable {
+        var rng = SeededGenerator(seed: 1)
+        let users = Array(0..<Int32(min(4, data.userCount)))
+        let x = input!.encoderInput(users, dropout: dropout, rng: &rng)
+        // Noise std 1 (not 0.01) so the σ path is exercised; β = anneal_cap so the KL counts.
+        let noise = Initializer.normal(rows: users.count, columns: latent, std: 1, rng: &rng)
+        return lossGraph(tape, leaves, input: x, target: input!.target(users), noise: noise, beta: annealCap)
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {

@@ -155,19 +155,7 @@ public struct RecVAE: LearnedModel {
                     tape.backward(loss)
                     return (Double(loss.value.values[0]), gradients(p))
                 }
-                // The composite prior; the old encoder's posterior is a constant.
-                let oldMu = tape.constant(RecVAE.rows(oldPosterior!.mu, users))
-                let oldLogVariance = tape.constant(RecVAE.rows(oldPosterior!.logVariance, users))
-                let zero = tape.constant(Matrix(rows: users.count, columns: latent))
-                let wide = tape.constant(Matrix(rows: users.count, columns: latent, repeating: 10))
-                let prior = tape.logSumExp([
-                    tape.affine(tape.logNormalDensity(z, mean: zero, logVariance: zero), scale: 1, shift: logMixture[0]),
-                    tape.affine(tape.logNormalDensity(z, mean: oldMu, logVariance: oldLogVariance), scale: 1, shift: logMixture[1]),
-                    tape.affine(tape.logNormalDensity(z, mean: zero, logVariance: wide), scale: 1, shift: logMixture[2]),
-                ])
-                let posterior = tape.logNormalDensity(z, mean: mu, logVariance: logVariance)
-                let kl = tape.mean(tape.scaleRows(tape.sumRows(tape.sub(posterior, prior)), by: weights))
-                let loss = tape.sub(kl, likelihood)
+                let loss = negativeELBO(tape, likelihood: likelihood, z: z, mu: mu, logVariance: logVariance, users: users, weights: weights)
                 tape.backward(loss)
                 return (Double(loss.value.values[0]), gradients(p))
             }()
@@ -176,6 +164,36 @@ public struct RecVAE: LearnedModel {
             context.onBatch?(b + 1, batches.count)
         }
         return total / Double(max(1, batches.count))
+    }
+
+    /// −(likelihood − mean_u w_u Σ_k (log q(z|x) − log prior(z|x))_k), the prior mixing N(0, 1),
+    /// the cached old-encoder posterior and N(0, e^10).
+    func negativeELBO(_ tape: Tape, likelihood: Variable, z: Variable, mu: Variable, logVariance: Variable, users: [Int32], weights: [Float]) -> Variable {
+        let oldMu = tape.constant(RecVAE.rows(oldPosterior!.mu, users))
+        let oldLogVariance = tape.constant(RecVAE.rows(oldPosterior!.logVariance, users))
+        let zero = tape.constant(Matrix(rows: users.count, columns: latent))
+        let wide = tape.constant(Matrix(rows: users.count, columns: latent, repeating: 10))
+        let prior = tape.logSumExp([
+            tape.affine(tape.logNormalDensity(z, mean: zero, logVariance: zero), scale: 1, shift: logMixture[0]),
+            tape.affine(tape.logNormalDensity(z, mean: oldMu, logVariance: oldLogVariance), scale: 1, shift: logMixture[1]),
+            tape.affine(tape.logNormalDensity(z, mean: zero, logVariance: wide), scale: 1, shift: logMixture[2]),
+        ])
+        let posterior = tape.logNormalDensity(z, mean: mu, logVariance: logVariance)
+        let kl = tape.mean(tape.scaleRows(tape.sumRows(tape.sub(posterior, prior)), by: weights))
+        return tape.sub(kl, likelihood)
+    }
+
+    public func gradientCheckLoss(_ data: TrainingData, tape: Tape, leaves: [String: Variable]) -> Variable {
+        var rng = SeededGenerator(seed: 1)
+        let users = Array(0..<Int32(min(4, data.userCount)))
+        let x = input!.encoderInput(users, dropout: dropout, rng: &rng), target = input!.target(users)
+        let weights = (0..<users.count).map { r -> Float in gamma > 0 ? gamma * Float(target.entries(ofRow: r).count) : beta }
+        let noise = Initializer.normal(rows: users.count, columns: latent, std: 1, rng: &rng)   // exercise the σ path
+        let (mu, logVariance) = encode(x, leaves, tape: tape)
+        let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
+        let logits = tape.addBias(tape.matmul(z, leaves["decoder.weight"]!), leaves["decoder.bias"]!)
+        let likelihood = tape.mean(tape.multinomialLogLikelihood(logits, target))
+        return negativeELBO(tape, likelihood: likelihood, z: z, mu: mu, logVariance: logVariance, users: users, weights: weights)
     }
 
     /// Returns the last encoder pass's loss (the full negative ELBO).

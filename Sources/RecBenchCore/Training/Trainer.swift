@@ -11,6 +11,10 @@ public protocol LearnedModel: Recommender {
     mutating func prepare(_ data: TrainingData, context: FitContext)
     /// One pass over the training data; returns the mean batch loss.
     mutating func trainEpoch(_ epoch: Int, data: TrainingData, context: FitContext) throws -> Double
+    /// The training loss on one fixed mini-batch (fixed dropout, negatives and noise),
+    /// built on `tape` over `leaves` — the graph gradient checks compare with finite
+    /// differences. Call after `prepare`.
+    func gradientCheckLoss(_ data: TrainingData, tape: Tape, leaves: [String: Variable]) -> Variable
     /// Whether training multiplies matrices large enough to profit from several BLAS
     /// threads. When not, training runs with one BLAS thread: idle OpenBLAS threads
     /// busy-wait between calls and take the other core from the training loop.
