@@ -9,14 +9,14 @@ enum ChildProcess {
 
     /// Starts `path` with `arguments`; stdout goes to /dev/null, stderr to `stderrPath`
     /// (or /dev/null). Returns the pid.
-    static func start(_ path: String, _ arguments: [String], stderrPath: String? = nil) throws -> pid_t {
+    static func start(_ path: String, _ arguments: [String], stderrPath: String? = nil, stdoutPath: String? = nil) throws -> pid_t {
         var pid: pid_t = 0
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, stderrPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else {
             throw RecBenchError(location: path, "cannot start a child process")
@@ -34,9 +34,9 @@ enum ChildProcess {
     }
 
     /// Runs one child to completion: wall seconds, peak RSS (MiB), exit code.
-    static func run(_ path: String, _ arguments: [String]) throws -> (seconds: Double, peakMiB: Double, status: Int32) {
+    static func run(_ path: String, _ arguments: [String], stdoutPath: String? = nil) throws -> (seconds: Double, peakMiB: Double, status: Int32) {
         let start = ContinuousClock.now
-        let pid = try ChildProcess.start(path, arguments)
+        let pid = try ChildProcess.start(path, arguments, stdoutPath: stdoutPath)
         var status: Int32 = 0
         var usage = rusage()
         wait4(pid, &status, 0, &usage)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import RecBenchCore
 
 struct Bench: ParsableCommand {
@@ -30,6 +31,15 @@ struct Bench: ParsableCommand {
     @Option(help: "Whole-process runs of `recbench run --model EASE` (best is kept).")
     var processRuns = 5
 
+    @Flag(inversion: .prefixedNo, help: "Benchmark EASE (fit, evaluation, whole process).")
+    var ease = true
+
+    @Flag(inversion: .prefixedNo, help: "Benchmark the learned models (BPR, MultiVAE, MultiDAE, RecVAE) on ml-100k with the shared protocol.")
+    var learned = true
+
+    @Option(help: "Data for the learned-model runs: RecBole's split of ml-100k when ../shared is beside the repository, else the shipped ml-100k.")
+    var learnedData: String?
+
     @Flag(help: "Print the rows as JSON.")
     var json = false
 
@@ -38,6 +48,16 @@ struct Bench: ParsableCommand {
     func run() throws {
         let logger = logging.makeLogger()
         try reportingErrors {
+            var rows: [BenchmarkRow] = []
+            if learned { rows += try learnedRows(logger: logger) }
+            if ease { rows += try easeRows(logger: logger) }
+            rows.append(BenchmarkRow(step: "peak RSS of this benchmark process (MiB)", seconds: ProcessStats.peakMemoryMiB,
+                                     reference: "–", referenceSeconds: .nan, target: nil))
+            try print(rows)
+        }
+    }
+
+    func easeRows(logger: Logger) throws -> [BenchmarkRow] {
             var rows: [BenchmarkRow] = []
             // 1. Whole process, first, on a cold-ish machine.
             var best = Double.infinity, rss = 0.0
@@ -58,8 +78,55 @@ struct Bench: ParsableCommand {
                 logger.notice("synthetic: \(synthetic.userCount) users, \(synthetic.itemCount) items, \(synthetic.interactions.count) interactions")
                 rows += try EASEBenchmark.run(dataset: synthetic, repeats: 1, logger: logger)
             }
-            rows.append(BenchmarkRow(step: "peak RSS of this benchmark process (MiB)", seconds: ProcessStats.peakMemoryMiB,
-                                     reference: "–", referenceSeconds: .nan, target: nil))
+            return rows
+    }
+
+    /// RecBole 1.2.1's process wall seconds for these models (shared reference, section C).
+    static let recboleWall: [String: Double] = ["BPR": 11.6, "MultiVAE": 19.9, "MultiDAE": 14.8, "RecVAE": 48.0]
+    /// The speed-up each must reach (issue targets): ≥ 5×, RecVAE ≥ 2.5×.
+    static let speedTarget: [String: Double] = ["BPR": 5, "MultiVAE": 5, "MultiDAE": 5, "RecVAE": 2.5]
+
+    /// Each learned model once, as a whole `recbench run` process, with its epochs, seconds and FLOPs.
+    func learnedRows(logger: Logger) throws -> [BenchmarkRow] {
+        let shared = URL(fileURLWithPath: "../shared/reference/ml-100k-recbole-split").path
+        var assignments: [String] = []
+        if let data = learnedData {
+            assignments = ["data_path=\(data)"]
+        } else if FileManager.default.fileExists(atPath: shared + "/ml-100k.train.inter") {
+            assignments = ["data_path=\(shared)", "benchmark_filename=[train,valid,test]"]
+        }
+        var rows: [BenchmarkRow] = []
+        let output = NSTemporaryDirectory() + "recbench-bench-\(getpid()).json"
+        defer { unlink(output) }
+        for model in ["BPR", "MultiVAE", "MultiDAE", "RecVAE"] {
+            logger.notice("\(model): recbench run on ml-100k\(assignments.isEmpty ? " (shipped data, own split)" : " (RecBole's split)")")
+            var arguments = ["run", "--model", model, "--config", config, "--no-save", "--quiet", "--json"]
+            for a in assignments { arguments += ["--set", a] }
+            let (seconds, peak, status) = try ChildProcess.run(ChildProcess.selfPath, arguments, stdoutPath: output)
+            guard status == 0, let data = FileManager.default.contents(atPath: output),
+                  let result = try? JSONDecoder().decode(RunResult.self, from: data), let training = result.training else {
+                throw RecBenchError(location: config, "`recbench run --model \(model)` failed (exit \(status))")
+            }
+            let epochSeconds = training.epochs.map(\.seconds).reduce(0, +) / Double(max(1, training.epochs.count))
+            let shape = LearnedModelCost.Shape(users: result.statistics.users, items: result.statistics.items,
+                                               trainInteractions: result.split.train, trainPairs: result.split.train)
+            let wall = Bench.recboleWall[model]!
+            rows.append(BenchmarkRow(step: "\(model): whole process, \(training.epochsRun) epochs (best \(training.bestEpoch)), test ndcg@10 \(String(format: "%.4f", result.test["ndcg@10"] ?? 0)), peak RSS \(Int(peak)) MiB",
+                                     seconds: seconds, reference: "RecBole 1.2.1 process wall, shared reference §C", referenceSeconds: wall,
+                                     target: 1 / Bench.speedTarget[model]!))
+            if let flops = LearnedModelCost.flopsPerEpoch(model: model, hyperparameters: result.hyperparameters, shape: shape) {
+                // Seconds one epoch would take at the sgemm peak, for the nominal FLOPs: the
+                // ratio epoch-seconds / that is 1 / (share of peak).
+                let atPeak = flops.nominal / EASEBenchmark.sgemmPeakFlopsPerSecond
+                rows.append(BenchmarkRow(step: "  \(model) epoch incl. validation: \(String(format: "%.1f", flops.nominal / 1e9)) GFLOP nominal (\(String(format: "%.1f", flops.executed / 1e9)) executed) → \(String(format: "%.0f", flops.nominal / epochSeconds / 1e9)) GFLOP/s nominal",
+                                         seconds: epochSeconds, reference: "nominal FLOPs at the 245 GFLOP/s sgemm peak (BLAS-NOTES)",
+                                         referenceSeconds: atPeak, target: model == "RecVAE" ? 2 : nil))
+            }
+        }
+        return rows
+    }
+
+    func print(_ rows: [BenchmarkRow]) throws {
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -76,6 +143,5 @@ struct Bench: ParsableCommand {
                     Terminal.out("| \(r.step) | \(String(format: "%.4f", r.seconds)) | \(r.reference) | \(theirs) | \(ratio) | \(target) |")
                 }
             }
-        }
     }
 }
