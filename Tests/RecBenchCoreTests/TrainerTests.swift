@@ -1,0 +1,77 @@
+import Foundation
+import Logging
+import Testing
+import RecBenchCore
+
+/// A learned model whose one parameter is the number of epochs trained, so a scripted
+/// validation sequence can be replayed and the restored epoch read back.
+struct ScriptedModel: LearnedModel {
+    static let name = "Scripted"
+    static let summary = "test double"
+    static let kind = ModelKind.baseline
+    static let parameters: [ConfigKey] = []
+    static let trainsWithLargeProducts = false
+    var parameters = Parameters()
+    var trainingSummary: TrainingSummary?
+
+    init(parameters: ModelParameters) throws {}
+    init() {}
+
+    mutating func prepare(_ data: TrainingData, context: FitContext) {
+        parameters = Parameters()
+        parameters.add("epochs", Matrix(rows: 1, columns: 1))
+    }
+
+    mutating func trainEpoch(_ epoch: Int, data: TrainingData, context: FitContext) throws -> Double {
+        parameters.update("epochs") { $0.values[0] += 1 }
+        return 1
+    }
+
+    func gradientCheckLoss(_ data: TrainingData, tape: Tape, leaves: [String: Variable]) -> Variable { leaves["epochs"]! }
+    func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {}
+}
+
+struct TrainerTests {
+    func train(_ scores: [Double], stoppingStep: Int, bigger: Bool = true, checkpoints: String? = nil) throws -> (TrainingSummary, Float) {
+        let (split, d) = try blockFixture()
+        var model = ScriptedModel()
+        let context = FitContext(
+            seed: 1, threads: 1, logger: Logger(label: "test"),
+            training: TrainingSettings(epochs: scores.count, stoppingStep: stoppingStep, checkpointDirectory: checkpoints),
+            validate: { scorer in scores[Int((scorer as! ScriptedModel).parameters["epochs"].values[0]) - 1] },
+            validMetricBigger: bigger, checkpointName: "scripted")
+        try model.fit(TrainingData(dataset: d, split: split), context: context)
+        return (model.trainingSummary!, model.parameters["epochs"].values[0])
+    }
+
+    @Test func stopsAfterStoppingStepPlusOneValidationsWithoutImprovement() throws {
+        // Best at epoch 3; epochs 4, 5, 6 bring nothing: with stopping_step 2, the third stale
+        // validation (epoch 6) stops training, and epoch 3's parameters are restored.
+        let (summary, restored) = try train([0.1, 0.2, 0.5, 0.4, 0.3, 0.45, 0.9, 0.9], stoppingStep: 2)
+        #expect(summary.epochsRun == 6)
+        #expect(summary.stoppedEarly)
+        #expect(summary.bestEpoch == 3 && summary.bestValid == 0.5)
+        #expect(restored == 3)
+    }
+
+    @Test func anEqualScoreCountsAsAnImprovement() throws {
+        // RecBole's rule: value >= best updates the best (and resets the patience).
+        let (summary, restored) = try train([0.3, 0.3, 0.3, 0.3], stoppingStep: 0)
+        #expect(summary.epochsRun == 4 && !summary.stoppedEarly)
+        #expect(summary.bestEpoch == 4 && restored == 4)
+    }
+
+    @Test func smallerIsBetterWhenAsked() throws {
+        let (summary, _) = try train([0.5, 0.2, 0.3, 0.4, 0.6], stoppingStep: 1, bigger: false)
+        #expect(summary.bestEpoch == 2 && summary.epochsRun == 4)
+    }
+
+    @Test func theBestParametersAreCheckpointedAndReadBack() throws {
+        let dir = Fixtures.temporaryDirectory()
+        let (summary, _) = try train([0.1, 0.7, 0.2], stoppingStep: 5, checkpoints: dir)
+        #expect(summary.checkpoint == dir + "/scripted.params")
+        let saved = try Checkpoint.read(dir + "/scripted.params")
+        #expect(saved["epochs"].values == [2])
+        #expect(throws: RecBenchError.self) { try Checkpoint.read(dir + "/missing.params") }
+    }
+}
