@@ -42,29 +42,19 @@ public struct BPR: LearnedModel {
         let batches = Sampling.shuffledBatches(count: pairs.users.count, batchSize: context.training.batchSize,
                                                seed: context.seed, epoch: epoch, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 2)
-        var total = 0.0
-        for (b, batch) in batches.enumerated() {
-            var users: [Int32] = [], positives: [Int32] = [], negativesDrawn: [Int32] = []
+        let model = self, pairs = self.pairs, history = self.history
+        var stepper = optimizer
+        defer { optimizer = stepper }
+        return optimize(batches, with: &stepper, context: context) { tape, p, batch in
+            var users: [Int32] = [], positives: [Int32] = [], drawn: [Int32] = []
             for k in batch {
                 for _ in 0..<negatives {
                     users.append(pairs.users[k]); positives.append(pairs.items[k])
-                    negativesDrawn.append(Sampling.negative(for: Int(pairs.users[k]), history: history, rng: &rng))
+                    drawn.append(Sampling.negative(for: Int(pairs.users[k]), history: history, rng: &rng))
                 }
             }
-            // The tape (and its references to the parameters) ends before the step, so the
-            // optimiser updates the parameters in place.
-            let (loss, grads) = { () -> (Double, [String: Matrix]) in
-                let tape = Tape()
-                let p = tape.leaves(parameters)
-                let loss = lossGraph(tape, p, users: users, positives: positives, negatives: negativesDrawn)
-                tape.backward(loss)
-                return (Double(loss.value.values[0]), gradients(p))
-            }()
-            optimizer!.step(&parameters, gradients: grads)
-            total += loss
-            context.onBatch?(b + 1, batches.count)
+            return model.lossGraph(tape, p, users: users, positives: positives, negatives: drawn)
         }
-        return total / Double(max(1, batches.count))
     }
 
     /// −mean log σ(⟨p_u, q_i⟩ − ⟨p_u, q_j⟩).

@@ -44,22 +44,13 @@ public struct MultiDAE: LearnedModel {
         let batches = Sampling.shuffledBatches(count: data.userCount, batchSize: context.training.batchSize,
                                                seed: context.seed, epoch: epoch, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 3)
-        var total = 0.0
-        for (b, batch) in batches.enumerated() {
+        let model = self, input = self.input!, dropout = self.dropout
+        var stepper = optimizer
+        defer { optimizer = stepper }
+        return optimize(batches, with: &stepper, context: context) { tape, p, batch in
             let users = batch.map { Int32($0) }
-            let x = input!.encoderInput(users, dropout: dropout, rng: &rng), target = input!.target(users)
-            let (loss, grads) = { () -> (Double, [String: Matrix]) in
-                let tape = Tape()
-                let p = tape.leaves(parameters)
-                let loss = lossGraph(tape, p, input: x, target: target)
-                tape.backward(loss)
-                return (Double(loss.value.values[0]), gradients(p))
-            }()
-            optimizer!.step(&parameters, gradients: grads)
-            total += loss
-            context.onBatch?(b + 1, batches.count)
+            return model.lossGraph(tape, p, input: input.encoderInput(users, dropout: dropout, rng: &rng), target: input.target(users))
         }
-        return total / Double(max(1, batches.count))
     }
 
     /// −mean_u Σ_i x_ui log softmax(decoder(encoder(x̃)))_i.

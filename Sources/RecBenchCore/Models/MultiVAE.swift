@@ -52,25 +52,20 @@ public struct MultiVAE: LearnedModel {
         let batches = Sampling.shuffledBatches(count: data.userCount, batchSize: context.training.batchSize,
                                                seed: context.seed, epoch: epoch, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 3)
-        var total = 0.0
-        for (b, batch) in batches.enumerated() {
+        let model = self, input = self.input!
+        var steps = self.steps
+        var stepper = optimizer
+        defer { optimizer = stepper }
+        let loss = optimize(batches, with: &stepper, context: context) { tape, p, batch in
             steps += 1
-            let beta = totalAnnealSteps > 0 ? min(annealCap, Float(steps) / Float(totalAnnealSteps)) : annealCap
+            let beta = model.totalAnnealSteps > 0 ? min(model.annealCap, Float(steps) / Float(model.totalAnnealSteps)) : model.annealCap
             let users = batch.map { Int32($0) }
-            let x = input!.encoderInput(users, dropout: dropout, rng: &rng), target = input!.target(users)
-            let noise = Initializer.normal(rows: users.count, columns: latent, std: 0.01, rng: &rng)
-            let (loss, grads) = { () -> (Double, [String: Matrix]) in
-                let tape = Tape()
-                let p = tape.leaves(parameters)
-                let loss = lossGraph(tape, p, input: x, target: target, noise: noise, beta: beta)
-                tape.backward(loss)
-                return (Double(loss.value.values[0]), gradients(p))
-            }()
-            optimizer!.step(&parameters, gradients: grads)
-            total += loss
-            context.onBatch?(b + 1, batches.count)
+            let x = input.encoderInput(users, dropout: model.dropout, rng: &rng)
+            let noise = Initializer.normal(rows: users.count, columns: model.latent, std: 0.01, rng: &rng)
+            return model.lossGraph(tape, p, input: x, target: input.target(users), noise: noise, beta: beta)
         }
-        return total / Double(max(1, batches.count))
+        self.steps = steps
+        return loss
     }
 
     /// The negative multinomial log-likelihood plus β times the KL divergence to N(0, I).

@@ -128,42 +128,29 @@ public struct RecVAE: LearnedModel {
         let batches = Sampling.shuffledBatches(count: data.userCount, batchSize: context.training.batchSize,
                                                seed: context.seed, epoch: epoch * 16 + index, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch * 16 + index) << 8 | 4)
-        var total = 0.0
-        for (b, batch) in batches.enumerated() {
+        let model = self, input = self.input!, cache = self.oldPosterior!
+        var optimizer = updatingEncoder ? encoderOptimizer : decoderOptimizer
+        defer { if updatingEncoder { encoderOptimizer = optimizer } else { decoderOptimizer = optimizer } }
+        return optimize(batches, with: &optimizer, context: context, trainable: { RecVAE.isEncoder($0) == updatingEncoder }) { tape, p, batch in
             let users = batch.map { Int32($0) }
-            // The decoder pass needs no encoder input: see below.
-            let x = updatingEncoder ? input!.encoderInput(users, dropout: dropout, rng: &rng) : nil
-            let target = input!.target(users)
+            let target = input.target(users)
             let weights = (0..<users.count).map { r -> Float in
-                gamma > 0 ? gamma * Float(target.entries(ofRow: r).count) : beta
+                model.gamma > 0 ? model.gamma * Float(target.entries(ofRow: r).count) : model.beta
             }
-            let noise = Initializer.normal(rows: users.count, columns: latent, std: 0.01, rng: &rng)
-            let (loss, grads) = { () -> (Double, [String: Matrix]) in
-                let tape = Tape()
-                let p = tape.leaves(parameters) { RecVAE.isEncoder($0) == updatingEncoder }
-                // In the decoder pass the encoder is frozen, has no dropout, and equals the old
-                // encoder (just copied), so its posterior is exactly the cached one.
-                let (mu, logVariance) = updatingEncoder ? encode(x!, p, tape: tape)
-                    : (tape.constant(RecVAE.rows(oldPosterior!.mu, users)), tape.constant(RecVAE.rows(oldPosterior!.logVariance, users)))
-                let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
-                let logits = tape.addBias(tape.matmul(z, p["decoder.weight"]!), p["decoder.bias"]!)
-                let likelihood = tape.mean(tape.multinomialLogLikelihood(logits, target))
-                guard updatingEncoder else {
-                    // The KL term does not depend on the decoder: its gradients are those of
-                    // the likelihood alone, so the prior (and the old encoder) is skipped.
-                    let loss = tape.affine(likelihood, scale: -1)
-                    tape.backward(loss)
-                    return (Double(loss.value.values[0]), gradients(p))
-                }
-                let loss = negativeELBO(tape, likelihood: likelihood, z: z, mu: mu, logVariance: logVariance, users: users, weights: weights)
-                tape.backward(loss)
-                return (Double(loss.value.values[0]), gradients(p))
-            }()
-            if updatingEncoder { encoderOptimizer!.step(&parameters, gradients: grads) } else { decoderOptimizer!.step(&parameters, gradients: grads) }
-            total += loss
-            context.onBatch?(b + 1, batches.count)
+            // In the decoder pass the encoder is frozen, has no dropout, and equals the old
+            // encoder (just copied), so its posterior is exactly the cached one.
+            let (mu, logVariance) = updatingEncoder
+                ? model.encode(input.encoderInput(users, dropout: model.dropout, rng: &rng), p, tape: tape)
+                : (tape.constant(RecVAE.rows(cache.mu, users)), tape.constant(RecVAE.rows(cache.logVariance, users)))
+            let noise = Initializer.normal(rows: users.count, columns: model.latent, std: 0.01, rng: &rng)
+            let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
+            let logits = tape.addBias(tape.matmul(z, p["decoder.weight"]!), p["decoder.bias"]!)
+            let likelihood = tape.mean(tape.multinomialLogLikelihood(logits, target))
+            // The KL term does not depend on the decoder: the decoder pass needs the
+            // likelihood's gradients only, so it skips the prior (and the old encoder).
+            guard updatingEncoder else { return tape.affine(likelihood, scale: -1) }
+            return model.negativeELBO(tape, likelihood: likelihood, z: z, mu: mu, logVariance: logVariance, users: users, weights: weights)
         }
-        return total / Double(max(1, batches.count))
     }
 
     /// −(likelihood − mean_u w_u Σ_k (log q(z|x) − log prior(z|x))_k), the prior mixing N(0, 1),
