@@ -38,6 +38,28 @@ public struct EvaluationResult: Sendable {
     public subscript(key: String) -> Double? { values[key] }
 }
 
+/// What one split's evaluation ranks against: its positives, each user's earlier items, and
+/// the users evaluated. Built once per split (training validates every epoch).
+public struct EvaluationTarget: Sendable {
+    public let part: SplitPart
+    public let positives: SparseMatrix
+    public let history: SparseMatrix
+    public let users: [Int32]
+    public let itemCount: Int
+    /// Train interactions per item (for popularity metrics).
+    public let trainCounts: [Float]
+
+    /// The target of `part` in `split`.
+    public init(_ part: SplitPart, in split: SplitData) {
+        self.part = part
+        positives = Evaluator.positives(of: part, in: split)
+        history = Evaluator.history(before: part, in: split)
+        users = (0..<split.userCount).filter { [positives] in !positives.entries(ofRow: $0).isEmpty }.map(Int32.init)
+        itemCount = split.itemCount
+        trainCounts = split.trainMatrix.columnSums()
+    }
+}
+
 /// Full-ranking evaluation as DESIGN.md specifies, in one place: score every item for every
 /// evaluated user, in batches of `batchSize` users; mask history by the configured mode;
 /// take the top K; compute every metric at every cutoff.
@@ -64,12 +86,15 @@ public enum Evaluator {
     public static func evaluate(
         _ scorer: any Scorer, split: SplitData, part: SplitPart, settings: EvaluationSettings
     ) -> EvaluationResult {
+        evaluate(scorer, target: EvaluationTarget(part, in: split), settings: settings)
+    }
+
+    /// Evaluates `scorer` against a prepared target (reuse it across epochs).
+    public static func evaluate(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings) -> EvaluationResult {
         let started = Date()
-        let positives = positives(of: part, in: split)
-        let history = history(before: part, in: split)
-        let users = (0..<split.userCount).filter { !positives.entries(ofRow: $0).isEmpty }.map(Int32.init)
+        let part = target.part, positives = target.positives, history = target.history, users = target.users
         let width = settings.cutoffs.max()!
-        let itemCount = split.itemCount
+        let itemCount = target.itemCount
         let rankingMetrics = settings.metrics.compactMap { name in MetricRegistry.ranking.first { $0.name == name } }
         let rankingKeys = rankingMetrics.flatMap { m in settings.cutoffs.map { "\(m.name.lowercased())@\($0)" } }
         let mask = settings.historyMask
@@ -151,7 +176,7 @@ public enum Evaluator {
             perUser[key] = column
             values[key] = users.isEmpty ? 0 : column.reduce(0, +) / Double(users.count)
         }
-        let trainCounts = split.trainMatrix.columnSums()
+        let trainCounts = target.trainCounts
         for metric in MetricRegistry.lists where settings.metrics.contains(metric.name) {
             for k in settings.cutoffs {
                 values["\(metric.name.lowercased())@\(k)"] = metric.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)

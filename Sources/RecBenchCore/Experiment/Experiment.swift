@@ -154,15 +154,14 @@ public enum Experiment {
         let splitSeconds = lap()
 
         let mask = plan.evaluation.historyMask
-        let validHistory = Evaluator.history(before: .valid, in: split)
-        let testHistory = Evaluator.history(before: .test, in: split)
-        func repeats(_ positives: SparseMatrix, _ history: SparseMatrix) -> Int {
-            (0..<positives.rows).reduce(0) { sum, u in
-                sum + positives.columns(ofRow: u).filter { history.contains(row: u, column: Int($0)) }.count
+        // Evaluation targets, built once (validation reuses its target every epoch).
+        let validTarget = EvaluationTarget(.valid, in: split), testTarget = EvaluationTarget(.test, in: split)
+        func repeats(_ t: EvaluationTarget) -> Int {
+            t.users.reduce(0) { sum, u in
+                sum + t.positives.columns(ofRow: Int(u)).filter { t.history.contains(row: Int(u), column: Int($0)) }.count
             }
         }
-        let testRepeats = repeats(split.testMatrix, testHistory)
-        let validRepeats = repeats(split.validMatrix, validHistory)
+        let testRepeats = repeats(testTarget), validRepeats = repeats(validTarget)
         if mask == .recbole && (testRepeats > 0 || validRepeats > 0) {
             let message = "history_mask: recbole on data with repeats (\(testRepeats) test, \(validRepeats) valid positives were seen earlier): these items stay rankable while every other seen item is masked, which inflates repeat hits; use history_mask: none or seen for honest figures"
             logger.warning("\(message)")
@@ -170,8 +169,7 @@ public enum Experiment {
         }
         let summary = SplitSummary(
             train: split.sizes[.train] ?? 0, valid: split.sizes[.valid] ?? 0, test: split.sizes[.test] ?? 0,
-            validUsers: (0..<split.userCount).filter { !split.validMatrix.entries(ofRow: $0).isEmpty }.count,
-            testUsers: (0..<split.userCount).filter { !split.testMatrix.entries(ofRow: $0).isEmpty }.count,
+            validUsers: validTarget.users.count, testUsers: testTarget.users.count,
             testRepeatPositives: testRepeats)
         guard summary.testUsers > 0 else {
             throw RecBenchError.config("eval_args", "the split leaves no user with a test interaction")
@@ -182,7 +180,7 @@ public enum Experiment {
         let data = TrainingData(dataset: dataset, split: split)
         let evaluation = plan.evaluation
         let validate: (@Sendable (any Scorer) -> Double)? = summary.validUsers > 0 ? { @Sendable scorer in
-            Evaluator.evaluate(scorer, split: split, part: .valid, settings: evaluation).values[evaluation.validMetric] ?? 0
+            Evaluator.evaluate(scorer, target: validTarget, settings: evaluation).values[evaluation.validMetric] ?? 0
         } : nil
         let context = FitContext(
             seed: plan.seed, threads: plan.threads, logger: logger, training: plan.training, validate: validate,
@@ -196,11 +194,11 @@ public enum Experiment {
 
         var valid: EvaluationResult?
         if summary.validUsers > 0 {
-            valid = Evaluator.evaluate(model, split: split, part: .valid, settings: plan.evaluation)
+            valid = Evaluator.evaluate(model, target: validTarget, settings: plan.evaluation)
             onEvent(.evaluated(valid!))
         }
         let validSeconds = lap()
-        let test = Evaluator.evaluate(model, split: split, part: .test, settings: plan.evaluation)
+        let test = Evaluator.evaluate(model, target: testTarget, settings: plan.evaluation)
         onEvent(.evaluated(test))
         let testSeconds = lap()
 
