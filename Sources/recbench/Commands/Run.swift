@@ -14,17 +14,7 @@ struct Run: ParsableCommand {
     @Option(name: .shortAndLong, help: "Model to run (see `recbench models`); default: the config's `model` key.")
     var model: String?
 
-    @Option(name: .shortAndLong, help: "A YAML config file; repeat to layer several.")
-    var config: [String] = []
-
-    @Option(name: [.customLong("set"), .customShort("s")], help: ArgumentHelp("Override a config key, e.g. --set topk=[10,20] or --set eval_args.order=TO.", valueName: "key=value"))
-    var assignments: [String] = []
-
-    @Option(help: "Dataset name (overrides the config's `dataset`).")
-    var dataset: String?
-
-    @Option(help: "Folder of per-model default YAMLs (default: <config dir>/models, then Configs/models).")
-    var modelDefaults: String?
+    @OptionGroup var experiment: ExperimentOptions
 
     @Flag(help: "Print the result record as JSON on stdout instead of tables.")
     var json = false
@@ -44,8 +34,8 @@ struct Run: ParsableCommand {
         let logger = logging.makeLogger()
         try reportingErrors {
             let plan = try Experiment.plan(RunRequest(
-                model: model, configFiles: config, assignments: assignments, dataset: dataset,
-                modelDefaultsDirectory: modelDefaults))
+                model: model, configFiles: experiment.config, assignments: experiment.assignments,
+                dataset: experiment.dataset, modelDefaultsDirectory: experiment.modelDefaults))
             for notice in plan.notices { logger.notice("\(notice)") }
             if showConfig {
                 Terminal.out("# effective config for \(plan.modelType.name)" + (plan.modelDefaultsFile.map { " (model defaults: \($0))" } ?? ""))

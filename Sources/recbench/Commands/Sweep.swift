@@ -17,20 +17,10 @@ struct Sweep: ParsableCommand {
             added as the repeat baseline.
             """)
 
-    @Option(name: .shortAndLong, help: "A YAML config file; repeat to layer several.")
-    var config: [String] = []
+    @OptionGroup var experiment: ExperimentOptions
 
     @Option(help: "Models: all, or a comma-separated list.")
     var models = "all"
-
-    @Option(name: [.customLong("set"), .customShort("s")], help: ArgumentHelp("A fixed key=value, or a grid key=a,b,c.", valueName: "key=values"))
-    var assignments: [String] = []
-
-    @Option(help: "Dataset name (overrides the config's `dataset`).")
-    var dataset: String?
-
-    @Option(help: "Folder of per-model default YAMLs (default: <config dir>/models, then Configs/models).")
-    var modelDefaults: String?
 
     @Option(help: "Runs in parallel (separate processes). Each run also uses `threads` cores.")
     var jobs = 1
@@ -39,15 +29,15 @@ struct Sweep: ParsableCommand {
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
-        guard !config.isEmpty else { throw ValidationError("give at least one --config") }
+        guard !experiment.config.isEmpty else { throw ValidationError("give at least one --config") }
     }
 
     func run() throws {
         let logger = logging.makeLogger()
         let failed: Int = try reportingErrors {
             let names = models.lowercased() == "all" ? [] : models.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
-            let plan = try RecBenchCore.Sweep.plan(models: names, configFiles: config, assignments: assignments,
-                                                   dataset: dataset, modelDefaultsDirectory: modelDefaults)
+            let plan = try RecBenchCore.Sweep.plan(models: names, configFiles: experiment.config, assignments: experiment.assignments,
+                                                   dataset: experiment.dataset, modelDefaultsDirectory: experiment.modelDefaults)
             for notice in plan.notices { logger.notice("\(notice)") }
             let total = plan.runs.count
             let pending = plan.runs.enumerated().filter { !RecBenchCore.Sweep.isDone($0.element) }
@@ -64,10 +54,10 @@ struct Sweep: ParsableCommand {
             while !queue.isEmpty || !running.isEmpty {
                 while running.count < jobs, let (index, run) = queue.popFirst() {
                     var arguments = ["run", "--model", run.model, "--quiet"]
-                    for file in config { arguments += ["--config", file] }
+                    for file in experiment.config { arguments += ["--config", file] }
                     for assignment in run.assignments { arguments += ["--set", assignment] }
-                    if let dataset { arguments += ["--dataset", dataset] }
-                    if let modelDefaults { arguments += ["--model-defaults", modelDefaults] }
+                    if let dataset = experiment.dataset { arguments += ["--dataset", dataset] }
+                    if let modelDefaults = experiment.modelDefaults { arguments += ["--model-defaults", modelDefaults] }
                     let log = "\(logDirectory)/\(run.runKey.prefix(16)).log"
                     let pid = try ChildProcess.start(ChildProcess.selfPath, arguments, stderrPath: log)
                     running[pid] = (index, run, log, ContinuousClock.now)
