@@ -46,9 +46,16 @@ public struct SplitSettings: Sendable, Equatable {
         guard group == "user" else {
             throw RecBenchError.config("eval_args.group_by", origin: origin, "only `user` is supported, got '\(group)'")
         }
-        let mode = args["mode"]?.description ?? "full"
-        guard mode == "full" || (args["mode"].map { if case .map(let m) = $0 { return m.values.allSatisfy { $0.stringValue == "full" } } else { return false } } ?? false) else {
-            throw RecBenchError.config("eval_args.mode", origin: origin, "only `full` ranking is supported, got \(mode)")
+        // `mode: full`, or RecBole 1.2's per-split form `{valid: full, test: full}`.
+        let isFull: Bool
+        switch args["mode"] {
+        case nil: isFull = true
+        case .string(let s)?: isFull = s == "full"
+        case .map(let perSplit)?: isFull = perSplit.values.allSatisfy { $0.stringValue == "full" }
+        default: isFull = false
+        }
+        guard isFull else {
+            throw RecBenchError.config("eval_args.mode", origin: origin, "only `full` ranking is supported, got \(args["mode"]!)")
         }
         let orderText = args["order"]?.stringValue ?? "RO"
         guard let order = SplitOrder(rawValue: orderText) else {

@@ -11,9 +11,9 @@ public struct MultiDAE: LearnedModel {
     public static let kind = ModelKind.autoencoder
     public static let trainsWithLargeProducts = false   // BLAS.gemm splits large products over our workers
     public static let parameters: [ConfigKey] = [
-        ConfigKey("mlp_hidden_size", "list of int", .list([.int(600)]), "MultiDAE / MultiVAE: hidden layer sizes of the encoder (mirrored in the decoder)."),
+        AutoEncoderParameters.hiddenSizes,
         ConfigKey("latent_dimension", "int", .int(64), "MultiDAE: latent size (MultiVAE: 128, RecVAE: 200)."),
-        ConfigKey("dropout_prob", "float", .double(0.5), "MultiDAE / MultiVAE / RecVAE: input dropout."),
+        AutoEncoderParameters.dropout,
     ]
 
     let hidden: [Int], latent: Int, dropout: Float

@@ -13,9 +13,9 @@ public struct MultiVAE: LearnedModel {
     public static let kind = ModelKind.autoencoder
     public static let trainsWithLargeProducts = false   // BLAS.gemm splits large products over our workers
     public static let parameters: [ConfigKey] = [
-        ConfigKey("mlp_hidden_size", "list of int", .list([.int(600)]), "MultiDAE / MultiVAE: hidden layer sizes of the encoder (mirrored in the decoder)."),
+        AutoEncoderParameters.hiddenSizes,
         ConfigKey("latent_dimension", "int", .int(128), "MultiVAE: latent size."),
-        ConfigKey("dropout_prob", "float", .double(0.5), "MultiDAE / MultiVAE / RecVAE: input dropout."),
+        AutoEncoderParameters.dropout,
         ConfigKey("anneal_cap", "float", .double(0.2), "MultiVAE: largest KL weight β."),
         ConfigKey("total_anneal_steps", "int", .int(200_000), "MultiVAE: batches over which β grows linearly to anneal_cap (0: β = anneal_cap)."),
     ]

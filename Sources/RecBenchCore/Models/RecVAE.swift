@@ -25,7 +25,7 @@ public struct RecVAE: LearnedModel {
     public static let parameters: [ConfigKey] = [
         ConfigKey("hidden_dimension", "int", .int(600), "RecVAE: width of the five encoder layers."),
         ConfigKey("latent_dimension", "int", .int(200), "RecVAE: latent size."),
-        ConfigKey("dropout_prob", "float", .double(0.5), "MultiDAE / MultiVAE / RecVAE: input dropout."),
+        AutoEncoderParameters.dropout,
         ConfigKey("beta", "float", .double(0.2), "RecVAE: constant KL weight, used when gamma is 0."),
         ConfigKey("gamma", "float", .double(0.005), "RecVAE: KL weight per interaction of the user (γ·|x_u|)."),
         ConfigKey("mixture_weights", "list of float", .list([.double(0.15), .double(0.75), .double(0.1)]),
