@@ -200,12 +200,3 @@ public struct SplitData: Sendable {
         trainRows = train
     }
 }
-
-extension SparseMatrix {
-    /// The same pattern with every stored value set to 1.
-    public func binarized() -> SparseMatrix {
-        var rowIdx = [Int32](repeating: 0, count: nonzeroCount)
-        for r in 0..<rows { for e in entries(ofRow: r) { rowIdx[e] = Int32(r) } }
-        return SparseMatrix(rows: rows, columns: columns, rowIndices: rowIdx, columnIndices: columnIndices)
-    }
-}

@@ -63,6 +63,19 @@ public struct SparseMatrix: Sendable, Equatable {
         self.values = outVals
     }
 
+    /// A matrix from CSR arrays whose rows are already sorted by column without duplicates
+    /// (no sorting or merging, unlike building from entries).
+    public init(rows: Int, columns: Int, rowStarts: [Int], columnIndices: [Int32], values: [Float]) {
+        precondition(rowStarts.count == rows + 1 && rowStarts.first == 0 && rowStarts.last == columnIndices.count,
+                     "SparseMatrix: rowStarts do not describe \(rows) rows of \(columnIndices.count) entries")
+        precondition(values.count == columnIndices.count, "SparseMatrix: values differ in length")
+        self.rows = rows
+        self.columns = columns
+        self.rowStarts = rowStarts
+        self.columnIndices = columnIndices
+        self.values = values
+    }
+
     /// An empty `rows × columns` matrix.
     public init(rows: Int, columns: Int) {
         self.init(rows: rows, columns: columns, rowIndices: [], columnIndices: [])
@@ -239,5 +252,13 @@ extension SparseMatrix {
                 }
             }
         }
+    }
+}
+
+extension SparseMatrix {
+    /// The same pattern with every stored value set to 1.
+    public func binarized() -> SparseMatrix {
+        SparseMatrix(rows: rows, columns: columns, rowStarts: rowStarts, columnIndices: columnIndices,
+                     values: [Float](repeating: 1, count: nonzeroCount))
     }
 }

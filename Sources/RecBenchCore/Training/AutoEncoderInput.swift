@@ -29,14 +29,16 @@ public struct AutoEncoderInput: Sendable {
     }
 
     private func rows(_ users: [Int32], value: (Int, Int) -> Float) -> SparseMatrix {
-        var r = [Int32](), c = [Int32](), v = [Float]()
+        // The train rows are sorted and duplicate-free, so the result's rows are too.
+        var starts = [0], c = [Int32](), v = [Float]()
         for (row, u) in users.enumerated() {
             for (k, e) in ratings.entries(ofRow: Int(u)).enumerated() {
                 let x = value(row, k)
-                if x != 0 { r.append(Int32(row)); c.append(ratings.columnIndices[e]); v.append(x) }
+                if x != 0 { c.append(ratings.columnIndices[e]); v.append(x) }
             }
+            starts.append(c.count)
         }
-        return SparseMatrix(rows: users.count, columns: ratings.columns, rowIndices: r, columnIndices: c, values: v)
+        return SparseMatrix(rows: users.count, columns: ratings.columns, rowStarts: starts, columnIndices: c, values: v)
     }
 }
 
