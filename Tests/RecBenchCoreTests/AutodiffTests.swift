@@ -44,9 +44,18 @@ import RecBenchCore
 
     @Test func matmul() { check([m(3, 4, 1), m(4, 2, 2)]) { t, v in t.matmul(v[0], v[1]) } }
 
-    @Test func sparseMatmul() {
-        let x = SparseMatrix(rows: 3, columns: 4, rowIndices: [0, 0, 1, 2, 2], columnIndices: [0, 3, 1, 2, 3], values: [0.5, -1, 2, 1, 0.25])
-        check([m(4, 3, 3)]) { t, v in t.sparseMatmul(x, v[0]) }
+    @Test func linear() {
+        // 11 output columns: one full vector of eight lanes and a partial one.
+        check([m(3, 4, 1), m(4, 11, 2), m(1, 11, 12)]) { t, v in t.linear(v[0], v[1], v[2]) }
+        // A weight used by two products: the second gradient is added in place by the GEMM.
+        check([m(3, 4, 1), m(4, 4, 2)]) { t, v in t.matmul(t.linear(v[0], v[1], t.constant(Matrix(rows: 1, columns: 4))), v[1]) }
+    }
+
+    @Test func sparseLinear() {
+        // Row 0 has six entries (a group of four, then two singles); row 1 has one.
+        let x = SparseMatrix(rows: 3, columns: 7, rowIndices: [0, 0, 0, 0, 0, 0, 1, 2, 2],
+                             columnIndices: [0, 1, 2, 3, 5, 6, 1, 2, 3], values: [0.5, -1, 2, 1, 0.25, 1.5, -0.75, 1, 0.5])
+        check([m(7, 11, 3), m(1, 11, 13)]) { t, v in t.linear(x, v[0], v[1]) }
     }
 
     @Test func addSubMulAffine() {

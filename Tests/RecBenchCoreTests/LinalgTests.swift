@@ -76,6 +76,18 @@ import RecBenchCore
         #expect(m.transposed().transposed() == m)
     }
 
+    @Test func finitenessFindsEveryNonFiniteValue() {
+        #expect(Matrix(rows: 3, columns: 7, repeating: 3e38).isFinite)
+        #expect(Matrix(rows: 0, columns: 0).isFinite)
+        for bad in [Float.infinity, -.infinity, .nan] {
+            for position in [0, 9, 20] {   // a full vector of eight lanes, and the partial tail
+                var m = Matrix(rows: 3, columns: 7, repeating: -2)
+                m.values[position] = bad
+                #expect(!m.isFinite, "\(bad) at \(position)")
+            }
+        }
+    }
+
     @Test func sparseTimesDenseAndSparseMatchNaiveProduct() {
         let x = Fixtures.randomSparse(rows: 20, columns: 15, density: 0.3, seed: 5)
         let d = Fixtures.randomMatrix(rows: 15, columns: 11, seed: 6)
@@ -87,10 +99,16 @@ import RecBenchCore
         var outSparse = Matrix(rows: users.count, columns: 11, repeating: 99)
         x.multiply(rows: users[...], bySparse: s, into: &outSparse)
         let fullSparse = naiveProduct(x.dense(), s.dense())
+        // Adding onto a filled output: 3 + product.
+        var added = Matrix(rows: users.count, columns: 11, repeating: 3)
+        x.multiply(rows: users[...], by: d, into: &added, adding: true)
         for (r, u) in users.enumerated() { for j in 0..<11 {
             #expect(abs(Double(out[r, j]) - full[Int(u) * 11 + j]) < 1e-5)
+            #expect(abs(Double(added[r, j]) - 3 - full[Int(u) * 11 + j]) < 1e-5)
             #expect(abs(Double(outSparse[r, j]) - fullSparse[Int(u) * 11 + j]) < 1e-5)
         } }
+        // The rows exercised have several groups of four entries plus singles.
+        #expect(users.contains { x.entries(ofRow: Int($0)).count > 4 && x.entries(ofRow: Int($0)).count % 4 != 0 })
     }
 
     @Test func topKAgreesWithAFullSortIncludingTiesAndMaskedEntries() {

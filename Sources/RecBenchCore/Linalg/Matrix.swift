@@ -24,6 +24,19 @@ public struct Matrix: Sendable, Equatable {
         self.values = [Float](unsafeUninitializedCapacity: rows * columns) { _, count in count = rows * columns }
     }
 
+    /// `count` copies of the 1 × n matrix `row`, one per row (a broadcast bias).
+    public init(repeatingRow row: Matrix, count: Int) {
+        precondition(row.rows == 1, "Matrix(repeatingRow:): expected one row, got \(row.rows)")
+        self.init(uninitializedRows: count, columns: row.columns)
+        let n = columns
+        guard n > 0 else { return }
+        values.withUnsafeMutableBufferPointer { out in
+            row.values.withUnsafeBufferPointer { source in
+                for r in 0..<count { (out.baseAddress! + r * n).update(from: source.baseAddress!, count: n) }
+            }
+        }
+    }
+
     /// A matrix over the given row-major elements.
     public init(rows: Int, columns: Int, values: [Float]) {
         precondition(values.count == rows * columns, "Matrix: \(values.count) values for \(rows)×\(columns)")
@@ -54,5 +67,13 @@ public struct Matrix: Sendable, Equatable {
     }
 
     /// True when every element is finite (no NaN or infinity).
-    public var isFinite: Bool { values.allSatisfy { $0.isFinite } }
+    public var isFinite: Bool {
+        // x · 0 is 0 for finite x and NaN for ±∞ and NaN, so the sum is 0 exactly when all are finite.
+        values.withUnsafeBufferPointer { p in
+            guard let base = p.baseAddress else { return true }
+            var sum = Lanes()
+            for i in stride(from: 0, to: p.count, by: 8) { sum += Lanes.load(base, i, count: p.count) * 0 }
+            return sum.total == 0
+        }
+    }
 }

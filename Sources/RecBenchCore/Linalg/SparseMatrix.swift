@@ -202,26 +202,54 @@ extension SparseMatrix {
         return g
     }
 
-    /// Writes `self[rows[i], :] · dense` into row `i` of `output` for every listed row,
-    /// in parallel over rows. `output` must be `rows.count × dense.columns`.
-    public func multiply(rows selected: ArraySlice<Int32>, by dense: Matrix, into output: inout Matrix) {
+    /// Writes `self[rows[i], :] · dense` into row `i` of `output` for every listed row (or
+    /// adds it, when `adding`), in parallel over rows. `output` must be
+    /// `rows.count × dense.columns`.
+    public func multiply(rows selected: ArraySlice<Int32>, by dense: Matrix, into output: inout Matrix, adding: Bool = false) {
         precondition(dense.rows == columns, "multiply: \(rows)×\(columns) by \(dense.rows)×\(dense.columns)")
         precondition(output.rows == selected.count && output.columns == dense.columns, "multiply: output shape")
         let n = dense.columns
+        guard n > 0, !selected.isEmpty else { return }
         let selectedRows = Array(selected)
         output.values.withUnsafeMutableBufferPointer { out in
-            let shared = UnsafeShared(out.baseAddress!)   // each worker owns disjoint output rows
             dense.values.withUnsafeBufferPointer { d in
-                let dp = UnsafeShared(d.baseAddress!)
-                Parallel.forEachChunk(count: selectedRows.count, chunkSize: 16) { range in
-                    for i in range {
-                        let row = shared.value + i * n
-                        row.initialize(repeating: 0, count: n)
-                        let r = Int(selectedRows[i])
-                        for e in self.rowStarts[r]..<self.rowStarts[r + 1] {
-                            let w = self.values[e]
-                            let src = dp.value + Int(self.columnIndices[e]) * n
-                            for j in 0..<n { row[j] += w * src[j] }
+                selectedRows.withUnsafeBufferPointer { sr in
+                    rowStarts.withUnsafeBufferPointer { rs in
+                        columnIndices.withUnsafeBufferPointer { ci in
+                            values.withUnsafeBufferPointer { vs in
+                                // Each worker owns disjoint output rows; the rest is read-only.
+                                let p = UnsafeShared((out.baseAddress!, d.baseAddress!, sr, rs, ci, vs))
+                                Parallel.forEachChunk(count: selectedRows.count, chunkSize: 16) { range in
+                                    let (o, dp, sr, rs, ci, vs) = p.value
+                                    for i in range {
+                                        let row = o + i * n
+                                        if !adding { row.initialize(repeating: 0, count: n) }
+                                        let r = Int(sr[i])
+                                        var e = rs[r]
+                                        let end = rs[r + 1]
+                                        // Four source rows per pass over the output row: a quarter
+                                        // of the accumulator loads and stores.
+                                        while e + 4 <= end {
+                                            let (w0, w1, w2, w3) = (vs[e], vs[e + 1], vs[e + 2], vs[e + 3])
+                                            let s0 = dp + Int(ci[e]) * n, s1 = dp + Int(ci[e + 1]) * n
+                                            let s2 = dp + Int(ci[e + 2]) * n, s3 = dp + Int(ci[e + 3]) * n
+                                            for j in stride(from: 0, to: n, by: 8) {
+                                                let sum = (w0 * Lanes.load(s0, j, count: n) + w1 * Lanes.load(s1, j, count: n))
+                                                    + (w2 * Lanes.load(s2, j, count: n) + w3 * Lanes.load(s3, j, count: n))
+                                                (Lanes.load(row, j, count: n) + sum).store(row, j, count: n)
+                                            }
+                                            e += 4
+                                        }
+                                        while e < end {
+                                            let w = vs[e], src = dp + Int(ci[e]) * n
+                                            for j in stride(from: 0, to: n, by: 8) {
+                                                (Lanes.load(row, j, count: n) + w * Lanes.load(src, j, count: n)).store(row, j, count: n)
+                                            }
+                                            e += 1
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }

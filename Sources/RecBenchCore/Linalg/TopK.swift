@@ -46,10 +46,10 @@ public enum TopK {
                 i = m
             }
         }
-        for j in 0..<row.count {
+        @inline(__always) func offer(_ j: Int) {
             let s = row[j]
             // NaN fails every comparison and -inf marks a masked item: skip both.
-            guard s > -Float.infinity else { continue }
+            guard s > -Float.infinity else { return }
             if size < k {
                 var i = size
                 hs[i] = s; hi[i] = Int32(j)
@@ -64,6 +64,18 @@ public enum TopK {
                 siftDown(0)
             }
         }
+        var j = 0
+        while j < row.count && size < k { offer(j); j += 1 }
+        // Once the heap is full, most scores lose to its root: test eight at a time and
+        // offer only the vectors that hold a candidate, in index order.
+        if let base = row.baseAddress {
+            while j + 8 <= row.count {
+                let v = UnsafeRawPointer(base + j).loadUnaligned(as: Lanes.self)
+                if any(v .> Lanes(repeating: hs[0])) { for l in j..<(j + 8) { offer(l) } }
+                j += 8
+            }
+        }
+        while j < row.count { offer(j); j += 1 }
         let selected = size
         // Pop worst first into the tail of the output, leaving it best first.
         while size > 0 {

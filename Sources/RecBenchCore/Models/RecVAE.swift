@@ -112,9 +112,9 @@ public struct RecVAE: LearnedModel {
 
     /// (μ, log σ²) of the encoder with parameters `p`.
     func encode(_ x: SparseMatrix, _ p: [String: Variable], tape: Tape) -> (Variable, Variable) {
-        func linear(_ h: Variable, _ k: String) -> Variable { tape.addBias(tape.matmul(h, p["encoder.\(k).weight"]!), p["encoder.\(k).bias"]!) }
+        func linear(_ h: Variable, _ k: String) -> Variable { tape.linear(h, p["encoder.\(k).weight"]!, p["encoder.\(k).bias"]!) }
         func norm(_ h: Variable, _ k: Int) -> Variable { tape.layerNorm(h, scale: p["encoder.ln\(k).scale"]!, shift: p["encoder.ln\(k).shift"]!, eps: 0.1) }
-        var h = norm(tape.swish(tape.addBias(tape.sparseMatmul(x, p["encoder.fc1.weight"]!), p["encoder.fc1.bias"]!)), 1)
+        var h = norm(tape.swish(tape.linear(x, p["encoder.fc1.weight"]!, p["encoder.fc1.bias"]!)), 1)
         var residual = h   // h1 + … + h_{k−1}, kept as a running sum
         for k in 2...5 {
             h = norm(tape.swish(tape.add(linear(h, "fc\(k)"), residual)), k)
@@ -144,7 +144,7 @@ public struct RecVAE: LearnedModel {
                 : (tape.constant(RecVAE.rows(cache.mu, users)), tape.constant(RecVAE.rows(cache.logVariance, users)))
             let noise = Initializer.normal(rows: users.count, columns: model.latent, std: 0.01, rng: &rng)
             let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
-            let logits = tape.addBias(tape.matmul(z, p["decoder.weight"]!), p["decoder.bias"]!)
+            let logits = tape.linear(z, p["decoder.weight"]!, p["decoder.bias"]!)
             let likelihood = tape.mean(tape.multinomialLogLikelihood(logits, target))
             // The KL term does not depend on the decoder: the decoder pass needs the
             // likelihood's gradients only, so it skips the prior (and the old encoder).
@@ -178,7 +178,7 @@ public struct RecVAE: LearnedModel {
         let noise = Initializer.normal(rows: users.count, columns: latent, std: 1, rng: &rng)   // exercise the σ path
         let (mu, logVariance) = encode(x, leaves, tape: tape)
         let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
-        let logits = tape.addBias(tape.matmul(z, leaves["decoder.weight"]!), leaves["decoder.bias"]!)
+        let logits = tape.linear(z, leaves["decoder.weight"]!, leaves["decoder.bias"]!)
         let likelihood = tape.mean(tape.multinomialLogLikelihood(logits, target))
         return negativeELBO(tape, likelihood: likelihood, z: z, mu: mu, logVariance: logVariance, users: users, weights: weights)
     }
@@ -206,6 +206,6 @@ public struct RecVAE: LearnedModel {
             var rng = SeededGenerator(seed: 0)
             mu = encode(input!.encoderInput(Array(users), dropout: 0, rng: &rng), p, tape: tape).0
         }
-        block = tape.addBias(tape.matmul(mu, p["decoder.weight"]!), p["decoder.bias"]!).value
+        block = tape.linear(mu, p["decoder.weight"]!, p["decoder.bias"]!).value
     }
 }

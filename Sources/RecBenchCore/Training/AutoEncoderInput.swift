@@ -65,18 +65,19 @@ public struct MLP: Sendable {
 
     /// The forward pass on a dense input.
     public func callAsFunction(_ x: Variable, _ p: [String: Variable], tape: Tape) -> Variable {
-        forward(first: { w in tape.matmul(x, w) }, p, tape: tape)
+        hidden(tape.linear(x, p["\(prefix).0.weight"]!, p["\(prefix).0.bias"]!), p, tape: tape)
     }
 
     /// The forward pass on a sparse input (first layer as a sparse product).
     public func callAsFunction(_ x: SparseMatrix, _ p: [String: Variable], tape: Tape) -> Variable {
-        forward(first: { w in tape.sparseMatmul(x, w) }, p, tape: tape)
+        hidden(tape.linear(x, p["\(prefix).0.weight"]!, p["\(prefix).0.bias"]!), p, tape: tape)
     }
 
-    private func forward(first: (Variable) -> Variable, _ p: [String: Variable], tape: Tape) -> Variable {
-        var h = tape.addBias(first(p["\(prefix).0.weight"]!), p["\(prefix).0.bias"]!)
+    /// Layers 1… on the first layer's output.
+    private func hidden(_ first: Variable, _ p: [String: Variable], tape: Tape) -> Variable {
+        var h = first
         for i in 1..<(dimensions.count - 1) {
-            h = tape.addBias(tape.matmul(tape.tanh(h), p["\(prefix).\(i).weight"]!), p["\(prefix).\(i).bias"]!)
+            h = tape.linear(tape.tanh(h), p["\(prefix).\(i).weight"]!, p["\(prefix).\(i).bias"]!)
         }
         return h
     }

@@ -1,43 +1,34 @@
 import Foundation
 
-/// Elementwise helpers over matrices of one shape.
 /// Elements per parallel chunk of elementwise work (fixed, so results never depend on cores).
-let elementwiseChunk = 1 << 15
+let elementwiseChunk = LaneKernels.chunk
 
+/// f over the elements of two same-shaped matrices, eight lanes at a time.
 @inline(__always)
-func zipMap(_ a: Matrix, _ b: Matrix, _ f: @Sendable (Float, Float) -> Float) -> Matrix {
+func zipMap(_ a: Matrix, _ b: Matrix, _ f: @Sendable (Lanes, Lanes) -> Lanes) -> Matrix {
     precondition(a.rows == b.rows && a.columns == b.columns, "shape \(a.rows)×\(a.columns) vs \(b.rows)×\(b.columns)")
     var out = Matrix(uninitializedRows: a.rows, columns: a.columns)
+    let count = out.values.count
+    guard count > 0 else { return out }
     out.values.withUnsafeMutableBufferPointer { o in
         a.values.withUnsafeBufferPointer { x in b.values.withUnsafeBufferPointer { y in
-            // Workers write disjoint element ranges.
-            let p = UnsafeShared((o.baseAddress!, x.baseAddress!, y.baseAddress!))
-            Parallel.forEachChunk(count: o.count, chunkSize: elementwiseChunk) { range in
-                let (op, xp, yp) = p.value
-                for i in range { op[i] = f(xp[i], yp[i]) }
-            }
+            LaneKernels.zipMap(x.baseAddress!, y.baseAddress!, into: o.baseAddress!, count: count, f)
         } }
     }
     return out
 }
 
+/// f over the elements of a matrix, eight lanes at a time.
 @inline(__always)
-func map(_ a: Matrix, _ f: @Sendable (Float) -> Float) -> Matrix {
+func map(_ a: Matrix, _ f: @Sendable (Lanes) -> Lanes) -> Matrix {
     var out = Matrix(uninitializedRows: a.rows, columns: a.columns)
+    let count = out.values.count
+    guard count > 0 else { return out }
     out.values.withUnsafeMutableBufferPointer { o in
-        a.values.withUnsafeBufferPointer { x in
-            let p = UnsafeShared((o.baseAddress!, x.baseAddress!))   // disjoint element ranges
-            Parallel.forEachChunk(count: o.count, chunkSize: elementwiseChunk) { range in
-                let (op, xp) = p.value
-                for i in range { op[i] = f(xp[i]) }
-            }
-        }
+        a.values.withUnsafeBufferPointer { x in LaneKernels.map(x.baseAddress!, into: o.baseAddress!, count: count, f) }
     }
     return out
 }
-
-@inline(__always)
-func sigmoid(_ x: Float) -> Float { x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)) }
 
 /// log(2π), for Gaussian densities.
 let logTwoPi = Float(log(2 * Double.pi))
@@ -50,41 +41,36 @@ extension Tape {
         let out = Variable(BLAS.gemm(a.value, b.value), requiresGrad: a.requiresGrad || b.requiresGrad)
         return record(out) {
             let g = out.grad!
-            if a.requiresGrad { a.accumulate(BLAS.gemm(g, b.value, transposeB: true)) }
-            if b.requiresGrad {
-                b.accumulate { grad in BLAS.gemm(a.value, transposeA: true, g, alpha: 1, beta: 1, into: &grad) }
-            }
+            if a.requiresGrad { a.accumulateProduct(g, b.value, transposeB: true) }
+            if b.requiresGrad { b.accumulateProduct(a.value, transposeA: true, g) }
         }
     }
 
-    /// x · w for a constant sparse x (an input layer): the forward costs nnz(x)·columns and
-    /// so does the weight gradient xᵀ·g, which touches only the rows of w that x uses.
-    public func sparseMatmul(_ x: SparseMatrix, _ w: Variable) -> Variable {
-        var value = Matrix(rows: x.rows, columns: w.value.columns)
-        x.multiply(rows: Array(0..<Int32(x.rows))[...], by: w.value, into: &value)
-        let out = Variable(value, requiresGrad: w.requiresGrad)
+    /// x · w + b with the 1 × n b added to every row (a dense layer). The output starts as b
+    /// in every row and the GEMM adds x · w to it (β = 1): the bias costs one write, not a
+    /// copy of the product and a pass over it.
+    public func linear(_ x: Variable, _ w: Variable, _ b: Variable) -> Variable {
+        var value = Matrix(repeatingRow: b.value, count: x.value.rows)
+        BLAS.gemm(x.value, w.value, alpha: 1, beta: 1, into: &value)
+        let out = Variable(value, requiresGrad: x.requiresGrad || w.requiresGrad || b.requiresGrad)
         return record(out) {
             let g = out.grad!
-            let n = g.columns
-            let byItem = x.transposed()   // row c lists the batch rows that have item c
-            w.accumulate { grad in
-                grad.values.withUnsafeMutableBufferPointer { d in
-                    g.values.withUnsafeBufferPointer { gp in
-                        // Each worker owns the gradient rows of its items.
-                        let p = UnsafeShared((d.baseAddress!, gp.baseAddress!))
-                        Parallel.forEachChunk(count: byItem.rows, chunkSize: 64) { items in
-                            let (dp, gpp) = p.value
-                            for c in items {
-                                let row = dp + c * n
-                                for e in byItem.entries(ofRow: c) {
-                                    let v = byItem.values[e], from = gpp + Int(byItem.columnIndices[e]) * n
-                                    for j in 0..<n { row[j] += v * from[j] }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            if x.requiresGrad { x.accumulateProduct(g, w.value, transposeB: true) }
+            if w.requiresGrad { w.accumulateProduct(x.value, transposeA: true, g) }
+            if b.requiresGrad { b.accumulate(columnSums(g)) }
+        }
+    }
+
+    /// x · w + b for a constant sparse x (an input layer): the product costs nnz(x)·columns
+    /// and so does the weight gradient xᵀ·g, which touches only the rows of w that x uses.
+    public func linear(_ x: SparseMatrix, _ w: Variable, _ b: Variable) -> Variable {
+        var value = Matrix(repeatingRow: b.value, count: x.rows)
+        x.multiply(rows: Array(0..<Int32(x.rows))[...], by: w.value, into: &value, adding: true)
+        let out = Variable(value, requiresGrad: w.requiresGrad || b.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            if w.requiresGrad { w.accumulateProduct(x.transposed(), g) }   // xᵀ's row c lists the batch rows that have item c
+            if b.requiresGrad { b.accumulate(columnSums(g)) }
         }
     }
 
@@ -214,9 +200,7 @@ extension Tape {
 
     /// tanh(a).
     public func tanh(_ a: Variable) -> Variable {
-        // 1 − 2/(e^{2x} + 1) with expf: several times faster than glibc's tanhf and within
-        // a few ulp; clamped where e^{2x} would overflow.
-        let out = Variable(map(a.value) { x in x > 15 ? 1 : (x < -15 ? -1 : 1 - 2 / (Foundation.exp(2 * x) + 1)) }, requiresGrad: a.requiresGrad)
+        let out = Variable(map(a.value) { Lanes.tanh($0) }, requiresGrad: a.requiresGrad)
         return record(out) { a.accumulate(zipMap(out.grad!, out.value) { g, y in g * (1 - y * y) }) }
     }
 
@@ -231,7 +215,11 @@ extension Tape {
                     let p = UnsafeShared((x.baseAddress!, y.baseAddress!, sp.baseAddress!))   // disjoint ranges
                     Parallel.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in
                         let (xp, yp, ss) = p.value
-                        for i in range { let s = sigmoid(xp[i]); ss[i] = s; yp[i] = xp[i] * s }
+                        for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
+                            let x = Lanes.load(xp, i, count: count), s = Lanes.sigmoid(x)
+                            s.store(ss, i, count: count)
+                            (x * s).store(yp, i, count: count)
+                        }
                     }
                 }
             }
@@ -247,7 +235,10 @@ extension Tape {
                             let p = UnsafeShared((dp.baseAddress!, gp.baseAddress!, yp.baseAddress!, sp.baseAddress!))
                             Parallel.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in
                                 let (dd, gg, yy, ss) = p.value
-                                for i in range { dd[i] = gg[i] * (ss[i] + yy[i] * (1 - ss[i])) }
+                                for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
+                                    let s = Lanes.load(ss, i, count: count)
+                                    (Lanes.load(gg, i, count: count) * (s + Lanes.load(yy, i, count: count) * (1 - s))).store(dd, i, count: count)
+                                }
                             }
                         }
                     }
@@ -259,13 +250,15 @@ extension Tape {
 
     /// log σ(a), computed stably.
     public func logSigmoid(_ a: Variable) -> Variable {
-        let out = Variable(map(a.value) { x in min(x, 0) - log1p(Foundation.exp(-abs(x))) }, requiresGrad: a.requiresGrad)
-        return record(out) { a.accumulate(zipMap(out.grad!, a.value) { g, x in g * sigmoid(-x) }) }
+        var value = Matrix(uninitializedRows: a.value.rows, columns: a.value.columns)
+        for i in 0..<value.values.count { let x = a.value.values[i]; value.values[i] = min(x, 0) - log1p(Foundation.exp(-abs(x))) }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(zipMap(out.grad!, a.value) { g, x in g * Lanes.sigmoid(-x) }) }
     }
 
     /// exp(a).
     public func exp(_ a: Variable) -> Variable {
-        let out = Variable(map(a.value) { Foundation.exp($0) }, requiresGrad: a.requiresGrad)
+        let out = Variable(map(a.value) { Lanes.exp($0) }, requiresGrad: a.requiresGrad)
         return record(out) { a.accumulate(zipMap(out.grad!, out.value, *)) }
     }
 
@@ -400,28 +393,39 @@ extension Tape {
     /// Σ_j x[r, j] · log softmax(a)[r, j] for a constant sparse x: rows × 1. The same as
     /// `sparseRowDot(logSoftmax(a), x)` without the rows × n log-softmax matrix: forward needs
     /// each row's log-sum-exp, and the gradient is g_r · (x[r, ·] − softmax(a)[r, ·] · Σ_j x[r, j]).
+    /// The forward keeps e^{a − max_r}, which the pullback scales into the gradient in place,
+    /// so each element's exponential is computed once.
     public func multinomialLogLikelihood(_ a: Variable, _ x: SparseMatrix) -> Variable {
         precondition(x.rows == a.value.rows && x.columns == a.value.columns, "multinomialLogLikelihood: shapes differ")
         let rows = a.value.rows, n = a.value.columns
-        var logSumExp = [Float](repeating: 0, count: rows)
+        var exponentials = Matrix(uninitializedRows: rows, columns: n)   // e^{a[r, j] − max_j a[r, j]}
+        var rowSums = [Float](repeating: 0, count: rows)
         var value = Matrix(rows: rows, columns: 1)
         a.value.values.withUnsafeBufferPointer { ap in
-            logSumExp.withUnsafeMutableBufferPointer { lp in
-                value.values.withUnsafeMutableBufferPointer { vp in
-                    let p = UnsafeShared((ap.baseAddress!, lp.baseAddress!, vp.baseAddress!))   // disjoint rows
-                    Parallel.forEachChunk(count: rows, chunkSize: 16) { range in
-                        let (a, l, v) = p.value
-                        for r in range {
-                            let row = a + r * n
-                            var top = -Float.infinity
-                            for j in 0..<n { top = max(top, row[j]) }
-                            var sum: Float = 0
-                            for j in 0..<n { sum += Foundation.exp(row[j] - top) }
-                            let lse = top + Foundation.log(sum)
-                            l[r] = lse
-                            var dot: Float = 0
-                            for e in x.entries(ofRow: r) { dot += (row[Int(x.columnIndices[e])] - lse) * x.values[e] }
-                            v[r] = dot
+            exponentials.values.withUnsafeMutableBufferPointer { ep in
+                rowSums.withUnsafeMutableBufferPointer { sp in
+                    value.values.withUnsafeMutableBufferPointer { vp in
+                        let p = UnsafeShared((ap.baseAddress!, ep.baseAddress!, sp.baseAddress!, vp.baseAddress!))   // disjoint rows
+                        Parallel.forEachChunk(count: rows, chunkSize: 16) { range in
+                            let (a, e, sums, v) = p.value
+                            for r in range {
+                                let row = a + r * n, out = e + r * n
+                                var top = Lanes(repeating: -.infinity)
+                                for j in stride(from: 0, to: n, by: 8) { top = Lanes.maximum(top, Lanes.load(row, j, count: n, padding: -.infinity)) }
+                                let rowMax = top.max()
+                                var total = Lanes()
+                                for j in stride(from: 0, to: n, by: 8) {
+                                    let t = Lanes.exp(Lanes.load(row, j, count: n, padding: -.infinity) - rowMax)
+                                    t.store(out, j, count: n)
+                                    total += t
+                                }
+                                let sum = total.total
+                                sums[r] = sum
+                                let lse = rowMax + Foundation.log(sum)
+                                var dot: Float = 0
+                                for k in x.entries(ofRow: r) { dot += (row[Int(x.columnIndices[k])] - lse) * x.values[k] }
+                                v[r] = dot
+                            }
                         }
                     }
                 }
@@ -430,26 +434,24 @@ extension Tape {
         let out = Variable(value, requiresGrad: a.requiresGrad)
         return record(out) {
             let g = out.grad!
-            var d = Matrix(uninitializedRows: rows, columns: n)   // every element is written below
-            d.values.withUnsafeMutableBufferPointer { dp in
-                a.value.values.withUnsafeBufferPointer { ap in
-                    logSumExp.withUnsafeBufferPointer { lp in
-                        let p = UnsafeShared((dp.baseAddress!, ap.baseAddress!, lp.baseAddress!))   // disjoint rows
-                        Parallel.forEachChunk(count: rows, chunkSize: 16) { range in
-                            let (dd, aa, ll) = p.value
-                            for r in range {
-                                var mass: Float = 0
-                                for e in x.entries(ofRow: r) { mass += x.values[e] }
-                                let scale = -g.values[r] * mass, lse = ll[r]
-                                let row = dd + r * n, input = aa + r * n
-                                for j in 0..<n { row[j] = scale * Foundation.exp(input[j] - lse) }
-                                for e in x.entries(ofRow: r) { row[Int(x.columnIndices[e])] += g.values[r] * x.values[e] }
-                            }
+            exponentials.values.withUnsafeMutableBufferPointer { ep in
+                rowSums.withUnsafeBufferPointer { sp in
+                    let p = UnsafeShared((ep.baseAddress!, sp.baseAddress!))   // disjoint rows
+                    Parallel.forEachChunk(count: rows, chunkSize: 16) { range in
+                        let (e, sums) = p.value
+                        for r in range {
+                            var mass: Float = 0
+                            for k in x.entries(ofRow: r) { mass += x.values[k] }
+                            let scale = -g.values[r] * mass / sums[r]
+                            let row = e + r * n
+                            for j in stride(from: 0, to: n, by: 8) { (scale * Lanes.load(row, j, count: n)).store(row, j, count: n) }
+                            for k in x.entries(ofRow: r) { row[Int(x.columnIndices[k])] += g.values[r] * x.values[k] }
                         }
                     }
                 }
             }
-            a.accumulate(d)
+            a.accumulate(exponentials)
+            exponentials = Matrix(rows: 0, columns: 0)   // the gradient now owns the buffer
         }
     }
 
@@ -537,7 +539,7 @@ extension Tape {
             let g = out.grad!
             for t in terms where t.requiresGrad {
                 // d/dt_i = g · exp(t_i − lse).
-                t.accumulate(zipMap(g, zipMap(t.value, out.value, -)) { gi, d in gi * Foundation.exp(d) })
+                t.accumulate(zipMap(g, zipMap(t.value, out.value, -)) { gi, d in gi * Lanes.exp(d) })
             }
         }
     }

@@ -41,13 +41,17 @@ public struct Adam: Optimizer {
                             g.values.withUnsafeBufferPointer { gp in
                                 // Elementwise, so chunks are independent (and deterministic).
                                 let shared = UnsafeShared((pp.baseAddress!, mp.baseAddress!, vp.baseAddress!, gp.baseAddress!))
-                                Parallel.forEachChunk(count: pp.count, chunkSize: 1 << 16) { range in
+                                let count = pp.count
+                                Parallel.forEachChunk(count: count, chunkSize: 1 << 16) { range in
                                     let (p, m, v, g) = shared.value
-                                    for i in range {
-                                        let grad = g[i] + wd * p[i]
-                                        m[i] = b1 * m[i] + (1 - b1) * grad
-                                        v[i] = b2 * v[i] + (1 - b2) * grad * grad
-                                        p[i] -= stepSize * m[i] / (v[i].squareRoot() / correction2 + e)
+                                    for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
+                                        let param = Lanes.load(p, i, count: count)
+                                        let grad = Lanes.load(g, i, count: count) + wd * param
+                                        let first = b1 * Lanes.load(m, i, count: count) + (1 - b1) * grad
+                                        let second = b2 * Lanes.load(v, i, count: count) + (1 - b2) * grad * grad
+                                        first.store(m, i, count: count)
+                                        second.store(v, i, count: count)
+                                        (param - stepSize * first / (second.squareRoot() / correction2 + e)).store(p, i, count: count)
                                     }
                                 }
                             }

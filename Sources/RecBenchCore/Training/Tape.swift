@@ -29,6 +29,23 @@ public final class Variable {
         }
     }
 
+    /// Adds op(a) · op(b) to the gradient with one GEMM: written directly on first use
+    /// (β = 0, no zero fill), added in place afterwards (β = 1), never through a temporary.
+    func accumulateProduct(_ a: Matrix, transposeA: Bool = false, _ b: Matrix, transposeB: Bool = false) {
+        if grad == nil {
+            grad = BLAS.gemm(a, transposeA: transposeA, b, transposeB: transposeB)
+        } else {
+            BLAS.gemm(a, transposeA: transposeA, b, transposeB: transposeB, alpha: 1, beta: 1, into: &grad!)
+        }
+    }
+
+    /// Adds a · b for a sparse a to the gradient, in place.
+    func accumulateProduct(_ a: SparseMatrix, _ b: Matrix) {
+        let fresh = grad == nil
+        if fresh { grad = Matrix(uninitializedRows: value.rows, columns: value.columns) }
+        a.multiply(rows: Array(0..<Int32(a.rows))[...], by: b, into: &grad!, adding: !fresh)
+    }
+
     /// Adds `g` to the gradient through a closure on the (zero-initialised) buffer, for
     /// sparse accumulations (scatter-add) without building a dense temporary.
     func accumulate(_ body: (inout Matrix) -> Void) {

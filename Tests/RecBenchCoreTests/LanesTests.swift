@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+import RecBenchCore
+
+/// The vector maths of the elementwise kernels against libm in Double.
+struct LanesTests {
+    /// ulp distance of `value` from the Double reference rounded to Float.
+    func ulps(_ value: Float, _ reference: Double) -> Float {
+        let r = Float(reference)
+        if r == value { return 0 }
+        return abs(value - r) / r.ulp
+    }
+
+    /// Every 8th float bit pattern between −87.3 and 88.7 is a lot; a dense sweep of 200k
+    /// points plus the points around each power-of-two boundary of n = x·log2(e).
+    func exponentSamples() -> [Float] {
+        var xs: [Float] = []
+        for i in 0..<200_000 { xs.append(-87.3 + Float(i) * (88.7 + 87.3) / 200_000) }
+        for n in -125...127 {
+            let boundary = (Double(n) + 0.5) * log(2.0)
+            xs += [Float(boundary).nextDown, Float(boundary), Float(boundary).nextUp]
+        }
+        xs += [0, -0.0, 1e-30, -1e-30, 1, -1, 88.72, -87.33]
+        return xs
+    }
+
+    @Test func expIsWithinTwoUlpOfLibm() {
+        var worst: Float = 0, worstAt: Float = 0
+        let xs = exponentSamples()
+        for chunk in stride(from: 0, to: xs.count, by: 8) {
+            var v = Lanes()
+            for l in 0..<8 { v[l] = xs[min(chunk + l, xs.count - 1)] }
+            let e = Lanes.exp(v)
+            for l in 0..<8 {
+                let d = ulps(e[l], Foundation.exp(Double(v[l])))
+                if d > worst { worst = d; worstAt = v[l] }
+            }
+        }
+        #expect(worst <= 2, "worst error \(worst) ulp at x = \(worstAt)")
+    }
+
+    @Test func expEdgeCases() {
+        let x = Lanes(-.infinity, -1000, -87.5, 88.8, .infinity, .nan, 88.72, -87.3)
+        let e = Lanes.exp(x)
+        #expect(e[0] == 0 && e[1] == 0 && e[2] == 0, "underflow gives 0")
+        #expect(e[3] == .infinity && e[4] == .infinity, "overflow gives +inf")
+        #expect(e[5].isNaN, "NaN stays NaN")
+        #expect(e[6].isFinite && ulps(e[6], Foundation.exp(Double(x[6]))) <= 2, "largest finite results (n = 128) are right: \(e[6])")
+        #expect(e[7] > 0 && ulps(e[7], Foundation.exp(Double(x[7]))) <= 2, "smallest normal results are right: \(e[7])")
+    }
+
+    @Test func tanhAndSigmoidMatchLibm() {
+        var worstTanh = 0.0, worstSigmoid = 0.0
+        for i in 0..<40_000 {
+            let base = -20 + Float(i) * 40 / 40_000
+            var v = Lanes()
+            for l in 0..<8 { v[l] = base + Float(l) * 1e-4 }
+            let t = Lanes.tanh(v), s = Lanes.sigmoid(v)
+            for l in 0..<8 {
+                let x = Double(v[l])
+                worstTanh = max(worstTanh, abs(Double(t[l]) - Foundation.tanh(x)))
+                worstSigmoid = max(worstSigmoid, abs(Double(s[l]) - 1 / (1 + Foundation.exp(-x))))
+            }
+        }
+        // Absolute error: 1 − 2/(e+1) cancels near 0, where the absolute error stays ~1e-7.
+        #expect(worstTanh < 3e-7, "tanh worst absolute error \(worstTanh)")
+        #expect(worstSigmoid < 2e-7, "sigmoid worst absolute error \(worstSigmoid)")
+        #expect(Lanes.tanh(Lanes(repeating: .nan))[0].isNaN)
+        #expect(Lanes.tanh(Lanes(repeating: 1e30))[0] == 1 && Lanes.tanh(Lanes(repeating: -1e30))[0] == -1)
+    }
+
+    @Test func kernelsHandleEveryTailLength() {
+        for count in [0, 1, 7, 8, 9, 15, 16, 17, LaneKernels.chunk + 3] {
+            let a = (0..<count).map { Float($0) * 0.001 - 3 }, b = (0..<count).map { Float($0 % 7) }
+            var out = [Float](repeating: .nan, count: count + 1)   // one sentinel past the end
+            a.withUnsafeBufferPointer { ap in b.withUnsafeBufferPointer { bp in out.withUnsafeMutableBufferPointer { op in
+                LaneKernels.zipMap(ap.baseAddress ?? UnsafePointer(bitPattern: 8)!, bp.baseAddress ?? UnsafePointer(bitPattern: 8)!,
+                                   into: op.baseAddress!, count: count) { x, y in x * 2 + y }
+            } } }
+            #expect((0..<count).allSatisfy { out[$0] == a[$0] * 2 + b[$0] }, "count \(count)")
+            #expect(out[count].isNaN, "count \(count): nothing written past the end")
+        }
+    }
+
+    @Test func totalAddsEveryLane() {
+        #expect(Lanes(1, 2, 3, 4, 5, 6, 7, 8).total == 36)
+    }
+}
