@@ -78,7 +78,7 @@ extension Tape {
 
     /// a + b (same shape).
     public func add(_ a: Variable, _ b: Variable) -> Variable {
-        let out = Variable(zipMap(a.value, b.value, +), requiresGrad: a.requiresGrad || b.requiresGrad)
+        let out = Variable(zipMap(a.value, b.value) { $0 + $1 }, requiresGrad: a.requiresGrad || b.requiresGrad)
         return record(out) {
             if a.requiresGrad { a.accumulate(out.grad!) }
             if b.requiresGrad { b.accumulate(out.grad!) }
@@ -87,19 +87,19 @@ extension Tape {
 
     /// a − b (same shape).
     public func sub(_ a: Variable, _ b: Variable) -> Variable {
-        let out = Variable(zipMap(a.value, b.value, -), requiresGrad: a.requiresGrad || b.requiresGrad)
+        let out = Variable(zipMap(a.value, b.value) { $0 - $1 }, requiresGrad: a.requiresGrad || b.requiresGrad)
         return record(out) {
             if a.requiresGrad { a.accumulate(out.grad!) }
-            if b.requiresGrad { b.accumulate(map(out.grad!, -)) }
+            if b.requiresGrad { b.accumulate(map(out.grad!) { -$0 }) }
         }
     }
 
     /// a ⊙ b (elementwise, same shape).
     public func mul(_ a: Variable, _ b: Variable) -> Variable {
-        let out = Variable(zipMap(a.value, b.value, *), requiresGrad: a.requiresGrad || b.requiresGrad)
+        let out = Variable(zipMap(a.value, b.value) { $0 * $1 }, requiresGrad: a.requiresGrad || b.requiresGrad)
         return record(out) {
-            if a.requiresGrad { a.accumulate(zipMap(out.grad!, b.value, *)) }
-            if b.requiresGrad { b.accumulate(zipMap(out.grad!, a.value, *)) }
+            if a.requiresGrad { a.accumulate(zipMap(out.grad!, b.value) { $0 * $1 }) }
+            if b.requiresGrad { b.accumulate(zipMap(out.grad!, a.value) { $0 * $1 }) }
         }
     }
 
@@ -259,7 +259,7 @@ extension Tape {
     /// exp(a).
     public func exp(_ a: Variable) -> Variable {
         let out = Variable(map(a.value) { Lanes.exp($0) }, requiresGrad: a.requiresGrad)
-        return record(out) { a.accumulate(zipMap(out.grad!, out.value, *)) }
+        return record(out) { a.accumulate(zipMap(out.grad!, out.value) { $0 * $1 }) }
     }
 
     /// a².
@@ -311,7 +311,7 @@ extension Tape {
         let out = Variable(value, requiresGrad: a.requiresGrad || gamma.requiresGrad || beta.requiresGrad)
         return record(out) {
             let g = out.grad!
-            if gamma.requiresGrad { gamma.accumulate(columnSums(zipMap(g, normalized, *))) }
+            if gamma.requiresGrad { gamma.accumulate(columnSums(zipMap(g, normalized) { $0 * $1 })) }
             if beta.requiresGrad { beta.accumulate(columnSums(g)) }
             guard a.requiresGrad else { return }
             var d = Matrix(uninitializedRows: rows, columns: n)
@@ -506,7 +506,7 @@ extension Tape {
                 }
             }
             if x.requiresGrad { x.accumulate(dx) }
-            if mu.requiresGrad { mu.accumulate(map(dx, -)) }
+            if mu.requiresGrad { mu.accumulate(map(dx) { -$0 }) }
             if lv.requiresGrad { lv.accumulate(dl) }
         }
     }
@@ -539,7 +539,7 @@ extension Tape {
             let g = out.grad!
             for t in terms where t.requiresGrad {
                 // d/dt_i = g · exp(t_i − lse).
-                t.accumulate(zipMap(g, zipMap(t.value, out.value, -)) { gi, d in gi * Lanes.exp(d) })
+                t.accumulate(zipMap(g, zipMap(t.value, out.value) { $0 - $1 }) { gi, d in gi * Lanes.exp(d) })
             }
         }
     }
