@@ -42,7 +42,7 @@ public struct BPR: LearnedModel {
         let batches = Sampling.shuffledBatches(count: pairs.users.count, batchSize: context.training.batchSize,
                                                seed: context.seed, epoch: epoch, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 2)
-        let model = self, pairs = self.pairs, history = self.history
+        let model = lossModel, pairs = self.pairs, history = self.history
         var stepper = optimizer
         defer { optimizer = stepper }
         return optimize(batches, with: &stepper, context: context) { tape, p, batch in

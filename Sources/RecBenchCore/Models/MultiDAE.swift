@@ -44,7 +44,7 @@ public struct MultiDAE: LearnedModel {
         let batches = Sampling.shuffledBatches(count: data.userCount, batchSize: context.training.batchSize,
                                                seed: context.seed, epoch: epoch, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 3)
-        let model = self, input = self.input!, dropout = self.dropout
+        let model = lossModel, input = self.input!, dropout = self.dropout
         var stepper = optimizer
         defer { optimizer = stepper }
         return optimize(batches, with: &stepper, context: context) { tape, p, batch in

@@ -52,7 +52,7 @@ public struct MultiVAE: LearnedModel {
         let batches = Sampling.shuffledBatches(count: data.userCount, batchSize: context.training.batchSize,
                                                seed: context.seed, epoch: epoch, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 3)
-        let model = self, input = self.input!
+        let model = lossModel, input = self.input!
         var steps = self.steps
         var stepper = optimizer
         defer { optimizer = stepper }

@@ -128,7 +128,7 @@ public struct RecVAE: LearnedModel {
         let batches = Sampling.shuffledBatches(count: data.userCount, batchSize: context.training.batchSize,
                                                seed: context.seed, epoch: epoch * 16 + index, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch * 16 + index) << 8 | 4)
-        let model = self, input = self.input!, cache = self.oldPosterior!
+        let model = lossModel, input = self.input!, cache = self.oldPosterior!
         var optimizer = updatingEncoder ? encoderOptimizer : decoderOptimizer
         defer { if updatingEncoder { encoderOptimizer = optimizer } else { decoderOptimizer = optimizer } }
         return optimize(batches, with: &optimizer, context: context, trainable: { RecVAE.isEncoder($0) == updatingEncoder }) { tape, p, batch in

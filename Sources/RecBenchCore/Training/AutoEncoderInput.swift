@@ -16,13 +16,10 @@ public struct AutoEncoderInput: Sendable {
     /// The encoder input of `users`: normalised rows, entries dropped with probability
     /// `dropout` (using `rng`) and the rest scaled by 1/(1−dropout).
     public func encoderInput(_ users: [Int32], dropout: Float, rng: inout SeededGenerator) -> SparseMatrix {
-        var keep: [[Bool]] = []
-        if dropout > 0 {
-            keep = users.map { u in ratings.entries(ofRow: Int(u)).map { _ in rng.nextUnitFloat() >= dropout } }
-        }
         let scale = dropout > 0 ? 1 / (1 - dropout) : 1
-        return rows(users) { r, k in
-            if dropout > 0 && !keep[r][k] { return 0 }
+        // One draw per train entry, users in order, entries in order.
+        return rows(users) { r, _ in
+            if dropout > 0 && rng.nextUnitFloat() < dropout { return 0 }
             let norm = Float(ratings.entries(ofRow: Int(users[r])).count).squareRoot()
             return scale / max(norm, 1e-12)
         }

@@ -1,4 +1,13 @@
 extension LearnedModel {
+    /// A copy of the model for loss closures, without the parameters: the graph reads them
+    /// from the tape's leaves, and a copy holding their storage would make every in-place
+    /// optimiser step copy every parameter first.
+    public var lossModel: Self {
+        var model = self
+        model.parameters = Parameters()
+        return model
+    }
+
     /// One optimiser step per batch. `loss` builds a batch's loss on a fresh tape whose leaves
     /// are the parameters (trainable where `trainable` says); the tape is released before the
     /// step, so the optimiser updates the parameters in place. Reports batch progress and

@@ -288,17 +288,18 @@ extension Tape {
                                     let (x, xn, y, inv, g, b) = p.value
                                     for r in range {
                                         let row = x + r * n
-                                        var mean: Float = 0
-                                        for j in 0..<n { mean += row[j] }
-                                        mean /= Float(n)
-                                        var sq: Float = 0
-                                        for j in 0..<n { let d = row[j] - mean; sq += d * d }
-                                        let k = 1 / (sq / Float(n) + eps).squareRoot()
+                                        var total = Lanes()
+                                        for j in stride(from: 0, to: n, by: 8) { total += Lanes.load(row, j, count: n) }
+                                        let mean = total.total / Float(n)
+                                        // Tail lanes padded with the mean contribute 0 to the variance.
+                                        var squares = Lanes()
+                                        for j in stride(from: 0, to: n, by: 8) { let d = Lanes.load(row, j, count: n, padding: mean) - mean; squares += d * d }
+                                        let k = 1 / (squares.total / Float(n) + eps).squareRoot()
                                         inv[r] = k
-                                        for j in 0..<n {
-                                            let h = (row[j] - mean) * k
-                                            xn[r * n + j] = h
-                                            y[r * n + j] = h * g[j] + b[j]
+                                        for j in stride(from: 0, to: n, by: 8) {
+                                            let h = (Lanes.load(row, j, count: n) - mean) * k
+                                            h.store(xn + r * n, j, count: n)
+                                            (h * Lanes.load(g, j, count: n) + Lanes.load(b, j, count: n)).store(y + r * n, j, count: n)
                                         }
                                     }
                                 }
@@ -324,15 +325,17 @@ extension Tape {
                                 Parallel.forEachChunk(count: rows, chunkSize: chunk) { range in
                                     let (dd, gg, xn, inv, scale) = p.value
                                     for r in range {
-                                        var sum: Float = 0, dot: Float = 0
-                                        for j in 0..<n {
-                                            let dxhat = gg[r * n + j] * scale[j]
-                                            sum += dxhat; dot += dxhat * xn[r * n + j]
+                                        let gr = gg + r * n, xr = xn + r * n
+                                        var sums = Lanes(), dots = Lanes()
+                                        for j in stride(from: 0, to: n, by: 8) {
+                                            let dxhat = Lanes.load(gr, j, count: n) * Lanes.load(scale, j, count: n)
+                                            sums += dxhat; dots += dxhat * Lanes.load(xr, j, count: n)
                                         }
+                                        let sum = sums.total, dot = dots.total
                                         let k = inv[r] / Float(n)
-                                        for j in 0..<n {
-                                            let dxhat = gg[r * n + j] * scale[j]
-                                            dd[r * n + j] = k * (Float(n) * dxhat - sum - xn[r * n + j] * dot)
+                                        for j in stride(from: 0, to: n, by: 8) {
+                                            let dxhat = Lanes.load(gr, j, count: n) * Lanes.load(scale, j, count: n)
+                                            (k * (Float(n) * dxhat - sum - Lanes.load(xr, j, count: n) * dot)).store(dd + r * n, j, count: n)
                                         }
                                     }
                                 }
@@ -469,10 +472,11 @@ extension Tape {
                             let p = UnsafeShared((vp.baseAddress!, sp.baseAddress!, xp.baseAddress!, mp.baseAddress!, lp.baseAddress!))
                             Parallel.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in
                                 let (v, s, xx, m, l) = p.value
-                                for i in range {
-                                    let d = xx[i] - m[i], inv = Foundation.exp(-l[i])
-                                    s[i] = d * inv
-                                    v[i] = -0.5 * (l[i] + logTwoPi + d * d * inv)
+                                for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
+                                    let logVariance = Lanes.load(l, i, count: n)
+                                    let d = Lanes.load(xx, i, count: n) - Lanes.load(m, i, count: n), inv = Lanes.exp(-logVariance)
+                                    (d * inv).store(s, i, count: n)
+                                    (-0.5 * (logVariance + logTwoPi + d * d * inv)).store(v, i, count: n)
                                 }
                             }
                         }
@@ -524,12 +528,14 @@ extension Tape {
                 let out = UnsafeShared(vp.baseAddress!)   // disjoint element ranges
                 Parallel.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in
                     let t = pointers.value, o = out.value
-                    for i in range {
-                        var top = -Float.infinity
-                        for j in 0..<k { top = max(top, t[j][i]) }
-                        var sum: Float = 0
-                        for j in 0..<k { sum += Foundation.exp(t[j][i] - top) }
-                        o[i] = top + Foundation.log(sum)
+                    for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
+                        var top = Lanes(repeating: -.infinity)
+                        for j in 0..<k { top = Lanes.maximum(top, Lanes.load(t[j], i, count: n)) }
+                        var sum = Lanes()
+                        for j in 0..<k { sum += Lanes.exp(Lanes.load(t[j], i, count: n) - top) }
+                        var result = top
+                        for lane in 0..<8 { result[lane] += Foundation.log(sum[lane]) }
+                        result.store(o, i, count: n)
                     }
                 }
             }
