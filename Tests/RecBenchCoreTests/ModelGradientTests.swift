@@ -50,7 +50,7 @@ import RecBenchCore
 
     @Test func multiDAE() throws { try check(MultiDAE.self, ["mlp_hidden_size": .list([.int(5)]), "latent_dimension": .int(3)]) }
 
-    @Test func multiVAE() throws { try check(MultiVAE.self, ["mlp_hidden_size": .list([.int(5)]), "latent_dimension": .int(3)]) }
+    @Test func multiVAE() throws { try check(MultiVAE.self, ["mlp_hidden_size": .list([.int(5)]), "latent_dimension": .int(6)]) }
 
     @Test func recVAE() throws { try check(RecVAE.self, ["hidden_dimension": .int(5), "latent_dimension": .int(3)]) }
 }

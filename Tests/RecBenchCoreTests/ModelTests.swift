@@ -75,6 +75,16 @@ func blockFixture() throws -> (SplitData, Dataset) {
         #expect(throws: RecBenchError.self) { try fitted(EASE.self, on: split, dataset: d, ["reg_weight": .double(-1)]) }
         #expect(throws: RecBenchError.self) { try fitted(ItemKNN.self, on: split, dataset: d, ["k": .int(0)]) }
         #expect(throws: RecBenchError.self) { try fitted(ItemKNN.self, on: split, dataset: d, ["k": .string("many")]) }
+        #expect(throws: RecBenchError.self) { try fitted(MultiVAE.self, on: split, dataset: d, ["latent_dimension": .int(7)]) }
+    }
+
+    /// RecBole's MultiVAE: `latent_dimension` is the encoder's output, split into μ and log σ²,
+    /// so the decoder reads half of it.
+    @Test func multiVAEsCodeIsHalfTheEncoderOutput() throws {
+        let (split, d) = try blockFixture()
+        let model = try #require(try fitted(MultiVAE.self, on: split, dataset: d, ["latent_dimension": .int(8), "mlp_hidden_size": .list([.int(5)])]) as? MultiVAE)
+        #expect(model.parameters["encoder.1.weight"].columns == 8)
+        #expect(model.parameters["decoder.0.weight"].rows == 4)
     }
 }
 

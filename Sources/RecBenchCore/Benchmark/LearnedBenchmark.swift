@@ -28,9 +28,10 @@ public enum LearnedModelCost {
                 if case .list(let l) = v { return l.compactMap { $0.intValue }.map(Double.init) } else { return nil }
             } ?? [600]
             let latent = int("latent_dimension")
-            let encoderOut = model == "MultiVAE" ? 2 * latent : latent
-            let encoder = zip([hidden[0]] + hidden.dropFirst(), Array(hidden.dropFirst()) + [encoderOut]).map { $0 * $1 }
-            let decoderDims = [latent] + hidden.reversed() + [n]
+            // MultiVAE's code is half the encoder output (μ and log σ² are its halves).
+            let code = model == "MultiVAE" ? latent / 2 : latent
+            let encoder = zip([hidden[0]] + hidden.dropFirst(), Array(hidden.dropFirst()) + [latent]).map { $0 * $1 }
+            let decoderDims = [code] + hidden.reversed() + [n]
             let decoder = zip(decoderDims, decoderDims.dropFirst()).map { $0 * $1 }
             let dense = 2 * U * (encoder.reduce(0, +) + decoder.reduce(0, +))   // forward, all dense layers
             let first = 2 * U * n * hidden[0], firstSparse = 2 * nnz * hidden[0]

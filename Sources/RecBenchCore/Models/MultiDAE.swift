@@ -2,8 +2,9 @@
 /// as RecBole 1.2.1 implements it.
 ///
 ///     x̃ = dropout(x / ‖x‖)                       (x: the user's train items, binary)
-///     z = encoder(x̃)     encoder: n → 600 → 64, tanh between layers
-///     ŷ = decoder(z)     decoder: 64 → 600 → n, tanh between layers
+///     z = tanh(encoder(x̃))   encoder: n → 600 → 64, tanh between layers and on the code
+///                            (RecBole's `MLPLayers` puts its activation after every layer)
+///     ŷ = decoder(z)         decoder: 64 → 600 → n, tanh between layers
 ///     loss = −mean_u Σ_i x_ui · log softmax(ŷ_u)_i
 public struct MultiDAE: LearnedModel {
     public static let name = "MultiDAE"
@@ -55,7 +56,7 @@ public struct MultiDAE: LearnedModel {
 
     /// −mean_u Σ_i x_ui log softmax(decoder(encoder(x̃)))_i.
     func lossGraph(_ tape: Tape, _ p: [String: Variable], input x: SparseMatrix, target: SparseMatrix) -> Variable {
-        let logits = decoder(encoder(x, p, tape: tape), p, tape: tape)
+        let logits = decoder(tape.tanh(encoder(x, p, tape: tape)), p, tape: tape)
         return tape.affine(tape.mean(tape.multinomialLogLikelihood(logits, target)), scale: -1)
     }
 
@@ -69,6 +70,6 @@ public struct MultiDAE: LearnedModel {
         var rng = SeededGenerator(seed: 0)
         let tape = Tape()
         let p = tape.leaves(parameters) { _ in false }
-        block = decoder(encoder(input!.encoderInput(Array(users), dropout: 0, rng: &rng), p, tape: tape), p, tape: tape).value
+        block = decoder(tape.tanh(encoder(input!.encoderInput(Array(users), dropout: 0, rng: &rng), p, tape: tape)), p, tape: tape).value
     }
 }

@@ -2,9 +2,11 @@
 /// as RecBole 1.2.1 implements it.
 ///
 ///     x̃ = dropout(x / ‖x‖)
-///     [μ, log σ²] = encoder(x̃)        encoder: n → 600 → 2·128, tanh between layers
+///     [μ, log σ²] = encoder(x̃)        encoder: n → 600 → 128, tanh between layers; μ and
+///                                      log σ² are its two halves (64 each): RecBole's
+///                                      `latent_dimension` is the encoder's output width
 ///     z = μ + ε·σ,  ε ~ N(0, 0.01²)     (RecBole's noise scale; z = μ when scoring)
-///     ŷ = decoder(z)                   decoder: 128 → 600 → n
+///     ŷ = decoder(z)                   decoder: 64 → 600 → n
 ///     β = min(anneal_cap, step / total_anneal_steps)      (step = batches so far)
 ///     loss = −mean_u Σ_i x_ui log softmax(ŷ_u)_i − β/2 · mean_u Σ_k (1 + log σ²_k − μ²_k − σ²_k)
 public struct MultiVAE: LearnedModel {
@@ -14,7 +16,7 @@ public struct MultiVAE: LearnedModel {
     public static let trainsWithLargeProducts = false   // BLAS.gemm splits large products over our workers
     public static let parameters: [ConfigKey] = [
         AutoEncoderParameters.hiddenSizes,
-        ConfigKey("latent_dimension", "int", .int(128), "MultiVAE: latent size."),
+        ConfigKey("latent_dimension", "int", .int(128), "MultiVAE: encoder output width, even: μ and log σ² are its halves (RecBole's meaning)."),
         AutoEncoderParameters.dropout,
         ConfigKey("anneal_cap", "float", .double(0.2), "MultiVAE: largest KL weight β."),
         ConfigKey("total_anneal_steps", "int", .int(200_000), "MultiVAE: batches over which β grows linearly to anneal_cap (0: β = anneal_cap)."),
@@ -28,9 +30,16 @@ public struct MultiVAE: LearnedModel {
     private var encoder = MLP([], prefix: "encoder"), decoder = MLP([], prefix: "decoder")
     private var steps = 0
 
+    /// The latent code's size: half the encoder output.
+    var code: Int { latent / 2 }
+
     public init(parameters: ModelParameters) throws {
         hidden = try parameters.intList("mlp_hidden_size", in: 1...100_000)
-        latent = try parameters.int("latent_dimension", in: 1...100_000)
+        latent = try parameters.int("latent_dimension", in: 2...100_000)
+        guard latent % 2 == 0 else {
+            throw RecBenchError.config("latent_dimension", origin: parameters.config.origin(of: "latent_dimension"),
+                                       "MultiVAE splits the encoder output into μ and log σ², so it must be even, got \(latent)")
+        }
         dropout = Float(try parameters.double("dropout_prob", in: 0...0.99))
         annealCap = Float(try parameters.double("anneal_cap", in: 0...10))
         totalAnnealSteps = try parameters.int("total_anneal_steps", in: 0...Int.max)
@@ -38,8 +47,8 @@ public struct MultiVAE: LearnedModel {
 
     public mutating func prepare(_ data: TrainingData, context: FitContext) {
         var rng = SeededGenerator(seed: context.seed, stream: 0x5AE)
-        encoder = MLP([data.itemCount] + hidden + [2 * latent], prefix: "encoder")
-        decoder = MLP([latent] + hidden.reversed() + [data.itemCount], prefix: "decoder")
+        encoder = MLP([data.itemCount] + hidden + [latent], prefix: "encoder")
+        decoder = MLP([code] + hidden.reversed() + [data.itemCount], prefix: "decoder")
         parameters = Parameters()
         encoder.initialize(&parameters, rng: &rng)
         decoder.initialize(&parameters, rng: &rng)
@@ -61,7 +70,7 @@ public struct MultiVAE: LearnedModel {
             let beta = model.totalAnnealSteps > 0 ? min(model.annealCap, Float(steps) / Float(model.totalAnnealSteps)) : model.annealCap
             let users = batch.map { Int32($0) }
             let x = input.encoderInput(users, dropout: model.dropout, rng: &rng)
-            let noise = Initializer.normal(rows: users.count, columns: model.latent, std: 0.01, rng: &rng)
+            let noise = Initializer.normal(rows: users.count, columns: model.code, std: 0.01, rng: &rng)
             return model.lossGraph(tape, p, input: x, target: input.target(users), noise: noise, beta: beta)
         }
         self.steps = steps
@@ -71,7 +80,7 @@ public struct MultiVAE: LearnedModel {
     /// The negative multinomial log-likelihood plus β times the KL divergence to N(0, I).
     func lossGraph(_ tape: Tape, _ p: [String: Variable], input x: SparseMatrix, target: SparseMatrix, noise: Matrix, beta: Float) -> Variable {
         let h = encoder(x, p, tape: tape)
-        let mu = tape.columns(h, 0..<latent), logVariance = tape.columns(h, latent..<(2 * latent))
+        let mu = tape.columns(h, 0..<code), logVariance = tape.columns(h, code..<latent)
         let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
         let logits = decoder(z, p, tape: tape)
         let likelihood = tape.affine(tape.mean(tape.multinomialLogLikelihood(logits, target)), scale: -1)
@@ -85,7 +94,7 @@ public struct MultiVAE: LearnedModel {
         let users = Array(0..<Int32(min(4, data.userCount)))
         let x = input!.encoderInput(users, dropout: dropout, rng: &rng)
         // Noise std 1 (not 0.01) so the σ path is exercised; β = anneal_cap so the KL counts.
-        let noise = Initializer.normal(rows: users.count, columns: latent, std: 1, rng: &rng)
+        let noise = Initializer.normal(rows: users.count, columns: code, std: 1, rng: &rng)
         return lossGraph(tape, leaves, input: x, target: input!.target(users), noise: noise, beta: annealCap)
     }
 
@@ -94,6 +103,6 @@ public struct MultiVAE: LearnedModel {
         let tape = Tape()
         let p = tape.leaves(parameters) { _ in false }
         let h = encoder(input!.encoderInput(Array(users), dropout: 0, rng: &rng), p, tape: tape)
-        block = decoder(tape.columns(h, 0..<latent), p, tape: tape).value
+        block = decoder(tape.columns(h, 0..<code), p, tape: tape).value
     }
 }
