@@ -225,10 +225,12 @@ public enum Experiment {
     /// Keys that do not change a run's metrics, left out of its identity.
     static let presentationKeys: Set<String> = ["results_dir", "threads", "metric_decimal_place", "checkpoint_dir"]
 
-    /// The run's identity: model, every result-relevant config value, and the data's
-    /// fingerprint. The same key means the same run (a sweep skips it).
+    /// The run's identity: recbench's version, model, every result-relevant config value, and
+    /// the data's fingerprint. The same key means the same run (a sweep skips it); a new
+    /// version may compute a model differently, so its sweeps recompute older records.
     public static func runKey(plan: ExperimentPlan, datasetFingerprint: String) -> String {
         var h = SHA256()
+        h.update("recbench=\(recbenchVersion)\n")
         h.update("model=\(plan.modelType.name)\n")
         for key in plan.config.values.keys.sorted() where !presentationKeys.contains(key) {
             h.update("\(key)=\(plan.config.values[key]!)\n")

@@ -79,4 +79,4 @@ public struct SplitSummary: Codable, Sendable, Equatable {
 }
 
 /// recbench's version string.
-public let recbenchVersion = "0.1.0"
+public let recbenchVersion = "0.2.0"
