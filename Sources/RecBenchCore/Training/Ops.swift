@@ -109,28 +109,6 @@ extension Tape {
         return record(out) { a.accumulate(map(out.grad!) { s * $0 }) }
     }
 
-    /// a + bias, the 1 × n `bias` added to every row.
-    public func addBias(_ a: Variable, _ bias: Variable) -> Variable {
-        precondition(bias.value.rows == 1 && bias.value.columns == a.value.columns, "addBias: bias must be 1×\(a.value.columns)")
-        let n = a.value.columns, rows = a.value.rows
-        var value = a.value
-        value.values.withUnsafeMutableBufferPointer { v in
-            bias.value.values.withUnsafeBufferPointer { b in
-                let p = UnsafeShared((v.baseAddress!, b.baseAddress!))   // disjoint rows
-                Parallel.forEachChunk(count: rows, chunkSize: max(1, elementwiseChunk / max(1, n))) { range in
-                    let (vp, bp) = p.value
-                    for r in range { for j in 0..<n { vp[r * n + j] += bp[j] } }
-                }
-            }
-        }
-        let out = Variable(value, requiresGrad: a.requiresGrad || bias.requiresGrad)
-        return record(out) {
-            let g = out.grad!
-            if a.requiresGrad { a.accumulate(g) }
-            if bias.requiresGrad { bias.accumulate(columnSums(g)) }
-        }
-    }
-
     /// Each row r scaled by the constant `weights[r]`.
     public func scaleRows(_ a: Variable, by weights: [Float]) -> Variable {
         precondition(weights.count == a.value.rows, "scaleRows: one weight per row")
