@@ -15,10 +15,13 @@ let package = Package(
     targets: [
         // OpenBLAS's cblas.h and LAPACKE's lapacke.h; installed by scripts/install-deps.sh.
         .systemLibrary(name: "CBLAS", path: "Sources/CBLAS"),
+        // Header-only vector operations Swift's SIMD types lack (no library to link).
+        .systemLibrary(name: "CLanes", path: "Sources/CLanes"),
         .target(
             name: "RecBenchCore",
             dependencies: [
                 "CBLAS",
+                "CLanes",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -69,6 +69,27 @@ struct LanesTests {
         #expect(Lanes.tanh(Lanes(repeating: 1e30))[0] == 1 && Lanes.tanh(Lanes(repeating: -1e30))[0] == -1)
     }
 
+    @Test func sigmoidSaturatesAndKeepsNaN() {
+        let s = Lanes.sigmoid(Lanes(-1e30, -100, -88.8, 0, 88.8, 100, 1e30, .nan))
+        #expect(s[0] >= 0 && s[0] < 1e-38 && s[1] < 1e-38 && s[2] < 1e-38, "far left is 0 to float precision: \(s)")
+        #expect(s[3] == 0.5)
+        #expect(s[4] == 1 && s[5] == 1 && s[6] == 1)
+        #expect(s[7].isNaN)
+    }
+
+    @Test func squareRootIsCorrectlyRoundedPerLane() {
+        var rng = SeededGenerator(seed: 5)
+        for _ in 0..<10_000 {
+            var v = Lanes()
+            for l in 0..<8 { v[l] = Float(bitPattern: UInt32(truncatingIfNeeded: rng.next()) & 0x7fff_ffff) }
+            let r = Lanes.squareRoot(v)
+            for l in 0..<8 where !v[l].isNaN { #expect(r[l] == v[l].squareRoot(), "sqrt(\(v[l]))") }
+        }
+        let edge = Lanes.squareRoot(Lanes(0, -0.0, .infinity, -1, .nan, 4, .leastNonzeroMagnitude, 2))
+        #expect(edge[0] == 0 && edge[1] == 0 && edge[1].sign == .minus && edge[2] == .infinity)
+        #expect(edge[3].isNaN && edge[4].isNaN && edge[5] == 2 && edge[6] == Float.leastNonzeroMagnitude.squareRoot() && edge[7] == Float(2).squareRoot())
+    }
+
     @Test func kernelsHandleEveryTailLength() {
         for count in [0, 1, 7, 8, 9, 15, 16, 17, LaneKernels.chunk + 3] {
             let a = (0..<count).map { Float($0) * 0.001 - 3 }, b = (0..<count).map { Float($0 % 7) }

@@ -217,7 +217,7 @@ public enum Experiment {
             fitSteps: model.fitSteps, training: model.trainingSummary,
             peakMemoryMiB: ProcessStats.peakMemoryMiB,
             threads: ["blas": BLAS.threadCount, "workers": min(Parallel.workerLimit, ProcessStats.coreCount)],
-            notices: notices)
+            blas: BLAS.configuration, notices: notices)
         let perUser = PerUserResults(runKey: runKey, dataset: dataset, evaluations: [valid, test].compactMap { $0 })
         return RunOutcome(result: result, valid: valid, test: test, perUser: perUser)
     }

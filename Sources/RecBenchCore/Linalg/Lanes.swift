@@ -1,3 +1,5 @@
+import CLanes
+
 /// Eight float lanes: the width of the elementwise kernels. The build targets baseline
 /// x86-64, so this is two SSE registers; the point is that the maths (exp above all) runs
 /// on vectors instead of one libm call per element.
@@ -11,13 +13,23 @@ extension Lanes {
     @inlinable @inline(__always)
     public static func exp(_ x: Lanes) -> Lanes {
         let low: Float = -87.336_544, high: Float = 88.722_84
-        let clamped = x.clamped(low, high)
+        var result = expInRange(x.clamped(low, high))
+        result.replace(with: 0, where: x .< low)
+        result.replace(with: .infinity, where: x .> high)
+        result.replace(with: x, where: x .!= x)
+        return result
+    }
+
+    /// eˣ for lanes already within −87.3…88.7 (`exp` without its range handling, for callers
+    /// that bound x themselves); NaN in, NaN out.
+    @inlinable @inline(__always)
+    static func expInRange(_ x: Lanes) -> Lanes {
         // Round x·log2(e) to the nearest integer by adding 1.5·2²³: the integer lands in the
         // low mantissa bits (SSE2 has no vector round instruction).
         let magic: Float = 12_582_912
-        let shifted = clamped * 1.442_695_04 + magic
+        let shifted = x * 1.442_695_04 + magic
         let n = shifted - magic
-        let r = clamped - n * 0.693_359_375 + n * 2.121_944_4e-4
+        let r = x - n * 0.693_359_375 + n * 2.121_944_4e-4
         var p = Lanes(repeating: 1.987_569_15e-4)
         p = p * r + 1.398_199_95e-3
         p = p * r + 8.333_451_9e-3
@@ -29,26 +41,26 @@ extension Lanes {
         // (x just below the overflow bound) does not overflow the exponent field.
         let whole = unsafeBitCast(shifted, to: SIMD8<Int32>.self) &- Int32(bitPattern: magic.bitPattern)
         let half = whole &>> 1
-        var result = p * unsafeBitCast((half &+ 127) &<< 23, to: Lanes.self) * unsafeBitCast((whole &- half &+ 127) &<< 23, to: Lanes.self)
-        result.replace(with: 0, where: x .< low)
-        result.replace(with: .infinity, where: x .> high)
-        result.replace(with: x, where: x .!= x)
-        return result
+        return p * unsafeBitCast((half &+ 127) &<< 23, to: Lanes.self) * unsafeBitCast((whole &- half &+ 127) &<< 23, to: Lanes.self)
     }
 
     /// tanh per lane as 1 − 2/(e^{2x} + 1), saturating to ±1 beyond |x| = 15 (float's
     /// tanh is exactly ±1 there).
     @inlinable @inline(__always)
     public static func tanh(_ x: Lanes) -> Lanes {
-        let e = exp(2 * x.clamped(-15, 15))
-        var result = 1 - 2 / (e + 1)
-        result.replace(with: x, where: x .!= x)
-        return result
+        // |2x| ≤ 30 is inside exp's range, and NaN passes through the arithmetic.
+        1 - 2 / (expInRange(2 * x.clamped(-15, 15)) + 1)
     }
 
-    /// The logistic function 1/(1 + e^{−x}) per lane (e^{−x} = ∞ gives exactly 0).
+    /// The logistic function 1/(1 + e^{−x}) per lane. −x is held inside exp's range, so
+    /// below x = −88.7 the result is 1/(1 + e^{88.7}) ≈ 3·10⁻³⁹ rather than the exact
+    /// subnormal (both round to 0 in any sum with a normal number); NaN stays NaN.
     @inlinable @inline(__always)
-    public static func sigmoid(_ x: Lanes) -> Lanes { 1 / (1 + exp(-x)) }
+    public static func sigmoid(_ x: Lanes) -> Lanes { 1 / (1 + expInRange((-x).clamped(-87.336_544, 88.722_84))) }
+
+    /// The square root of each lane (`squareRoot()` on SIMD types takes eight scalar roots).
+    @inlinable @inline(__always)
+    public static func squareRoot(_ x: Lanes) -> Lanes { recbench_sqrt8(x) }
 
     /// Each lane limited to `low...high` (NaN stays NaN). Written as compare-and-select:
     /// the standard library's generic `clamped` is an out-of-line call per vector.

@@ -32,7 +32,10 @@ public struct Matrix: Sendable, Equatable {
         guard n > 0 else { return }
         values.withUnsafeMutableBufferPointer { out in
             row.values.withUnsafeBufferPointer { source in
-                for r in 0..<count { (out.baseAddress! + r * n).update(from: source.baseAddress!, count: n) }
+                let p = UnsafeShared((out.baseAddress!, source.baseAddress!))   // workers write disjoint rows
+                Parallel.forEachChunk(count: count, chunkSize: max(1, (1 << 15) / n)) { rows in
+                    for r in rows { (p.value.0 + r * n).initialize(from: p.value.1, count: n) }
+                }
             }
         }
     }

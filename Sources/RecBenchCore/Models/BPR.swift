@@ -43,7 +43,7 @@ public struct BPR: LearnedModel {
                                                seed: context.seed, epoch: epoch, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 2)
         let model = lossModel, pairs = self.pairs, history = self.history
-        var stepper = optimizer
+        var stepper = optimizer.take()   // not a copy: a shared optimizer would copy its moments on every step
         defer { optimizer = stepper }
         return optimize(batches, with: &stepper, context: context) { tape, p, batch in
             var users: [Int32] = [], positives: [Int32] = [], drawn: [Int32] = []

@@ -46,7 +46,7 @@ public struct MultiDAE: LearnedModel {
                                                seed: context.seed, epoch: epoch, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 3)
         let model = lossModel, input = self.input!, dropout = self.dropout
-        var stepper = optimizer
+        var stepper = optimizer.take()   // not a copy: a shared optimizer would copy its moments on every step
         defer { optimizer = stepper }
         return optimize(batches, with: &stepper, context: context) { tape, p, batch in
             let users = batch.map { Int32($0) }

@@ -63,7 +63,7 @@ public struct MultiVAE: LearnedModel {
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 3)
         let model = lossModel, input = self.input!
         var steps = self.steps
-        var stepper = optimizer
+        var stepper = optimizer.take()   // not a copy: a shared optimizer would copy its moments on every step
         defer { optimizer = stepper }
         let loss = optimize(batches, with: &stepper, context: context) { tape, p, batch in
             steps += 1

@@ -129,7 +129,7 @@ public struct RecVAE: LearnedModel {
                                                seed: context.seed, epoch: epoch * 16 + index, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch * 16 + index) << 8 | 4)
         let model = lossModel, input = self.input!, cache = self.oldPosterior!
-        var optimizer = updatingEncoder ? encoderOptimizer : decoderOptimizer
+        var optimizer = updatingEncoder ? encoderOptimizer.take() : decoderOptimizer.take()   // moved, not shared (see MultiDAE)
         defer { if updatingEncoder { encoderOptimizer = optimizer } else { decoderOptimizer = optimizer } }
         return optimize(batches, with: &optimizer, context: context, trainable: { RecVAE.isEncoder($0) == updatingEncoder }) { tape, p, batch in
             let users = batch.map { Int32($0) }

@@ -44,6 +44,8 @@ public struct RunResult: Codable, Sendable {
     public var peakMemoryMiB: Double
     /// BLAS threads and worker threads used.
     public var threads: [String: Int]
+    /// The BLAS build and the kernel set it ran (absent in older records).
+    public var blas: String?
     /// Notices raised during the run (ignored keys, mask warnings).
     public var notices: [String]
 
@@ -52,7 +54,7 @@ public struct RunResult: Codable, Sendable {
         case runKey = "run_key", finishedAt = "finished_at", historyMask = "history_mask"
         case datasetFingerprint = "dataset_fingerprint", splitFingerprint = "split_fingerprint"
         case config, hyperparameters, statistics, split, metricKeys = "metric_keys", valid, test, analyses
-        case seconds, fitSteps = "fit_steps", training, peakMemoryMiB = "peak_memory_mib", threads, notices
+        case seconds, fitSteps = "fit_steps", training, peakMemoryMiB = "peak_memory_mib", threads, blas, notices
     }
 }
 
@@ -79,4 +81,4 @@ public struct SplitSummary: Codable, Sendable, Equatable {
 }
 
 /// recbench's version string.
-public let recbenchVersion = "0.2.0"
+public let recbenchVersion = "0.3.0"

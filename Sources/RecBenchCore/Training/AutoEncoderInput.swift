@@ -28,6 +28,8 @@ public struct AutoEncoderInput: Sendable {
     private func rows(_ users: [Int32], value: (Int, Int) -> Float) -> SparseMatrix {
         // The train rows are sorted and duplicate-free, so the result's rows are too.
         var starts = [0], c = [Int32](), v = [Float]()
+        let capacity = users.reduce(0) { $0 + ratings.entries(ofRow: Int($1)).count }
+        starts.reserveCapacity(users.count + 1); c.reserveCapacity(capacity); v.reserveCapacity(capacity)
         for (row, u) in users.enumerated() {
             for (k, e) in ratings.entries(ofRow: Int(u)).enumerated() {
                 let x = value(row, k)

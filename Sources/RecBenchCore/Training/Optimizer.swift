@@ -51,7 +51,7 @@ public struct Adam: Optimizer {
                                         let second = b2 * Lanes.load(v, i, count: count) + (1 - b2) * grad * grad
                                         first.store(m, i, count: count)
                                         second.store(v, i, count: count)
-                                        (param - stepSize * first / (second.squareRoot() / correction2 + e)).store(p, i, count: count)
+                                        (param - stepSize * first / (Lanes.squareRoot(second) / correction2 + e)).store(p, i, count: count)
                                     }
                                 }
                             }
