@@ -88,6 +88,12 @@ struct Workspace {
         #expect(record["test"] as? [String: Double] == stored["test"] as? [String: Double])
         #expect((record["test"] as? [String: Double])?["recall@2"] != nil)
         #expect(record["history_mask"] as? String == "recbole")
+        // The record names the BLAS build and the kernel set that ran (results round differently per set).
+        let blas = record["blas"] as? String ?? ""
+        #expect(blas.hasPrefix("OpenBLAS"), "blas: \(blas)")
+        if let core = ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"], !core.isEmpty {
+            #expect(blas.lowercased().contains(core.lowercased()), "OPENBLAS_CORETYPE=\(core) but blas: \(blas)")
+        }
     }
 
     @Test func malformedHeader() throws {
