@@ -19,7 +19,7 @@ public struct BPR: LearnedModel {
     public var parameters = Parameters()
     public var trainingSummary: TrainingSummary?
     private var optimizer: (any Optimizer)?
-    private var history = SparseMatrix(rows: 0, columns: 0)
+    private var history = PatternSet(SparseMatrix(rows: 0, columns: 0))
     private var pairs: (users: [Int32], items: [Int32]) = ([], [])
 
     public init(parameters: ModelParameters) throws {
@@ -32,7 +32,7 @@ public struct BPR: LearnedModel {
         parameters.add("user_embedding", Initializer.xavierNormal(fanIn: data.userCount, fanOut: embeddingSize, rng: &rng))
         parameters.add("item_embedding", Initializer.xavierNormal(fanIn: data.itemCount, fanOut: embeddingSize, rng: &rng))
         optimizer = context.training.makeOptimizer()
-        history = data.trainMatrix
+        history = PatternSet(data.trainMatrix)
         let inter = data.dataset.interactions
         pairs = (data.split.trainRows.map { inter.users[$0] }, data.split.trainRows.map { inter.items[$0] })
     }
@@ -47,6 +47,8 @@ public struct BPR: LearnedModel {
         defer { optimizer = stepper }
         return optimize(batches, with: &stepper, context: context) { tape, p, batch in
             var users: [Int32] = [], positives: [Int32] = [], drawn: [Int32] = []
+            users.reserveCapacity(batch.count * negatives); positives.reserveCapacity(batch.count * negatives)
+            drawn.reserveCapacity(batch.count * negatives)
             for k in batch {
                 for _ in 0..<negatives {
                     users.append(pairs.users[k]); positives.append(pairs.items[k])

@@ -530,44 +530,39 @@ extension Tape {
 
     // MARK: Embeddings
 
+    // Embedding-sized work (a batch of 64-wide rows) runs on the calling thread: waking a
+    // worker costs more than the rows do.
+
     /// Rows `indices` of `table` (an embedding lookup); the gradient scatter-adds back.
     public func gather(_ table: Variable, rows indices: [Int32]) -> Variable {
         let d = table.value.columns
-        var value = Matrix(rows: indices.count, columns: d)
+        var value = Matrix(uninitializedRows: indices.count, columns: d)
         value.values.withUnsafeMutableBufferPointer { out in
             table.value.values.withUnsafeBufferPointer { src in
-                for (r, i) in indices.enumerated() {
-                    (out.baseAddress! + r * d).update(from: src.baseAddress! + Int(i) * d, count: d)
-                }
+                for (r, i) in indices.enumerated() { (out.baseAddress! + r * d).update(from: src.baseAddress! + Int(i) * d, count: d) }
             }
         }
         let out = Variable(value, requiresGrad: table.requiresGrad)
         return record(out) {
-            let g = out.grad!
-            table.accumulate { grad in
-                grad.values.withUnsafeMutableBufferPointer { dst in
-                    g.values.withUnsafeBufferPointer { gp in
-                        for (r, i) in indices.enumerated() {
-                            let row = dst.baseAddress! + Int(i) * d, from = gp.baseAddress! + r * d
-                            for j in 0..<d { row[j] += from[j] }
-                        }
-                    }
-                }
-            }
+            table.accumulateRows(out.grad!, at: indices)
         }
     }
 
     /// Σ_j a[r, j] · b[r, j]: rows × 1.
     public func rowDot(_ a: Variable, _ b: Variable) -> Variable {
         let n = a.value.columns, rows = a.value.rows
-        var value = Matrix(rows: rows, columns: 1)
+        precondition(b.value.rows == rows && b.value.columns == n, "rowDot: shapes differ")
+        var value = Matrix(uninitializedRows: rows, columns: 1)
         value.values.withUnsafeMutableBufferPointer { out in
             a.value.values.withUnsafeBufferPointer { x in
                 b.value.values.withUnsafeBufferPointer { y in
                     for r in 0..<rows {
-                        var s: Float = 0
-                        for j in 0..<n { s += x[r * n + j] * y[r * n + j] }
-                        out[r] = s
+                        // Eight partial sums, then their total: a fixed order without a chain
+                        // of n dependent adds.
+                        let xr = x.baseAddress! + r * n, yr = y.baseAddress! + r * n
+                        var sum = Lanes()
+                        for j in stride(from: 0, to: n, by: 8) { sum += Lanes.load(xr, j, count: n) * Lanes.load(yr, j, count: n) }
+                        out[r] = sum.total
                     }
                 }
             }
@@ -575,12 +570,14 @@ extension Tape {
         let out = Variable(value, requiresGrad: a.requiresGrad || b.requiresGrad)
         return record(out) {
             let g = out.grad!
+            /// Row r of m times g[r].
             func scaled(_ m: Matrix) -> Matrix {
-                var d = Matrix(rows: rows, columns: n)
+                var d = Matrix(uninitializedRows: rows, columns: n)
                 d.values.withUnsafeMutableBufferPointer { dp in
                     m.values.withUnsafeBufferPointer { mp in
-                        g.values.withUnsafeBufferPointer { gp in
-                            for r in 0..<rows { let s = gp[r]; for j in 0..<n { dp[r * n + j] = mp[r * n + j] * s } }
+                        for r in 0..<rows {
+                            let s = g.values[r], from = mp.baseAddress! + r * n, to = dp.baseAddress! + r * n
+                            for j in stride(from: 0, to: n, by: 8) { (s * Lanes.load(from, j, count: n)).store(to, j, count: n) }
                         }
                     }
                 }

@@ -12,9 +12,9 @@ public enum Sampling {
     /// An item the user has not interacted with in train, uniformly (RecBole 1.2's uniform
     /// sampler). Rejection sampling; a user who has every item gets a uniform item.
     @inline(__always)
-    public static func negative(for user: Int, history: SparseMatrix, rng: inout SeededGenerator) -> Int32 {
-        let n = history.columns
-        if history.entries(ofRow: user).count >= n { return Int32(rng.nextInt(below: n)) }
+    public static func negative(for user: Int, history: PatternSet, rng: inout SeededGenerator) -> Int32 {
+        let n = history.matrix.columns
+        if history.count(ofRow: user) >= n { return Int32(rng.nextInt(below: n)) }
         while true {
             let item = rng.nextInt(below: n)
             if !history.contains(row: user, column: item) { return Int32(item) }

@@ -46,11 +46,29 @@ public final class Variable {
         a.multiply(rows: Array(0..<Int32(a.rows))[...], by: b, into: &grad!, adding: !fresh)
     }
 
-    /// Adds `g` to the gradient through a closure on the (zero-initialised) buffer, for
-    /// sparse accumulations (scatter-add) without building a dense temporary.
+    /// Adds to the gradient through a closure on the (zero-initialised) buffer, for sparse
+    /// accumulations without building a dense temporary.
     func accumulate(_ body: (inout Matrix) -> Void) {
         if grad == nil { grad = Matrix(rows: value.rows, columns: value.columns) }
         body(&grad!)
+    }
+
+    /// Adds row r of `g` to row `indices[r]` of the gradient (the pullback of a gather), in
+    /// index order: `g` is read front to back and the table's rows stay in cache.
+    func accumulateRows(_ g: Matrix, at indices: [Int32]) {
+        precondition(g.rows == indices.count && g.columns == value.columns, "accumulateRows: shapes differ")
+        if grad == nil { grad = Matrix(rows: value.rows, columns: value.columns) }
+        let d = value.columns
+        grad!.values.withUnsafeMutableBufferPointer { dst in
+            g.values.withUnsafeBufferPointer { src in
+                for (r, i) in indices.enumerated() {
+                    let row = dst.baseAddress! + Int(i) * d, from = src.baseAddress! + r * d
+                    for j in stride(from: 0, to: d, by: 8) {
+                        (Lanes.load(row, j, count: d) + Lanes.load(from, j, count: d)).store(row, j, count: d)
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -1,0 +1,70 @@
+import Testing
+import RecBenchCore
+
+/// The negative sampler (RecBole 1.2's uniform sampler: items the user has not had in
+/// train) and the membership set it asks.
+struct SamplingTests {
+    /// A 50 × 300 pattern with a few dozen items per user, one user with every item, one with none.
+    func history() -> SparseMatrix {
+        var rng = SeededGenerator(seed: 11)
+        var rows: [Int32] = [], columns: [Int32] = []
+        for u in 0..<50 {
+            let count = u == 0 ? 300 : (u == 1 ? 0 : 5 + rng.nextInt(below: 60))
+            var items = Set<Int32>()
+            while items.count < count { items.insert(Int32(rng.nextInt(below: 300))) }
+            for i in items { rows.append(Int32(u)); columns.append(i) }
+        }
+        return SparseMatrix(rows: 50, columns: 300, rowIndices: rows, columnIndices: columns)
+    }
+
+    @Test func bitmapAndSearchAgreeWithTheMatrixOnEveryCell() {
+        let m = history()
+        let bitmap = PatternSet(m), searched = PatternSet(m, bitmapLimit: 0)
+        #expect(bitmap.isBitmap && !searched.isBitmap)
+        for r in 0..<m.rows {
+            for c in 0..<m.columns {
+                let stored = m.columns(ofRow: r).contains(Int32(c))
+                #expect(bitmap.contains(row: r, column: c) == stored)
+                #expect(searched.contains(row: r, column: c) == stored)
+            }
+        }
+    }
+
+    @Test func negativesAreNeverTrainItemsAndAreUniformOverTheRest() {
+        let m = history(), set = PatternSet(m)
+        var rng = SeededGenerator(seed: 5)
+        let user = 7, had = Set(m.columns(ofRow: user).map(Int.init))
+        let draws = 60_000
+        var counts = [Int](repeating: 0, count: m.columns)
+        for _ in 0..<draws { counts[Int(Sampling.negative(for: user, history: set, rng: &rng))] += 1 }
+        for item in had { #expect(counts[item] == 0, "item \(item) is in the user's train history") }
+        // Each of the other items: expected draws / (n − |had|); allow 5 standard deviations.
+        let others = m.columns - had.count
+        let expected = Double(draws) / Double(others)
+        let bound = 5 * (expected * (1 - 1 / Double(others))).squareRoot()
+        for item in 0..<m.columns where !had.contains(item) {
+            #expect(abs(Double(counts[item]) - expected) < bound, "item \(item): \(counts[item]) draws, expected ≈ \(expected)")
+        }
+    }
+
+    @Test func aUserWithEveryItemGetsAUniformItemAndAUserWithNoneAnyItem() {
+        let m = history(), set = PatternSet(m)
+        var rng = SeededGenerator(seed: 9)
+        var seen = Set<Int32>()
+        for _ in 0..<5_000 { seen.insert(Sampling.negative(for: 0, history: set, rng: &rng)) }
+        #expect(seen.count > 290)   // 5,000 draws over 300 items miss any one with p ≈ 6·10⁻⁸
+        seen = []
+        for _ in 0..<5_000 { seen.insert(Sampling.negative(for: 1, history: set, rng: &rng)) }
+        #expect(seen.count > 290)
+    }
+
+    @Test func theBitmapDrawsTheSameNegativesAsTheSearch() {
+        let m = history()
+        let bitmap = PatternSet(m), searched = PatternSet(m, bitmapLimit: 0)
+        var a = SeededGenerator(seed: 3), b = SeededGenerator(seed: 3)
+        for k in 0..<2_000 {
+            let user = k % m.rows
+            #expect(Sampling.negative(for: user, history: bitmap, rng: &a) == Sampling.negative(for: user, history: searched, rng: &b))
+        }
+    }
+}
