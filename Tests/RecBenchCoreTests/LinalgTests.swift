@@ -132,6 +132,30 @@ import RecBenchCore
         }
     }
 
+    @Test func topKAgreesWithAFullSortOnLongRowsThatRefillTheCandidateBuffer() {
+        var rng = SeededGenerator(seed: 12)
+        for trial in 0..<300 {
+            let n = 1 + rng.nextInt(below: 3_000)
+            // Ascending runs make every score a new candidate (the worst case for the floor);
+            // few distinct values make ties at the floor common.
+            let shape = trial % 3
+            let row: [Float] = (0..<n).map { j in
+                if rng.nextInt(below: 20) == 0 { return rng.nextInt(below: 2) == 0 ? -.infinity : .nan }
+                switch shape {
+                case 0: return Float(j)
+                case 1: return Float(rng.nextInt(below: 7))
+                default: return Float(rng.nextInt(below: 1_000_000)) / 7
+                }
+            }
+            let k = 1 + rng.nextInt(below: trial % 10 == 0 ? 200 : 25)
+            let expected = (0..<n).filter { row[$0] > -.infinity }
+                .sorted { row[$0] != row[$1] ? row[$0] > row[$1] : $0 < $1 }
+                .prefix(k).map(Int32.init)
+            let got = row.withUnsafeBufferPointer { TopK.select($0, k: k) }
+            #expect(got == Array(expected), "trial \(trial): n=\(n) k=\(k) shape \(shape)")
+        }
+    }
+
     @Test func parallelTopKOverRowsMatchesPerRowSelection() {
         let scores = Fixtures.randomMatrix(rows: 100, columns: 37, seed: 9)
         let (items, counts) = TopK.select(scores, k: 5)

@@ -1,5 +1,7 @@
-/// Per-row partial top-K selection: a size-K min-heap per row, so a row of n scores costs
-/// O(n + m log K) (m = heap replacements) and is never fully sorted.
+/// Per-row partial top-K selection by filtering: scan the row eight scores at a time against
+/// a floor, append the few that beat it to a buffer of 4K candidates, and when the buffer
+/// fills keep its best K (a quickselect) and raise the floor to the K-th of them. A row of
+/// n scores costs O(n) and is never fully sorted; only the final K are.
 ///
 /// Order: higher score first; equal scores go to the lower column index, which makes the
 /// selection deterministic. Entries that are `-infinity` (masked) or NaN are never selected,
@@ -15,76 +17,140 @@ public enum TopK {
     /// Writes the best `k` columns of `row`, best first, to `output`; returns how many
     /// were written (less than `k` when fewer selectable entries exist).
     public static func select(_ row: UnsafeBufferPointer<Float>, k: Int, into output: UnsafeMutablePointer<Int32>) -> Int {
-        guard k > 0 else { return 0 }
-        return withUnsafeTemporaryAllocation(of: Float.self, capacity: k) { hs in
-            withUnsafeTemporaryAllocation(of: Int32.self, capacity: k) { hi in
-                selectWithHeap(row, k: k, scores: hs, items: hi, into: output)
+        guard k > 0, let base = row.baseAddress else { return 0 }
+        let capacity = max(4 * k, 64)
+        return withUnsafeTemporaryAllocation(of: Float.self, capacity: capacity) { scores in
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: capacity) { items in
+                let candidates = Candidates(scores: scores.baseAddress!, items: items.baseAddress!)
+                return candidates.select(base, count: row.count, k: k, capacity: capacity, into: output)
             }
         }
     }
 
-    /// The heap walk of `select`, over caller-provided heap storage of capacity `k`.
-    private static func selectWithHeap(
-        _ row: UnsafeBufferPointer<Float>, k: Int,
-        scores hs: UnsafeMutableBufferPointer<Float>, items hi: UnsafeMutableBufferPointer<Int32>,
-        into output: UnsafeMutablePointer<Int32>
-    ) -> Int {
-        // (hs, hi) is a min-heap on "worse": lower score, or equal score and higher index.
-        var size = 0
-        @inline(__always) func worse(_ a: Int, _ b: Int) -> Bool {
-            hs[a] < hs[b] || (hs[a] == hs[b] && hi[a] > hi[b])
+    /// Lane l's bit, for turning a lane mask into an integer.
+    private static let laneBits = SIMD8<Int32>(1, 2, 4, 8, 16, 32, 64, 128)
+
+    /// The candidate buffer of one selection: parallel arrays of scores and columns.
+    private struct Candidates {
+        let scores: UnsafeMutablePointer<Float>
+        let items: UnsafeMutablePointer<Int32>
+
+        /// Whether candidate a ranks before candidate b.
+        @inline(__always) func better(_ a: Int, _ b: Int) -> Bool {
+            scores[a] > scores[b] || (scores[a] == scores[b] && items[a] < items[b])
         }
-        func siftDown(_ start: Int) {
-            var i = start
-            while true {
-                let l = 2 * i + 1, r = l + 1
-                var m = i
-                if l < size && worse(l, m) { m = l }
-                if r < size && worse(r, m) { m = r }
-                if m == i { return }
-                hs.swapAt(i, m); hi.swapAt(i, m)
-                i = m
-            }
+
+        @inline(__always) func swapAt(_ a: Int, _ b: Int) {
+            (scores[a], scores[b]) = (scores[b], scores[a])
+            (items[a], items[b]) = (items[b], items[a])
         }
-        @inline(__always) func offer(_ j: Int) {
-            let s = row[j]
-            // NaN fails every comparison and -inf marks a masked item: skip both.
-            guard s > -Float.infinity else { return }
-            if size < k {
-                var i = size
-                hs[i] = s; hi[i] = Int32(j)
-                size += 1
-                while i > 0 {
-                    let p = (i - 1) / 2
-                    if worse(i, p) { hs.swapAt(i, p); hi.swapAt(i, p); i = p } else { break }
+
+        func select(_ row: UnsafePointer<Float>, count n: Int, k: Int, capacity: Int, into output: UnsafeMutablePointer<Int32>) -> Int {
+            // A candidate must beat the floor. Once the buffer has been cut to its best K, the
+            // floor is the K-th of them, and a later score equal to it loses (higher index).
+            // Before that it is −∞, which masked entries do not beat; NaN beats nothing.
+            var floor = initialFloor(row, count: n, k: k, capacity: capacity)
+            var count = 0
+            var j = 0
+            while j + 8 <= n {
+                let v = UnsafeRawPointer(row + j).loadUnaligned(as: Lanes.self)
+                // One bit per lane that beats the floor; visit only those lanes (the floor may
+                // rise on the way, so each is checked again).
+                var lanes = TopK.laneBits.replacing(with: 0, where: .!(v .> Lanes(repeating: floor))).wrappedSum()
+                while lanes != 0 {
+                    let l = lanes.trailingZeroBitCount
+                    lanes &= lanes - 1
+                    if v[l] > floor {
+                        scores[count] = v[l]; items[count] = Int32(j + l); count += 1
+                        if count == capacity { floor = keepBest(k, of: count); count = k }
+                    }
                 }
-            } else if s > hs[0] {
-                // Indices ascend during the scan, so an equal score never beats the root.
-                hs[0] = s; hi[0] = Int32(j)
-                siftDown(0)
-            }
-        }
-        var j = 0
-        while j < row.count && size < k { offer(j); j += 1 }
-        // Once the heap is full, most scores lose to its root: test eight at a time and
-        // offer only the vectors that hold a candidate, in index order.
-        if let base = row.baseAddress {
-            while j + 8 <= row.count {
-                let v = UnsafeRawPointer(base + j).loadUnaligned(as: Lanes.self)
-                if any(v .> Lanes(repeating: hs[0])) { for l in j..<(j + 8) { offer(l) } }
                 j += 8
             }
+            while j < n {
+                if row[j] > floor {
+                    scores[count] = row[j]; items[count] = Int32(j); count += 1
+                    if count == capacity { floor = keepBest(k, of: count); count = k }
+                }
+                j += 1
+            }
+            if count > k { _ = keepBest(k, of: count); count = k }
+            sortBestFirst(count)
+            for r in 0..<count { output[r] = items[r] }
+            return count
         }
-        while j < row.count { offer(j); j += 1 }
-        let selected = size
-        // Pop worst first into the tail of the output, leaving it best first.
-        while size > 0 {
-            output[size - 1] = hi[0]
-            size -= 1
-            hs[0] = hs[size]; hi[0] = hi[size]
-            siftDown(0)
+
+        /// A floor below the K-th best score, from one vectorised pass: split the row's
+        /// 8-lane vectors into blocks and take each block's lane-wise maximum; those maxima
+        /// are distinct entries, so the K-th best of them is at most the row's K-th best.
+        /// Entries equal to it must still pass, hence the next float down. −∞ when the row
+        /// is too short for K groups.
+        func initialFloor(_ row: UnsafePointer<Float>, count n: Int, k: Int, capacity: Int) -> Float {
+            let vectors = n / 8, blocks = min(vectors, capacity / 8)
+            guard blocks * 8 >= k, blocks > 0 else { return -.infinity }
+            for b in 0..<blocks {
+                var m = Lanes(repeating: -.infinity)
+                for v in (b * vectors / blocks)..<((b + 1) * vectors / blocks) {
+                    m = Lanes.maximum(m, UnsafeRawPointer(row + 8 * v).loadUnaligned(as: Lanes.self))   // NaN never wins
+                }
+                UnsafeMutableRawPointer(scores + 8 * b).storeBytes(of: m, as: Lanes.self)
+            }
+            return kthLargestScore(k, of: blocks * 8).nextDown
         }
-        return selected
+
+        /// The k-th largest of the first `m` scores (a quickselect on values alone; which of
+        /// equal values ends where does not matter here).
+        func kthLargestScore(_ k: Int, of m: Int) -> Float {
+            var lo = 0, hi = m - 1
+            while lo < hi {
+                let pivot = scores[(lo + hi) / 2]
+                var i = lo, j = hi
+                while i <= j {
+                    while scores[i] > pivot { i += 1 }
+                    while scores[j] < pivot { j -= 1 }
+                    if i <= j { (scores[i], scores[j]) = (scores[j], scores[i]); i += 1; j -= 1 }
+                }
+                // lo…j ≥ pivot ≥ i…hi; between them, equal to the pivot.
+                if k - 1 <= j { hi = j } else if k - 1 >= i { lo = i } else { return pivot }
+            }
+            return scores[k - 1]
+        }
+
+        /// Moves the best `k` of the first `m` candidates to the front (a quickselect, pivot
+        /// the median of three) and returns the K-th best score, which ends at index k − 1.
+        func keepBest(_ k: Int, of m: Int) -> Float {
+            var lo = 0, hi = m - 1
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if better(hi, lo) { swapAt(hi, lo) }
+                if better(mid, lo) { swapAt(mid, lo) }
+                if better(hi, mid) { swapAt(hi, mid) }
+                // lo ≥ mid ≥ hi in rank: the median (mid) becomes the pivot, parked at hi.
+                swapAt(mid, hi)
+                var store = lo
+                for i in lo..<hi where better(i, hi) { swapAt(i, store); store += 1 }
+                swapAt(store, hi)
+                if store == k - 1 { break }
+                if store < k - 1 { lo = store + 1 } else { hi = store - 1 }
+            }
+            return scores[k - 1]
+        }
+
+        /// Sorts the first `m` candidates best first (insertion sort: m is K, and small).
+        func sortBestFirst(_ m: Int) {
+            guard m > 1 else { return }
+            if m > 64 {
+                var order = Array(0..<m)
+                order.sort { better($0, $1) }
+                let s = order.map { scores[$0] }, it = order.map { items[$0] }
+                for r in 0..<m { scores[r] = s[r]; items[r] = it[r] }
+                return
+            }
+            for i in 1..<m {
+                var j = i
+                while j > 0 && better(j, j - 1) { swapAt(j, j - 1); j -= 1 }
+            }
+        }
     }
 
     /// Selects the best `k` columns of every row of `scores` in parallel. Returns a
