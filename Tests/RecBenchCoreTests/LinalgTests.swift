@@ -12,6 +12,24 @@ import RecBenchCore
         return out
     }
 
+    @Test func gemmSplitOverWorkersMatchesTheNaiveProduct() {
+        // Large enough to be split: by rows (m ≥ 128) and by columns (m < 128, n ≥ 256), in
+        // every transpose combination (the blocks start at offsets that depend on it).
+        for (m, n, k) in [(300, 200, 150), (64, 600, 943), (40, 700, 300)] {
+            let a = Fixtures.randomMatrix(rows: m, columns: k, seed: 21), b = Fixtures.randomMatrix(rows: k, columns: n, seed: 22)
+            let at = a.transposed(), bt = b.transposed()
+            let products = BLAS.withConfiguration(threads: 1, workers: 2) {
+                [BLAS.gemm(a, b), BLAS.gemm(at, transposeA: true, b), BLAS.gemm(a, bt, transposeB: true),
+                 BLAS.gemm(at, transposeA: true, bt, transposeB: true)]
+            }
+            let naive = naiveProduct(a, b)
+            for (v, product) in products.enumerated() {
+                let worst = (0..<(m * n)).map { abs(Double(product.values[$0]) - naive[$0]) }.max()!
+                #expect(worst < 1e-3, "\(m)×\(n)×\(k) variant \(v): off by \(worst)")
+            }
+        }
+    }
+
     @Test func gemmMatchesNaiveProductInEveryTransposeCombination() {
         let a = Fixtures.randomMatrix(rows: 7, columns: 5, seed: 1)
         let b = Fixtures.randomMatrix(rows: 5, columns: 9, seed: 2)

@@ -79,7 +79,7 @@ public enum ConfigKeys {
         ConfigKey("model", "str", .null, "Model to run when `--model` is not given."),
         ConfigKey("seed", "int", .int(2020), "Seed for every random choice (split order RO, sampling, initialisation)."),
         ConfigKey("reproducibility", "bool", .bool(true), "Deterministic execution: the same seed gives the same metrics."),
-        ConfigKey("threads", "int", .int(0), "Threads for BLAS and for parallel loops (0 = all cores); results do not depend on it."),
+        ConfigKey("threads", "int", .int(0), "Threads for BLAS and for parallel loops (0 = all cores); same value, same results (learned models may differ in the last bits between values)."),
         ConfigKey("results_dir", "str", .string("results"), "Folder that receives one JSON result file per run."),
         // RecBole infrastructure keys that recbench accepts and does not use.
         ConfigKey("gpu_id", "str", .null, "RecBole GPU selection; recbench runs on the CPU.", role: .ignored),

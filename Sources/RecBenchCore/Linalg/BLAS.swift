@@ -48,29 +48,40 @@ public enum BLAS {
         precondition(c.rows == m && c.columns == n, "gemm: output is \(c.rows)×\(c.columns), expected \(m)×\(n)")
         checkSize(m, n, k)
         guard m > 0, n > 0 else { return }
-        // With one OpenBLAS thread (training), large products are split by output rows over
-        // our own workers instead: no OpenBLAS thread is left spinning between calls. Each
-        // output element's sum over k runs in the same order however the rows are split, so
-        // one block per worker (fewest re-packings of b) changes no result.
+        // With one OpenBLAS thread (training), large products are split over our own workers
+        // instead: no OpenBLAS thread is left spinning between calls. Tall outputs split by
+        // rows, short wide ones (m < 128: a weight gradient of a narrow layer) by columns.
+        // One block per worker: fewest re-packings. OpenBLAS's edge kernels round some
+        // entries differently at block borders, so results depend on the worker count (as
+        // with OpenBLAS's own threading); runs record it.
         let workers = min(Parallel.workerLimit, ProcessStats.coreCount)
-        let rowChunk = threadCount == 1 && workers > 1 && m >= 128 && m * n * k >= 1 << 22
-            ? (m + workers - 1) / workers : m
+        let split = threadCount == 1 && workers > 1 && m * n * k >= 1 << 22
+        let byRows = split && m >= 128, byColumns = split && !byRows && n >= 256
+        let rowChunk = byRows ? (m + workers - 1) / workers : m
+        let columnChunk = byColumns ? (n + workers - 1) / workers : n
         a.values.withUnsafeBufferPointer { pa in
             b.values.withUnsafeBufferPointer { pb in
                 c.values.withUnsafeMutableBufferPointer { pc in
-                    // Workers write disjoint row blocks of c.
+                    // Workers write disjoint blocks of c.
                     let p = UnsafeShared((pa.baseAddress!, pb.baseAddress!, pc.baseAddress!))
                     let lda = max(1, a.columns), ldb = max(1, b.columns)
-                    Parallel.forEachChunk(count: m, chunkSize: rowChunk) { rows in
+                    let blocks = (m + rowChunk - 1) / rowChunk * ((n + columnChunk - 1) / columnChunk)
+                    Parallel.forEachChunk(count: blocks, chunkSize: 1) { range in
                         let (ap, bp, cp) = p.value
-                        // Rows r of op(a): row r of a, or column r of a when transposed.
+                        let block = range.lowerBound
+                        let rowBlocks = (m + rowChunk - 1) / rowChunk
+                        let rows = (block % rowBlocks * rowChunk)..<min(m, (block % rowBlocks + 1) * rowChunk)
+                        let columns = (block / rowBlocks * columnChunk)..<min(n, (block / rowBlocks + 1) * columnChunk)
+                        // Rows r of op(a): row r of a, or column r of a when transposed; columns
+                        // j of op(b): column j of b, or row j of b when transposed.
                         let aStart = transposeA ? ap + rows.lowerBound : ap + rows.lowerBound * lda
+                        let bStart = transposeB ? bp + columns.lowerBound * ldb : bp + columns.lowerBound
                         cblas_sgemm(
                             CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
                             transposeB ? CblasTrans : CblasNoTrans,
-                            Int32(rows.count), Int32(n), Int32(k), alpha,
-                            aStart, Int32(lda), bp, Int32(ldb),
-                            beta, cp + rows.lowerBound * n, Int32(max(1, n)))
+                            Int32(rows.count), Int32(columns.count), Int32(k), alpha,
+                            aStart, Int32(lda), bStart, Int32(ldb),
+                            beta, cp + rows.lowerBound * n + columns.lowerBound, Int32(max(1, n)))
                     }
                 }
             }
