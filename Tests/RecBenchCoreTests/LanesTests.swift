@@ -49,6 +49,19 @@ struct LanesTests {
         #expect(e[7] > 0 && ulps(e[7], Foundation.exp(Double(x[7]))) <= 2, "smallest normal results are right: \(e[7])")
     }
 
+    @Test func expNonPositiveEqualsExpWherePromised() {
+        var xs = exponentSamples().filter { $0 <= 0 }
+        xs += [-.infinity, -1000, -87.5, -87.336_544, -.nan, .nan]
+        for chunk in stride(from: 0, to: xs.count, by: 8) {
+            var v = Lanes()
+            for l in 0..<8 { v[l] = xs[min(chunk + l, xs.count - 1)] }
+            let lean = Lanes.expNonPositive(v), full = Lanes.exp(v)
+            for l in 0..<8 {
+                #expect(lean[l] == full[l] || (lean[l].isNaN && full[l].isNaN), "x = \(v[l]): \(lean[l]) vs \(full[l])")
+            }
+        }
+    }
+
     @Test func tanhAndSigmoidMatchLibm() {
         var worstTanh = 0.0, worstSigmoid = 0.0
         for i in 0..<40_000 {

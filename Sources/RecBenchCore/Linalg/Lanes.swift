@@ -20,6 +20,14 @@ extension Lanes {
         return result
     }
 
+    /// eˣ for x ≤ 0 (a softmax after subtracting the row maximum): `exp` without the
+    /// overflow and NaN handling it cannot need; underflows to 0 below −87.3, NaN stays NaN.
+    @inlinable @inline(__always)
+    public static func expNonPositive(_ x: Lanes) -> Lanes {
+        let low: Float = -87.336_544
+        return expInRange(x.replacing(with: low, where: x .< low)).replacing(with: 0, where: x .< low)
+    }
+
     /// eˣ for lanes already within −87.3…88.7 (`exp` without its range handling, for callers
     /// that bound x themselves); NaN in, NaN out.
     @inlinable @inline(__always)

@@ -74,9 +74,17 @@ public struct Matrix: Sendable, Equatable {
         // x · 0 is 0 for finite x and NaN for ±∞ and NaN, so the sum is 0 exactly when all are finite.
         values.withUnsafeBufferPointer { p in
             guard let base = p.baseAddress else { return true }
-            var sum = Lanes()
-            for i in stride(from: 0, to: p.count, by: 8) { sum += Lanes.load(base, i, count: p.count) * 0 }
-            return sum.total == 0
+            let chunk = 1 << 16, count = p.count
+            var finite = [Bool](repeating: true, count: (count + chunk - 1) / chunk)
+            finite.withUnsafeMutableBufferPointer { f in
+                let shared = UnsafeShared((base, f.baseAddress!))   // one flag per chunk
+                Parallel.forEachChunk(count: count, chunkSize: chunk) { range in
+                    var sum = Lanes()
+                    for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) { sum += Lanes.load(shared.value.0, i, count: count) * 0 }
+                    shared.value.1[range.lowerBound / chunk] = sum.total == 0
+                }
+            }
+            return !finite.contains(false)
         }
     }
 }

@@ -396,7 +396,7 @@ extension Tape {
                                 let rowMax = top.max()
                                 var total = Lanes()
                                 for j in stride(from: 0, to: n, by: 8) {
-                                    let t = Lanes.exp(Lanes.load(row, j, count: n, padding: -.infinity) - rowMax)
+                                    let t = Lanes.expNonPositive(Lanes.load(row, j, count: n, padding: -.infinity) - rowMax)
                                     t.store(out, j, count: n)
                                     total += t
                                 }

@@ -30,6 +30,28 @@ public struct Parameters: Sendable, Equatable {
         tensors[name] = value
     }
 
+    /// Copies `other`'s values into this set's own storage (same names and shapes), in
+    /// parallel. The trainer keeps the best epoch this way: a plain assignment would share
+    /// storage with the live parameters, and the next optimizer step would then copy all of
+    /// them on one thread.
+    public mutating func overwrite(with other: Parameters) {
+        precondition(names == other.names, "overwrite: parameter names differ")
+        for name in names {
+            let source = other.tensors[name]!
+            update(name) { target in
+                precondition(target.rows == source.rows && target.columns == source.columns, "overwrite: \(name) changed shape")
+                target.values.withUnsafeMutableBufferPointer { t in
+                    source.values.withUnsafeBufferPointer { s in
+                        let p = UnsafeShared((t.baseAddress!, s.baseAddress!))   // disjoint ranges
+                        Parallel.forEachChunk(count: t.count, chunkSize: 1 << 16) { range in
+                            (p.value.0 + range.lowerBound).update(from: p.value.1 + range.lowerBound, count: range.count)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Number of scalars.
     public var scalarCount: Int { tensors.values.reduce(0) { $0 + $1.values.count } }
 

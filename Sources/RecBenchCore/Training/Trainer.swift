@@ -91,7 +91,8 @@ public enum Trainer {
                 let value = validate(model)
                 score = value
                 if best == nil || (context.validMetricBigger ? value >= bestScore : value <= bestScore) {
-                    best = model.parameters; bestScore = value; bestEpoch = epoch + 1; stale = 0; improved = true
+                    if best == nil { best = model.parameters } else { best!.overwrite(with: model.parameters) }
+                    bestScore = value; bestEpoch = epoch + 1; stale = 0; improved = true
                     if let directory = s.checkpointDirectory {
                         checkpoint = try Checkpoint.write(model.parameters, to: "\(directory)/\(context.checkpointName).params")
                     }
