@@ -1,3 +1,5 @@
+import Foundation
+
 /// BPR (Rendle et al. 2009, "BPR: Bayesian Personalized Ranking from Implicit Feedback"),
 /// as RecBole 1.2.1 trains it.
 ///
@@ -5,17 +7,26 @@
 ///     x̂_uij = ⟨p_u, q_i⟩ − ⟨p_u, q_j⟩
 ///     loss = −mean log σ(x̂_uij)                   (Adam, no explicit regulariser)
 ///     score(u, ·) = p_u · Qᵀ
+///
+/// With `hogwild: true`, Rendle's LearnBPR instead, on all cores without locks (as the
+/// `implicit` library trains it): for each train (u, i) in shuffled order and a drawn j,
+///     z = σ(−x̂_uij)
+///     p_u += η (z (q_i − q_j) − λ p_u),  q_i += η (z p_u − λ q_i),  q_j += η (−z p_u − λ q_j)
 public struct BPR: LearnedModel {
     public static let name = "BPR"
     public static let summary = "Matrix factorisation trained on pairwise ranking with one sampled negative per positive"
     public static let kind = ModelKind.factorisation
     public static let parameters: [ConfigKey] = [
         ConfigKey("embedding_size", "int", .int(64), "BPR: dimension of user and item embeddings."),
+        ConfigKey("hogwild", "bool", .bool(false), "BPR: train by lock-free per-sample SGD on all cores (Hogwild!, as `implicit` does) instead of mini-batch Adam; reproducible only with threads: 1."),
+        ConfigKey("hogwild_learning_rate", "float", .double(0.05), "BPR with hogwild: SGD step size η."),
+        ConfigKey("hogwild_regularization", "float", .double(0.01), "BPR with hogwild: L2 weight λ on the embeddings a step touches."),
     ]
 
     public static let trainsWithLargeProducts = false
 
     let embeddingSize: Int
+    let hogwild: Bool, hogwildRate: Float, hogwildRegularization: Float
     public var parameters = Parameters()
     public var trainingSummary: TrainingSummary?
     private var optimizer: (any Optimizer)?
@@ -24,6 +35,9 @@ public struct BPR: LearnedModel {
 
     public init(parameters: ModelParameters) throws {
         embeddingSize = try parameters.int("embedding_size", in: 1...4096)
+        hogwild = try parameters.bool("hogwild")
+        hogwildRate = Float(try parameters.double("hogwild_learning_rate", in: 0...100))
+        hogwildRegularization = Float(try parameters.double("hogwild_regularization", in: 0...100))
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext) {
@@ -35,9 +49,14 @@ public struct BPR: LearnedModel {
         history = PatternSet(data.trainMatrix)
         let inter = data.dataset.interactions
         pairs = (data.split.trainRows.map { inter.users[$0] }, data.split.trainRows.map { inter.items[$0] })
+        let workers = min(context.threads, ProcessStats.coreCount)
+        if hogwild && workers > 1 {
+            context.logger.notice("BPR: hogwild on \(workers) threads updates without locks, so reruns give somewhat different metrics; threads: 1 makes them identical")
+        }
     }
 
     public mutating func trainEpoch(_ epoch: Int, data: TrainingData, context: FitContext) throws -> Double {
+        if hogwild { return hogwildEpoch(epoch, context: context) }
         let negatives = max(1, context.training.negativesPerPositive)
         let batches = Sampling.shuffledBatches(count: pairs.users.count, batchSize: context.training.batchSize,
                                                seed: context.seed, epoch: epoch, purpose: 1)
@@ -57,6 +76,31 @@ public struct BPR: LearnedModel {
             }
             return model.lossGraph(tape, p, users: users, positives: positives, negatives: drawn)
         }
+    }
+
+    /// One pass of LearnBPR over the shuffled train pairs, on every worker at once. Returns
+    /// the mean −log σ(x̂_uij) seen before each step.
+    mutating func hogwildEpoch(_ epoch: Int, context: FitContext) -> Double {
+        let count = pairs.users.count
+        let order = Sampling.shuffledBatches(count: count, batchSize: max(1, count), seed: context.seed, epoch: epoch, purpose: 1).first ?? []
+        let p = SharedMatrix(parameters["user_embedding"]), q = SharedMatrix(parameters["item_embedding"])
+        let pairs = self.pairs, history = self.history
+        let step = HogwildStep(rate: hogwildRate, regularization: hogwildRegularization, dimension: embeddingSize)
+        let workers = min(Parallel.workerLimit, ProcessStats.coreCount)
+        let total = Hogwild.run(count: order.count, workers: workers, seed: context.seed, epoch: epoch) { slice, rng in
+            var loss = 0.0
+            for k in slice {
+                let pair = order[order.startIndex + k]
+                let u = Int(pairs.users[pair]), i = Int(pairs.items[pair])
+                let j = Int(Sampling.negative(for: u, history: history, rng: &rng))
+                loss += step(user: u, positive: i, negative: j, p, q)
+            }
+            return loss
+        }
+        parameters["user_embedding"] = p.matrix
+        parameters["item_embedding"] = q.matrix
+        context.onBatch?(1, 1)
+        return total / Double(max(1, count))
     }
 
     /// −mean log σ(⟨p_u, q_i⟩ − ⟨p_u, q_j⟩).
@@ -80,5 +124,40 @@ public struct BPR: LearnedModel {
         var rows = Matrix(rows: users.count, columns: d)
         for (r, u) in users.enumerated() { for j in 0..<d { rows.values[r * d + j] = table.values[Int(u) * d + j] } }
         BLAS.gemm(rows, parameters["item_embedding"], transposeB: true, into: &block)
+    }
+}
+
+/// One LearnBPR update on shared embeddings; returns −log σ(x̂_uij) before the update.
+/// The three rows are read into local buffers, updated eight lanes at a time, and written back.
+public struct HogwildStep: Sendable {
+    public let rate: Float, regularization: Float, dimension: Int
+
+    /// A step of size `rate` with L2 weight `regularization` on `dimension`-wide embeddings.
+    public init(rate: Float, regularization: Float, dimension: Int) {
+        self.rate = rate; self.regularization = regularization; self.dimension = dimension
+    }
+
+    /// Updates p_u, q_i and q_j for the triple (u, i, j).
+    public func callAsFunction(user u: Int, positive i: Int, negative j: Int, _ p: SharedMatrix, _ q: SharedMatrix) -> Double {
+        let d = dimension, width = d + d % 2   // SharedMatrix rows are read in pairs
+        return withUnsafeTemporaryAllocation(of: Float.self, capacity: 3 * width) { rows in
+            let pu = rows.baseAddress!, qi = pu + width, qj = qi + width
+            p.read(row: u, into: pu); q.read(row: i, into: qi); q.read(row: j, into: qj)
+            var dot = Lanes()
+            for f in stride(from: 0, to: d, by: 8) {
+                dot += Lanes.load(pu, f, count: d) * (Lanes.load(qi, f, count: d) - Lanes.load(qj, f, count: d))
+            }
+            let x = dot.total
+            let z = 1 / (1 + Foundation.exp(x))   // σ(−x)
+            let (η, λ) = (rate, regularization)
+            for f in stride(from: 0, to: d, by: 8) {
+                let a = Lanes.load(pu, f, count: d), b = Lanes.load(qi, f, count: d), c = Lanes.load(qj, f, count: d)
+                (a + η * (z * (b - c) - λ * a)).store(pu, f, count: d)
+                (b + η * (z * a - λ * b)).store(qi, f, count: d)
+                (c + η * (-z * a - λ * c)).store(qj, f, count: d)
+            }
+            p.write(row: u, from: pu); q.write(row: i, from: qi); q.write(row: j, from: qj)
+            return Double(max(-x, 0) + Foundation.log1p(Foundation.exp(-abs(x))))   // log(1 + e^{−x}), stably
+        }
     }
 }

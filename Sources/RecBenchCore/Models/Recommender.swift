@@ -125,6 +125,12 @@ public struct ModelParameters: Sendable {
         return d
     }
 
+    /// true or false.
+    public func bool(_ name: String) throws -> Bool {
+        guard case .bool(let b) = value(name) else { throw fail(name, "expected true or false, got \(value(name))") }
+        return b
+    }
+
     /// An integer in `range`.
     public func int(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws -> Int {
         guard let i = value(name).intValue else { throw fail(name, "expected an integer, got \(value(name))") }
