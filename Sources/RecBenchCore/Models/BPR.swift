@@ -61,8 +61,10 @@ public struct BPR: LearnedModel {
         let batches = Sampling.shuffledBatches(count: pairs.users.count, batchSize: context.training.batchSize,
                                                seed: context.seed, epoch: epoch, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 2)
+        // Moved out before `lossModel` copies the model: a copy holding the optimizer too
+        // would make every step copy its moments.
+        var stepper = optimizer.take()
         let model = lossModel, pairs = self.pairs, history = self.history
-        var stepper = optimizer.take()   // not a copy: a shared optimizer would copy its moments on every step
         defer { optimizer = stepper }
         return optimize(batches, with: &stepper, context: context) { tape, p, batch in
             var users: [Int32] = [], positives: [Int32] = [], drawn: [Int32] = []

@@ -45,8 +45,10 @@ public struct MultiDAE: LearnedModel {
         let batches = Sampling.shuffledBatches(count: data.userCount, batchSize: context.training.batchSize,
                                                seed: context.seed, epoch: epoch, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 3)
+        // Moved out before `lossModel` copies the model: a copy holding the optimizer too
+        // would make every step copy its moments.
+        var stepper = optimizer.take()
         let model = lossModel, input = self.input!, dropout = self.dropout
-        var stepper = optimizer.take()   // not a copy: a shared optimizer would copy its moments on every step
         defer { optimizer = stepper }
         return optimize(batches, with: &stepper, context: context) { tape, p, batch in
             let users = batch.map { Int32($0) }

@@ -61,9 +61,9 @@ public struct MultiVAE: LearnedModel {
         let batches = Sampling.shuffledBatches(count: data.userCount, batchSize: context.training.batchSize,
                                                seed: context.seed, epoch: epoch, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 3)
+        var stepper = optimizer.take()   // before `lossModel`: see MultiDAE
         let model = lossModel, input = self.input!
         var steps = self.steps
-        var stepper = optimizer.take()   // not a copy: a shared optimizer would copy its moments on every step
         defer { optimizer = stepper }
         let loss = optimize(batches, with: &stepper, context: context) { tape, p, batch in
             steps += 1

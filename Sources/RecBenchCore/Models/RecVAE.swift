@@ -128,8 +128,8 @@ public struct RecVAE: LearnedModel {
         let batches = Sampling.shuffledBatches(count: data.userCount, batchSize: context.training.batchSize,
                                                seed: context.seed, epoch: epoch * 16 + index, purpose: 1)
         var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch * 16 + index) << 8 | 4)
+        var optimizer = updatingEncoder ? encoderOptimizer.take() : decoderOptimizer.take()   // before `lossModel`: see MultiDAE
         let model = lossModel, input = self.input!, cache = self.oldPosterior!
-        var optimizer = updatingEncoder ? encoderOptimizer.take() : decoderOptimizer.take()   // moved, not shared (see MultiDAE)
         defer { if updatingEncoder { encoderOptimizer = optimizer } else { decoderOptimizer = optimizer } }
         return optimize(batches, with: &optimizer, context: context, trainable: { RecVAE.isEncoder($0) == updatingEncoder }) { tape, p, batch in
             let users = batch.map { Int32($0) }
