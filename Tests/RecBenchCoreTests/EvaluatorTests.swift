@@ -124,4 +124,18 @@ struct EvaluatorTests {
         #expect(one.values == all.values)
         #expect(one.topItems == all.topItems)
     }
+
+    @Test(arguments: ["mrr@1", "ndcg@3", "recall@2", "hit@3", "itemcoverage@1"])
+    func validationOnlyGivesTheValidMetricOfTheFullEvaluation(valid: String) throws {
+        let (split, d) = try blockFixture()
+        var rng = SeededGenerator(seed: 4)
+        var m = Matrix(rows: d.userCount, columns: d.itemCount)
+        for i in 0..<m.values.count { m.values[i] = Float(rng.nextInt(below: 5)) }   // ties included
+        let full = EvaluationSettings(metrics: ["Recall", "MRR", "NDCG", "Hit", "ItemCoverage"], cutoffs: [1, 2, 3], validMetric: valid)
+        let only = full.validationOnly
+        #expect(only.metrics.count == 1 && only.cutoffs == [Int(valid.split(separator: "@")[1])!])
+        let a = Evaluator.evaluate(FixedScorer(table: m), split: split, part: .test, settings: full)
+        let b = Evaluator.evaluate(FixedScorer(table: m), split: split, part: .test, settings: only)
+        #expect(a.values[valid] != nil && a.values[valid] == b.values[valid])
+    }
 }

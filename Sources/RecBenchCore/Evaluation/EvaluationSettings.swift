@@ -74,6 +74,19 @@ public struct EvaluationSettings: Sendable, Equatable {
         validMetric = valid
     }
 
+    /// The same protocol cut down to the validation metric alone (one metric, one cutoff):
+    /// what early stopping reads after every epoch. Its value is the same as in the full
+    /// evaluation, since the best K items do not depend on how many more are selected.
+    public var validationOnly: EvaluationSettings {
+        var only = self
+        let parts = validMetric.split(separator: "@")
+        if parts.count == 2, let k = Int(parts[1]), let name = metrics.first(where: { $0.lowercased() == parts[0] }) {
+            only.metrics = [name]
+            only.cutoffs = [k]
+        }
+        return only
+    }
+
     /// Report keys in order: for each metric, for each cutoff ("recall@10", "recall@20", …).
     public var keys: [String] { metrics.flatMap { m in cutoffs.map { "\(m.lowercased())@\($0)" } } }
 }

@@ -178,9 +178,9 @@ public enum Experiment {
 
         var model = try plan.modelType.init(parameters: plan.parameters)
         let data = TrainingData(dataset: dataset, split: split)
-        let evaluation = plan.evaluation
+        let evaluation = plan.evaluation, validation = evaluation.validationOnly
         let validate: (@Sendable (any Scorer) -> Double)? = summary.validUsers > 0 ? { @Sendable scorer in
-            Evaluator.evaluate(scorer, target: validTarget, settings: evaluation).values[evaluation.validMetric] ?? 0
+            Evaluator.evaluate(scorer, target: validTarget, settings: validation).values[evaluation.validMetric] ?? 0
         } : nil
         let context = FitContext(
             seed: plan.seed, threads: plan.threads, logger: logger, training: plan.training, validate: validate,
