@@ -128,12 +128,16 @@ public enum Evaluator {
                                         let u = Int(users[slot])
                                         let row = s + r * itemCount
                                         // Mask earlier-split items as the mode says.
+                                        // Both rows are sorted by item: walk them together.
                                         var repeatsHere = 0
+                                        var cursor = positives.rowStarts[u]
+                                        let cursorEnd = positives.rowStarts[u + 1]
                                         for e in history.entries(ofRow: u) {
-                                            let item = Int(history.columnIndices[e])
-                                            let isPositive = positives.contains(row: u, column: item)
+                                            let item = history.columnIndices[e]
+                                            while cursor < cursorEnd && positives.columnIndices[cursor] < item { cursor += 1 }
+                                            let isPositive = cursor < cursorEnd && positives.columnIndices[cursor] == item
                                             if isPositive { repeatsHere += 1 }
-                                            if mask == .seen || (mask == .recbole && !isPositive) { row[item] = -.infinity }
+                                            if mask == .seen || (mask == .recbole && !isPositive) { row[Int(item)] = -.infinity }
                                         }
                                         rp[slot] = repeatsHere
                                         let n = TopK.select(UnsafeBufferPointer(start: row, count: itemCount), k: width, into: t + slot * width)
