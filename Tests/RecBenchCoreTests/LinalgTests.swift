@@ -205,7 +205,16 @@ import RecBenchCore
         var bulk = SHA256()
         bytes.withUnsafeBytes { bulk.update($0) }
         var bytewise = SHA256()
-        bytewise.update(bytes)
-        #expect(bulk.hexDigest() == bytewise.hexDigest())
+        bytewise.update(bytes.lazy.map { $0 })   // not contiguous: byte by byte
+        let digest = bulk.hexDigest()
+        #expect(digest == bytewise.hexDigest())
+        // Uneven pieces, so blocks straddle buffered and direct updates.
+        for piece in [1, 7, 63, 64, 65, 200] {
+            var chunked = SHA256()
+            for start in stride(from: 0, to: bytes.count, by: piece) {
+                bytes[start..<min(bytes.count, start + piece)].withUnsafeBytes { chunked.update($0) }
+            }
+            #expect(chunked.hexDigest() == digest, "pieces of \(piece)")
+        }
     }
 }

@@ -190,9 +190,15 @@ public struct SplitData: Sendable {
         var sizes: [SplitPart: Int] = [.train: 0, .valid: 0, .test: 0]
         for p in parts { sizes[p, default: 0] += 1 }
         self.sizes = sizes
+        // "part<TAB>user<TAB>item<LF>" per row, fed as bytes without building a string per row.
         var h = SHA256()
+        var line: [UInt8] = []
         for r in 0..<inter.count {
-            h.update("\(parts[r].rawValue)\t\(dataset.userTokens[Int(inter.users[r])])\t\(dataset.itemTokens[Int(inter.items[r])])\n")
+            line.removeAll(keepingCapacity: true)
+            line.append(48 + parts[r].rawValue); line.append(9)   // the part as a decimal digit
+            line.append(contentsOf: dataset.userTokens[Int(inter.users[r])].utf8); line.append(9)
+            line.append(contentsOf: dataset.itemTokens[Int(inter.items[r])].utf8); line.append(10)
+            h.update(line)
         }
         fingerprint = h.hexDigest()
         var train = (0..<inter.count).filter { parts[$0] == .train }

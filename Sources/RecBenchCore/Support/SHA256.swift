@@ -1,5 +1,6 @@
 /// SHA-256 (FIPS 180-4), used for dataset, split and run fingerprints. Small and
-/// dependency-free; fingerprints need collision resistance, not speed records.
+/// dependency-free; fingerprints need collision resistance, and whole blocks are hashed
+/// straight from memory so that fingerprinting a dataset costs little next to parsing it.
 public struct SHA256: Sendable {
     private var state: [UInt32] = [
         0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
@@ -23,31 +24,37 @@ public struct SHA256: Sendable {
 
     /// Feeds bytes.
     public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        if let done: Void = bytes.withContiguousStorageIfAvailable({ update(UnsafeRawBufferPointer($0)) }) { return done }
         for b in bytes {
             buffer.append(b)
             length &+= 1
-            if buffer.count == 64 { compress(); buffer.removeAll(keepingCapacity: true) }
+            if buffer.count == 64 { compressBuffer() }
         }
     }
 
-    /// Feeds a contiguous byte buffer (fast path: whole blocks straight from memory).
+    /// Feeds a contiguous byte buffer: whole blocks straight from memory, the rest buffered.
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        length &+= UInt64(bytes.count)
         var offset = 0
-        while !buffer.isEmpty && offset < bytes.count {
-            update(CollectionOfOne(bytes[offset])); offset += 1
+        if !buffer.isEmpty {
+            let take = min(64 - buffer.count, bytes.count)
+            buffer.append(contentsOf: UnsafeRawBufferPointer(start: base, count: take))
+            offset = take
+            if buffer.count == 64 { compressBuffer() }
         }
         while bytes.count - offset >= 64 {
-            buffer = Array(bytes[offset..<(offset + 64)])
-            compress()
-            length &+= 64
+            compress(base + offset)
             offset += 64
         }
-        buffer.removeAll(keepingCapacity: true)
-        for i in offset..<bytes.count { buffer.append(bytes[i]); length &+= 1 }
+        if offset < bytes.count { buffer.append(contentsOf: UnsafeRawBufferPointer(start: base + offset, count: bytes.count - offset)) }
     }
 
     /// Feeds the UTF-8 bytes of `text`.
-    public mutating func update(_ text: String) { update(Array(text.utf8)) }
+    public mutating func update(_ text: String) {
+        var text = text
+        text.withUTF8 { update(UnsafeRawBufferPointer($0)) }
+    }
 
     /// The digest as 64 lowercase hex characters.
     public mutating func hexDigest() -> String {
@@ -57,7 +64,7 @@ public struct SHA256: Sendable {
         for shift in stride(from: 56, through: 0, by: -8) { pad.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
         for b in pad {
             buffer.append(b)
-            if buffer.count == 64 { compress(); buffer.removeAll(keepingCapacity: true) }
+            if buffer.count == 64 { compressBuffer() }
         }
         return state.map { word in
             let hex = String(word, radix: 16)
@@ -70,29 +77,37 @@ public struct SHA256: Sendable {
         var h = SHA256(); h.update(text); return h.hexDigest()
     }
 
-    private mutating func compress() {
-        var w = [UInt32](repeating: 0, count: 64)
-        for i in 0..<16 {
-            w[i] = UInt32(buffer[4 * i]) << 24 | UInt32(buffer[4 * i + 1]) << 16 | UInt32(buffer[4 * i + 2]) << 8 | UInt32(buffer[4 * i + 3])
-        }
+    /// Compresses the full 64-byte buffer and empties it.
+    private mutating func compressBuffer() {
+        buffer.withUnsafeBytes { compress($0.baseAddress!) }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// One 64-byte block into the state.
+    private mutating func compress(_ block: UnsafeRawPointer) {
         @inline(__always) func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
-        for i in 16..<64 {
-            let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
-            let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
-            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+            for i in 0..<16 { w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)) }
+            for i in 16..<64 {
+                let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
+                let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
+                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+            }
+            var a = state[0], b = state[1], c = state[2], d = state[3]
+            var e = state[4], f = state[5], g = state[6], h = state[7]
+            SHA256.k.withUnsafeBufferPointer { k in
+                for i in 0..<64 {
+                    let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
+                    let ch = (e & f) ^ (~e & g)
+                    let t1 = h &+ s1 &+ ch &+ k[i] &+ w[i]
+                    let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
+                    let maj = (a & b) ^ (a & c) ^ (b & c)
+                    let t2 = s0 &+ maj
+                    h = g; g = f; f = e; e = d &+ t1; d = c; c = b; b = a; a = t1 &+ t2
+                }
+            }
+            state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
+            state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
         }
-        var a = state[0], b = state[1], c = state[2], d = state[3]
-        var e = state[4], f = state[5], g = state[6], h = state[7]
-        for i in 0..<64 {
-            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
-            let ch = (e & f) ^ (~e & g)
-            let t1 = h &+ s1 &+ ch &+ SHA256.k[i] &+ w[i]
-            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
-            let maj = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ maj
-            h = g; g = f; f = e; e = d &+ t1; d = c; c = b; b = a; a = t1 &+ t2
-        }
-        state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
-        state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
     }
 }
