@@ -57,14 +57,15 @@ public final class Variable {
     /// index order: `g` is read front to back and the table's rows stay in cache.
     func accumulateRows(_ g: Matrix, at indices: [Int32]) {
         precondition(g.rows == indices.count && g.columns == value.columns, "accumulateRows: shapes differ")
-        if grad == nil { grad = Matrix(rows: value.rows, columns: value.columns) }
         let d = value.columns
-        grad!.values.withUnsafeMutableBufferPointer { dst in
-            g.values.withUnsafeBufferPointer { src in
-                for (r, i) in indices.enumerated() {
-                    let row = dst.baseAddress! + Int(i) * d, from = src.baseAddress! + r * d
-                    for j in stride(from: 0, to: d, by: 8) {
-                        (Lanes.load(row, j, count: d) + Lanes.load(from, j, count: d)).store(row, j, count: d)
+        accumulate { grad in
+            grad.values.withUnsafeMutableBufferPointer { dst in
+                g.values.withUnsafeBufferPointer { src in
+                    for (r, i) in indices.enumerated() {
+                        let row = dst.baseAddress! + Int(i) * d, from = src.baseAddress! + r * d
+                        for j in stride(from: 0, to: d, by: 8) {
+                            (Lanes.load(row, j, count: d) + Lanes.load(from, j, count: d)).store(row, j, count: d)
+                        }
                     }
                 }
             }
