@@ -80,8 +80,9 @@ public struct BPR: LearnedModel {
         }
     }
 
-    /// One pass of LearnBPR over the shuffled train pairs, on every worker at once. Returns
-    /// the mean −log σ(x̂_uij) seen before each step.
+    /// One pass of LearnBPR over the shuffled train pairs (one step per drawn negative, as
+    /// many as `train_neg_sample_args` asks), on every worker at once. Returns the mean
+    /// −log σ(x̂_uij) seen before each step.
     mutating func hogwildEpoch(_ epoch: Int, context: FitContext) -> Double {
         let count = pairs.users.count
         let order = Sampling.shuffledBatches(count: count, batchSize: max(1, count), seed: context.seed, epoch: epoch, purpose: 1).first ?? []
@@ -89,20 +90,23 @@ public struct BPR: LearnedModel {
         let pairs = self.pairs, history = self.history
         let step = HogwildStep(rate: hogwildRate, regularization: hogwildRegularization, dimension: embeddingSize)
         let workers = min(Parallel.workerLimit, ProcessStats.coreCount)
+        let negatives = max(1, context.training.negativesPerPositive)
         let total = Hogwild.run(count: order.count, workers: workers, seed: context.seed, epoch: epoch) { slice, rng in
             var loss = 0.0
             for k in slice {
                 let pair = order[order.startIndex + k]
                 let u = Int(pairs.users[pair]), i = Int(pairs.items[pair])
-                let j = Int(Sampling.negative(for: u, history: history, rng: &rng))
-                loss += step(user: u, positive: i, negative: j, p, q)
+                for _ in 0..<negatives {
+                    let j = Int(Sampling.negative(for: u, history: history, rng: &rng))
+                    loss += step(user: u, positive: i, negative: j, p, q)
+                }
             }
             return loss
         }
         parameters["user_embedding"] = p.matrix
         parameters["item_embedding"] = q.matrix
         context.onBatch?(1, 1)
-        return total / Double(max(1, count))
+        return total / Double(max(1, count * negatives))
     }
 
     /// −mean log σ(⟨p_u, q_i⟩ − ⟨p_u, q_j⟩).
