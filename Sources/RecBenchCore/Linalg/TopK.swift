@@ -46,9 +46,10 @@ public enum TopK {
         }
 
         func select(_ row: UnsafePointer<Float>, count n: Int, k: Int, capacity: Int, into output: UnsafeMutablePointer<Int32>) -> Int {
-            // A candidate must beat the floor. Once the buffer has been cut to its best K, the
-            // floor is the K-th of them, and a later score equal to it loses (higher index).
-            // Before that it is −∞, which masked entries do not beat; NaN beats nothing.
+            // A candidate must beat the floor: first the block-maxima bound (−∞ for short
+            // rows, which masked entries do not beat either); once the buffer has been cut to
+            // its best K, the K-th of them, which a later equal score cannot beat (higher
+            // index). NaN beats nothing.
             var floor = initialFloor(row, count: n, k: k, capacity: capacity)
             var count = 0
             var j = 0

@@ -1,7 +1,9 @@
 extension LearnedModel {
     /// A copy of the model for loss closures, without the parameters: the graph reads them
     /// from the tape's leaves, and a copy holding their storage would make every in-place
-    /// optimiser step copy every parameter first.
+    /// optimiser step copy every parameter first. Move the optimizer out of the model before
+    /// taking this copy, for the same reason: a copy sharing it makes every step copy the
+    /// moments.
     public var lossModel: Self {
         var model = self
         model.parameters = Parameters()
