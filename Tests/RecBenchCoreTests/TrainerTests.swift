@@ -3,31 +3,35 @@ import Logging
 import Testing
 import RecBenchCore
 
-/// A learned model whose one parameter is the number of epochs trained, so a scripted
-/// validation sequence can be replayed and the restored epoch read back.
+/// A learned model whose one parameter counts the epochs trained (by a custom pass), so a
+/// scripted validation sequence can be replayed and the restored epoch read back.
 struct ScriptedModel: LearnedModel {
     static let name = "Scripted"
     static let summary = "test double"
     static let kind = ModelKind.baseline
     static let parameters: [ConfigKey] = []
-    static let trainsWithLargeProducts = false
+    static let randomStreams = RandomStreams(initialization: 1, batches: 1)
     var parameters = Parameters()
     var trainingSummary: TrainingSummary?
 
     init(parameters: ModelParameters) throws {}
     init() {}
 
-    mutating func prepare(_ data: TrainingData, context: FitContext) {
-        parameters = Parameters()
-        parameters.add("epochs", Matrix(rows: 1, columns: 1))
+    mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
+        var initial = Parameters()
+        initial.add("epochs", Matrix(rows: 1, columns: 1))
+        return initial
     }
 
-    mutating func trainEpoch(_ epoch: Int, data: TrainingData, context: FitContext) throws -> Double {
+    var passes: [TrainingPass] { [TrainingPass("count", method: .custom)] }
+
+    mutating func customPass(_ pass: TrainingPass, index: Int, parameters: inout Parameters, context: FitContext) -> Double {
         parameters.update("epochs") { $0.values[0] += 1 }
         return 1
     }
 
-    func gradientCheckLoss(_ data: TrainingData, tape: Tape, leaves: [String: Variable]) -> Variable { leaves["epochs"]! }
+    func exampleCount(_ data: TrainingData) -> Int { 0 }
+    func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable { p["epochs"]! }
     func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {}
 }
 

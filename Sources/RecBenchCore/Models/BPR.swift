@@ -16,6 +16,7 @@ public struct BPR: LearnedModel {
     public static let name = "BPR"
     public static let summary = "Matrix factorisation trained on pairwise ranking with one sampled negative per positive"
     public static let kind = ModelKind.factorisation
+    public static let randomStreams = RandomStreams(initialization: 0x1417, batches: 2)
     public static let parameters: [ConfigKey] = [
         ConfigKey("embedding_size", "int", .int(64), "BPR: dimension of user and item embeddings."),
         ConfigKey("hogwild", "bool", .bool(false), "BPR: train by lock-free per-sample SGD on all cores (Hogwild!, as `implicit` does) instead of mini-batch Adam; reproducible only with threads: 1."),
@@ -23,15 +24,13 @@ public struct BPR: LearnedModel {
         ConfigKey("hogwild_regularization", "float", .double(0.01), "BPR with hogwild: L2 weight λ on the embeddings a step touches."),
     ]
 
-    public static let trainsWithLargeProducts = false
-
     let embeddingSize: Int
     let hogwild: Bool, hogwildRate: Float, hogwildRegularization: Float
     public var parameters = Parameters()
     public var trainingSummary: TrainingSummary?
-    private var optimizer: (any Optimizer)?
     private var history = PatternSet(SparseMatrix(rows: 0, columns: 0))
     private var pairs: (users: [Int32], items: [Int32]) = ([], [])
+    private var negatives = 1
 
     public init(parameters: ModelParameters) throws {
         embeddingSize = try parameters.int("embedding_size", in: 1...4096)
@@ -40,58 +39,53 @@ public struct BPR: LearnedModel {
         hogwildRegularization = Float(try parameters.double("hogwild_regularization", in: 0...100))
     }
 
-    public mutating func prepare(_ data: TrainingData, context: FitContext) {
-        var rng = SeededGenerator(seed: context.seed, stream: 0x1417)
-        parameters = Parameters()
-        parameters.add("user_embedding", Initializer.xavierNormal(fanIn: data.userCount, fanOut: embeddingSize, rng: &rng))
-        parameters.add("item_embedding", Initializer.xavierNormal(fanIn: data.itemCount, fanOut: embeddingSize, rng: &rng))
-        optimizer = context.training.makeOptimizer()
+    public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
+        var initial = Parameters()
+        initial.add("user_embedding", Initializer.xavierNormal(fanIn: data.userCount, fanOut: embeddingSize, rng: &rng))
+        initial.add("item_embedding", Initializer.xavierNormal(fanIn: data.itemCount, fanOut: embeddingSize, rng: &rng))
         history = PatternSet(data.trainMatrix)
         let inter = data.dataset.interactions
         pairs = (data.split.trainRows.map { inter.users[$0] }, data.split.trainRows.map { inter.items[$0] })
+        negatives = max(1, context.training.negativesPerPositive)
         let workers = min(context.threads, ProcessStats.coreCount)
         if hogwild && workers > 1 {
             context.logger.notice("BPR: hogwild on \(workers) threads updates without locks, so reruns give somewhat different metrics; threads: 1 makes them identical")
         }
+        return initial
     }
 
-    public mutating func trainEpoch(_ epoch: Int, data: TrainingData, context: FitContext) throws -> Double {
-        if hogwild { return hogwildEpoch(epoch, context: context) }
-        let negatives = max(1, context.training.negativesPerPositive)
-        let batches = Sampling.shuffledBatches(count: pairs.users.count, batchSize: context.training.batchSize,
-                                               seed: context.seed, epoch: epoch, purpose: 1)
-        var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 2)
-        // Moved out before `lossModel` copies the model: a copy holding the optimizer too
-        // would make every step copy its moments.
-        var stepper = optimizer.take()
-        let model = lossModel, pairs = self.pairs, history = self.history
-        defer { optimizer = stepper }
-        return optimize(batches, with: &stepper, context: context) { tape, p, batch in
-            var users: [Int32] = [], positives: [Int32] = [], drawn: [Int32] = []
-            users.reserveCapacity(batch.count * negatives); positives.reserveCapacity(batch.count * negatives)
-            drawn.reserveCapacity(batch.count * negatives)
-            for k in batch {
-                for _ in 0..<negatives {
-                    users.append(pairs.users[k]); positives.append(pairs.items[k])
-                    drawn.append(Sampling.negative(for: Int(pairs.users[k]), history: history, rng: &rng))
-                }
+    public var passes: [TrainingPass] { [hogwild ? TrainingPass("hogwild", method: .custom) : .all] }
+
+    public func exampleCount(_ data: TrainingData) -> Int { pairs.users.count }
+
+    /// −mean log σ(⟨p_u, q_i⟩ − ⟨p_u, q_j⟩) over the batch's pairs, `negatives` draws each.
+    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
+        var users: [Int32] = [], positives: [Int32] = [], drawn: [Int32] = []
+        users.reserveCapacity(batch.examples.count * negatives); positives.reserveCapacity(batch.examples.count * negatives)
+        drawn.reserveCapacity(batch.examples.count * negatives)
+        for k in batch.examples {
+            for _ in 0..<negatives {
+                users.append(pairs.users[k]); positives.append(pairs.items[k])
+                drawn.append(Sampling.negative(for: Int(pairs.users[k]), history: history, rng: &rng))
             }
-            return model.lossGraph(tape, p, users: users, positives: positives, negatives: drawn)
         }
+        let u = tape.gather(p["user_embedding"]!, rows: users)
+        let difference = tape.sub(tape.rowDot(u, tape.gather(p["item_embedding"]!, rows: positives)),
+                                  tape.rowDot(u, tape.gather(p["item_embedding"]!, rows: drawn)))
+        return tape.affine(tape.mean(tape.logSigmoid(difference)), scale: -1)
     }
 
     /// One pass of LearnBPR over the shuffled train pairs (one step per drawn negative, as
     /// many as `train_neg_sample_args` asks), on every worker at once. Returns the mean
     /// −log σ(x̂_uij) seen before each step.
-    mutating func hogwildEpoch(_ epoch: Int, context: FitContext) -> Double {
+    public mutating func customPass(_ pass: TrainingPass, index: Int, parameters: inout Parameters, context: FitContext) -> Double {
         let count = pairs.users.count
-        let order = Sampling.shuffledBatches(count: count, batchSize: max(1, count), seed: context.seed, epoch: epoch, purpose: 1).first ?? []
+        let order = Sampling.shuffledBatches(count: count, batchSize: max(1, count), seed: context.seed, epoch: index, purpose: 1).first ?? []
         let p = SharedMatrix(parameters["user_embedding"]), q = SharedMatrix(parameters["item_embedding"])
-        let pairs = self.pairs, history = self.history
+        let pairs = self.pairs, history = self.history, negatives = self.negatives
         let step = HogwildStep(rate: hogwildRate, regularization: hogwildRegularization, dimension: embeddingSize)
         let workers = min(Parallel.workerLimit, ProcessStats.coreCount)
-        let negatives = max(1, context.training.negativesPerPositive)
-        let total = Hogwild.run(count: order.count, workers: workers, seed: context.seed, epoch: epoch) { slice, rng in
+        let total = Hogwild.run(count: order.count, workers: workers, seed: context.seed, epoch: index) { slice, rng in
             var loss = 0.0
             for k in slice {
                 let pair = order[order.startIndex + k]
@@ -107,22 +101,6 @@ public struct BPR: LearnedModel {
         parameters["item_embedding"] = q.matrix
         context.onBatch?(1, 1)
         return total / Double(max(1, count * negatives))
-    }
-
-    /// −mean log σ(⟨p_u, q_i⟩ − ⟨p_u, q_j⟩).
-    func lossGraph(_ tape: Tape, _ p: [String: Variable], users: [Int32], positives: [Int32], negatives: [Int32]) -> Variable {
-        let u = tape.gather(p["user_embedding"]!, rows: users)
-        let difference = tape.sub(tape.rowDot(u, tape.gather(p["item_embedding"]!, rows: positives)),
-                                  tape.rowDot(u, tape.gather(p["item_embedding"]!, rows: negatives)))
-        return tape.affine(tape.mean(tape.logSigmoid(difference)), scale: -1)
-    }
-
-    public func gradientCheckLoss(_ data: TrainingData, tape: Tape, leaves: [String: Variable]) -> Variable {
-        var rng = SeededGenerator(seed: 1)
-        let k = min(8, pairs.users.count)
-        let users = Array(pairs.users.prefix(k)), positives = Array(pairs.items.prefix(k))
-        let negatives = users.map { Sampling.negative(for: Int($0), history: history, rng: &rng) }
-        return lossGraph(tape, leaves, users: users, positives: positives, negatives: negatives)
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {

@@ -7,13 +7,13 @@
 ///                                      `latent_dimension` is the encoder's output width
 ///     z = μ + ε·σ,  ε ~ N(0, 0.01²)     (RecBole's noise scale; z = μ when scoring)
 ///     ŷ = decoder(z)                   decoder: 64 → 600 → n
-///     β = min(anneal_cap, step / total_anneal_steps)      (step = batches so far)
+///     β = min(anneal_cap, step / total_anneal_steps)      (step = batches so far, this one included)
 ///     loss = −mean_u Σ_i x_ui log softmax(ŷ_u)_i − β/2 · mean_u Σ_k (1 + log σ²_k − μ²_k − σ²_k)
 public struct MultiVAE: LearnedModel {
     public static let name = "MultiVAE"
     public static let summary = "Variational auto-encoder with a multinomial likelihood and KL annealing (Liang et al. 2018)"
     public static let kind = ModelKind.autoencoder
-    public static let trainsWithLargeProducts = false   // BLAS.gemm splits large products over our workers
+    public static let randomStreams = RandomStreams(initialization: 0x5AE, batches: 3)
     public static let parameters: [ConfigKey] = [
         AutoEncoderParameters.hiddenSizes,
         ConfigKey("latent_dimension", "int", .int(128), "MultiVAE: encoder output width, even: μ and log σ² are its halves (RecBole's meaning)."),
@@ -25,10 +25,8 @@ public struct MultiVAE: LearnedModel {
     let hidden: [Int], latent: Int, dropout: Float, annealCap: Float, totalAnnealSteps: Int
     public var parameters = Parameters()
     public var trainingSummary: TrainingSummary?
-    private var optimizer: (any Optimizer)?
     private var input: AutoEncoderInput?
     private var encoder = MLP([], prefix: "encoder"), decoder = MLP([], prefix: "decoder")
-    private var steps = 0
 
     /// The latent code's size: half the encoder output.
     var code: Int { latent / 2 }
@@ -45,57 +43,29 @@ public struct MultiVAE: LearnedModel {
         totalAnnealSteps = try parameters.int("total_anneal_steps", in: 0...Int.max)
     }
 
-    public mutating func prepare(_ data: TrainingData, context: FitContext) {
-        var rng = SeededGenerator(seed: context.seed, stream: 0x5AE)
-        encoder = MLP([data.itemCount] + hidden + [latent], prefix: "encoder")
-        decoder = MLP([code] + hidden.reversed() + [data.itemCount], prefix: "decoder")
-        parameters = Parameters()
-        encoder.initialize(&parameters, rng: &rng)
-        decoder.initialize(&parameters, rng: &rng)
-        optimizer = context.training.makeOptimizer()
+    public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
         input = AutoEncoderInput(trainMatrix: data.trainMatrix)
-        steps = 0
+        let initial: Parameters
+        (encoder, decoder, initial) = MLP.autoEncoder(items: data.itemCount, hidden: hidden, encoderOutput: latent, code: code, rng: &rng)
+        return initial
     }
 
-    public mutating func trainEpoch(_ epoch: Int, data: TrainingData, context: FitContext) throws -> Double {
-        let batches = Sampling.shuffledBatches(count: data.userCount, batchSize: context.training.batchSize,
-                                               seed: context.seed, epoch: epoch, purpose: 1)
-        var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch) << 8 | 3)
-        var stepper = optimizer.take()   // before `lossModel`: see MultiDAE
-        let model = lossModel, input = self.input!
-        var steps = self.steps
-        defer { optimizer = stepper }
-        let loss = optimize(batches, with: &stepper, context: context) { tape, p, batch in
-            steps += 1
-            let beta = model.totalAnnealSteps > 0 ? min(model.annealCap, Float(steps) / Float(model.totalAnnealSteps)) : model.annealCap
-            let users = batch.map { Int32($0) }
-            let x = input.encoderInput(users, dropout: model.dropout, rng: &rng)
-            let noise = Initializer.normal(rows: users.count, columns: model.code, std: 0.01, rng: &rng)
-            return model.lossGraph(tape, p, input: x, target: input.target(users), noise: noise, beta: beta)
-        }
-        self.steps = steps
-        return loss
-    }
+    public func exampleCount(_ data: TrainingData) -> Int { data.userCount }
 
     /// The negative multinomial log-likelihood plus β times the KL divergence to N(0, I).
-    func lossGraph(_ tape: Tape, _ p: [String: Variable], input x: SparseMatrix, target: SparseMatrix, noise: Matrix, beta: Float) -> Variable {
+    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
+        let beta = totalAnnealSteps > 0 ? min(annealCap, Float(batch.step) / Float(totalAnnealSteps)) : annealCap
+        let users = batch.users
+        let x = input!.encoderInput(users, dropout: dropout, rng: &rng)
+        let noise = Initializer.normal(rows: users.count, columns: code, std: batch.unitNoise ? 1 : 0.01, rng: &rng)
         let h = encoder(x, p, tape: tape)
         let mu = tape.columns(h, 0..<code), logVariance = tape.columns(h, code..<latent)
         let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
         let logits = decoder(z, p, tape: tape)
-        let likelihood = tape.affine(tape.mean(tape.multinomialLogLikelihood(logits, target)), scale: -1)
+        let likelihood = tape.affine(tape.mean(tape.multinomialLogLikelihood(logits, input!.target(users))), scale: -1)
         let inner = tape.sub(tape.sub(tape.affine(logVariance, scale: 1, shift: 1), tape.square(mu)), tape.exp(logVariance))
         let kl = tape.affine(tape.mean(tape.sumRows(inner)), scale: -0.5 * beta)
         return tape.add(likelihood, kl)
-    }
-
-    public func gradientCheckLoss(_ data: TrainingData, tape: Tape, leaves: [String: Variable]) -> Variable {
-        var rng = SeededGenerator(seed: 1)
-        let users = Array(0..<Int32(min(4, data.userCount)))
-        let x = input!.encoderInput(users, dropout: dropout, rng: &rng)
-        // Noise std 1 (not 0.01) so the σ path is exercised; β = anneal_cap so the KL counts.
-        let noise = Initializer.normal(rows: users.count, columns: code, std: 1, rng: &rng)
-        return lossGraph(tape, leaves, input: x, target: input!.target(users), noise: noise, beta: annealCap)
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {

@@ -21,7 +21,7 @@ public struct RecVAE: LearnedModel {
     public static let name = "RecVAE"
     public static let summary = "VAE with a composite prior and alternating encoder/decoder updates (Shenbin et al. 2020)"
     public static let kind = ModelKind.autoencoder
-    public static let trainsWithLargeProducts = false   // BLAS.gemm splits large products over our workers
+    public static let randomStreams = RandomStreams(initialization: 0x2EC, batches: 4, passStride: 16)
     public static let parameters: [ConfigKey] = [
         ConfigKey("hidden_dimension", "int", .int(600), "RecVAE: width of the five encoder layers."),
         ConfigKey("latent_dimension", "int", .int(200), "RecVAE: latent size."),
@@ -44,7 +44,6 @@ public struct RecVAE: LearnedModel {
     /// The old encoder's (μ, log σ²) for every user: its input has no dropout and its
     /// parameters change only between epochs, so one forward per epoch serves all passes.
     private var oldPosterior: (mu: Matrix, logVariance: Matrix)?
-    private var encoderOptimizer: (any Optimizer)?, decoderOptimizer: (any Optimizer)?
     private var input: AutoEncoderInput?
 
     public init(parameters: ModelParameters) throws {
@@ -65,15 +64,32 @@ public struct RecVAE: LearnedModel {
 
     static func isEncoder(_ name: String) -> Bool { name.hasPrefix("encoder.") }
 
-    public mutating func prepare(_ data: TrainingData, context: FitContext) {
-        var rng = SeededGenerator(seed: context.seed, stream: 0x2EC)
-        parameters = RecVAE.encoderParameters(items: data.itemCount, hidden: hidden, latent: latent, rng: &rng)
-        parameters.add("decoder.weight", Initializer.xavierNormal(fanIn: latent, fanOut: data.itemCount, rng: &rng))
-        parameters.add("decoder.bias", Matrix(rows: 1, columns: data.itemCount))
+    public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
+        var initial = RecVAE.encoderParameters(items: data.itemCount, hidden: hidden, latent: latent, rng: &rng)
+        initial.add("decoder.weight", Initializer.xavierNormal(fanIn: latent, fanOut: data.itemCount, rng: &rng))
+        initial.add("decoder.bias", Matrix(rows: 1, columns: data.itemCount))
         oldEncoder = RecVAE.encoderParameters(items: data.itemCount, hidden: hidden, latent: latent, rng: &rng)
-        encoderOptimizer = context.training.makeOptimizer()
-        decoderOptimizer = context.training.makeOptimizer()
         input = AutoEncoderInput(trainMatrix: data.trainMatrix)
+        refreshOldPosterior(users: data.userCount)
+        return initial
+    }
+
+    /// The encoder passes (dropout on, the encoder's own Adam), then the decoder passes
+    /// (dropout off, a second Adam); the epoch reports the last encoder pass's loss.
+    public var passes: [TrainingPass] {
+        Array(repeating: RecVAE.encoderPass, count: encoderPasses) + Array(repeating: RecVAE.decoderPass, count: decoderPasses)
+    }
+
+    static let encoderPass = TrainingPass("encoder") { RecVAE.isEncoder($0) }
+    static let decoderPass = TrainingPass("decoder", reportsLoss: false) { !RecVAE.isEncoder($0) }
+
+    public func exampleCount(_ data: TrainingData) -> Int { data.userCount }
+
+    /// Before the decoder passes, `update_prior`: the old encoder becomes a copy of the
+    /// encoder (a no-op when it already is one).
+    public mutating func willBegin(_ pass: TrainingPass, parameters: Parameters, data: TrainingData) {
+        guard pass.name == RecVAE.decoderPass.name, !oldEncoder.names.allSatisfy({ oldEncoder[$0] == parameters[$0] }) else { return }
+        for name in oldEncoder.names { oldEncoder[name] = parameters[name] }
         refreshOldPosterior(users: data.userCount)
     }
 
@@ -123,34 +139,24 @@ public struct RecVAE: LearnedModel {
         return (linear(h, "mu"), linear(h, "logvar"))
     }
 
-    /// One pass over all users, updating the encoder or the decoder; the mean batch loss.
-    mutating func pass(encoder updatingEncoder: Bool, epoch: Int, index: Int, data: TrainingData, context: FitContext) -> Double {
-        let batches = Sampling.shuffledBatches(count: data.userCount, batchSize: context.training.batchSize,
-                                               seed: context.seed, epoch: epoch * 16 + index, purpose: 1)
-        var rng = SeededGenerator(seed: context.seed, stream: UInt64(epoch * 16 + index) << 8 | 4)
-        var optimizer = updatingEncoder ? encoderOptimizer.take() : decoderOptimizer.take()   // before `lossModel`: see MultiDAE
-        let model = lossModel, input = self.input!, cache = self.oldPosterior!
-        defer { if updatingEncoder { encoderOptimizer = optimizer } else { decoderOptimizer = optimizer } }
-        return optimize(batches, with: &optimizer, context: context, trainable: { RecVAE.isEncoder($0) == updatingEncoder }) { tape, p, batch in
-            let users = batch.map { Int32($0) }
-            let target = input.target(users)
-            let weights = (0..<users.count).map { r -> Float in
-                model.gamma > 0 ? model.gamma * Float(target.entries(ofRow: r).count) : model.beta
-            }
-            // In the decoder pass the encoder is frozen, has no dropout, and equals the old
-            // encoder (just copied), so its posterior is exactly the cached one.
-            let (mu, logVariance) = updatingEncoder
-                ? model.encode(input.encoderInput(users, dropout: model.dropout, rng: &rng), p, tape: tape)
-                : (tape.constant(RecVAE.rows(cache.mu, users)), tape.constant(RecVAE.rows(cache.logVariance, users)))
-            let noise = Initializer.normal(rows: users.count, columns: model.latent, std: 0.01, rng: &rng)
-            let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
-            let logits = tape.linear(z, p["decoder.weight"]!, p["decoder.bias"]!)
-            let likelihood = tape.mean(tape.multinomialLogLikelihood(logits, target))
-            // The KL term does not depend on the decoder: the decoder pass needs the
-            // likelihood's gradients only, so it skips the prior (and the old encoder).
-            guard updatingEncoder else { return tape.affine(likelihood, scale: -1) }
-            return model.negativeELBO(tape, likelihood: likelihood, z: z, mu: mu, logVariance: logVariance, users: users, weights: weights)
-        }
+    /// The negative ELBO (encoder passes) or the negative likelihood alone (decoder passes:
+    /// the KL term does not depend on the decoder, so they skip the prior).
+    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
+        let updatingEncoder = batch.pass.name == RecVAE.encoderPass.name
+        let users = batch.users
+        let target = input!.target(users)
+        let weights = (0..<users.count).map { r -> Float in gamma > 0 ? gamma * Float(target.entries(ofRow: r).count) : beta }
+        // In the decoder pass the encoder is frozen, has no dropout, and equals the old
+        // encoder (just copied), so its posterior is exactly the cached one.
+        let (mu, logVariance) = updatingEncoder
+            ? encode(input!.encoderInput(users, dropout: dropout, rng: &rng), p, tape: tape)
+            : (tape.constant(RecVAE.rows(oldPosterior!.mu, users)), tape.constant(RecVAE.rows(oldPosterior!.logVariance, users)))
+        let noise = Initializer.normal(rows: users.count, columns: latent, std: batch.unitNoise ? 1 : 0.01, rng: &rng)
+        let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
+        let logits = tape.linear(z, p["decoder.weight"]!, p["decoder.bias"]!)
+        let likelihood = tape.mean(tape.multinomialLogLikelihood(logits, target))
+        guard updatingEncoder else { return tape.affine(likelihood, scale: -1) }
+        return negativeELBO(tape, likelihood: likelihood, z: z, mu: mu, logVariance: logVariance, users: users, weights: weights)
     }
 
     /// −(likelihood − mean_u w_u Σ_k (log q(z|x) − log prior(z|x))_k), the prior mixing N(0, 1),
@@ -168,30 +174,6 @@ public struct RecVAE: LearnedModel {
         let posterior = tape.logNormalDensity(z, mean: mu, logVariance: logVariance)
         let kl = tape.mean(tape.scaleRows(tape.sumRows(tape.sub(posterior, prior)), by: weights))
         return tape.sub(kl, likelihood)
-    }
-
-    public func gradientCheckLoss(_ data: TrainingData, tape: Tape, leaves: [String: Variable]) -> Variable {
-        var rng = SeededGenerator(seed: 1)
-        let users = Array(0..<Int32(min(4, data.userCount)))
-        let x = input!.encoderInput(users, dropout: dropout, rng: &rng), target = input!.target(users)
-        let weights = (0..<users.count).map { r -> Float in gamma > 0 ? gamma * Float(target.entries(ofRow: r).count) : beta }
-        let noise = Initializer.normal(rows: users.count, columns: latent, std: 1, rng: &rng)   // exercise the σ path
-        let (mu, logVariance) = encode(x, leaves, tape: tape)
-        let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
-        let logits = tape.linear(z, leaves["decoder.weight"]!, leaves["decoder.bias"]!)
-        let likelihood = tape.mean(tape.multinomialLogLikelihood(logits, target))
-        return negativeELBO(tape, likelihood: likelihood, z: z, mu: mu, logVariance: logVariance, users: users, weights: weights)
-    }
-
-    /// Returns the last encoder pass's loss (the full negative ELBO).
-    public mutating func trainEpoch(_ epoch: Int, data: TrainingData, context: FitContext) throws -> Double {
-        var loss = 0.0
-        for k in 0..<encoderPasses { loss = pass(encoder: true, epoch: epoch, index: k, data: data, context: context) }
-        // update_prior: the old encoder becomes a copy of the encoder.
-        for name in oldEncoder.names { oldEncoder[name] = parameters[name] }
-        refreshOldPosterior(users: data.userCount)
-        for k in 0..<decoderPasses { _ = pass(encoder: false, epoch: epoch, index: encoderPasses + k, data: data, context: context) }
-        return loss
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {

@@ -82,3 +82,31 @@ public enum Initializer {
 }
 
 import Foundation
+
+extension Parameters {
+    /// A copy with storage of its own (a plain assignment shares it until the next write).
+    public func copy() -> Parameters {
+        var fresh = Parameters()
+        for name in names {
+            let m = self[name]
+            fresh.add(name, Matrix(rows: m.rows, columns: m.columns, values: m.values.withUnsafeBufferPointer { Array($0) }))
+        }
+        return fresh
+    }
+}
+
+extension Tape {
+    /// Every parameter as a leaf: trainable when `trainable(name)`, else constant.
+    public func leaves(_ parameters: Parameters, trainable: (String) -> Bool = { _ in true }) -> [String: Variable] {
+        Dictionary(uniqueKeysWithValues: parameters.names.map { ($0, trainable($0) ? parameter(parameters[$0]) : constant(parameters[$0])) })
+    }
+
+    /// The gradients of the trainable leaves (zero for a leaf the loss did not reach).
+    public static func gradients(_ leaves: [String: Variable]) -> [String: Matrix] {
+        var g: [String: Matrix] = [:]
+        for (name, v) in leaves where v.requiresGrad {
+            g[name] = v.grad ?? Matrix(rows: v.value.rows, columns: v.value.columns)
+        }
+        return g
+    }
+}

@@ -1,163 +1,156 @@
-import Foundation
+/// The training loop every learned model shares: epochs of passes, validation every
+/// `eval_step`, early stopping as RecBole 1.2.1 (`early_stopping`): a validation value at
+/// least as good as the best so far is an improvement; training stops once
+/// `stopping_step` + 1 validations in a row brought none; the best epoch's parameters are
+/// kept (in memory, and in `checkpoint_dir` when set) and end up in the model.
+public struct Trainer {
+    /// Seed, threads, settings, validation and progress hooks of the fit.
+    public let context: FitContext
 
-/// A model trained by gradient steps over epochs. Conformers describe one epoch; the shared
-/// `Trainer` does validation, early stopping, best-parameter keeping and checkpoints.
-public protocol LearnedModel: Recommender {
-    /// The trainable parameters.
-    var parameters: Parameters { get set }
-    /// What the last fit did.
-    var trainingSummary: TrainingSummary? { get set }
-    /// Creates the initial parameters (seeded) and any per-data state.
-    mutating func prepare(_ data: TrainingData, context: FitContext)
-    /// One pass over the training data; returns the mean batch loss.
-    mutating func trainEpoch(_ epoch: Int, data: TrainingData, context: FitContext) throws -> Double
-    /// The training loss on one fixed mini-batch (fixed dropout, negatives and noise),
-    /// built on `tape` over `leaves` — the graph gradient checks compare with finite
-    /// differences. Call after `prepare`.
-    func gradientCheckLoss(_ data: TrainingData, tape: Tape, leaves: [String: Variable]) -> Variable
-    /// Whether training multiplies matrices large enough to profit from several BLAS
-    /// threads. When not, training runs with one BLAS thread: idle OpenBLAS threads
-    /// busy-wait between calls and take the other core from the training loop.
-    static var trainsWithLargeProducts: Bool { get }
-}
+    /// A trainer for one fit.
+    public init(context: FitContext) { self.context = context }
 
-extension LearnedModel {
-    /// Prepares, then trains with the shared trainer.
-    public mutating func fit(_ data: TrainingData, context: FitContext) throws {
-        prepare(data, context: context)
-        trainingSummary = try Trainer.train(&self, data: data, context: context)
-    }
-}
-
-/// One epoch as reported to the user.
-public struct EpochReport: Sendable {
-    public let model: String
-    public let epoch: Int
-    public let epochs: Int
-    public let loss: Double
-    public let validScore: Double?
-    public let improved: Bool
-    public let seconds: Double
-}
-
-/// What training did, stored with the result.
-public struct TrainingSummary: Sendable, Codable, Equatable {
-    /// Per epoch: loss, validation score (if evaluated), seconds.
-    public struct Epoch: Sendable, Codable, Equatable {
-        public let epoch: Int
-        public let loss: Double
-        public let valid: Double?
-        public let seconds: Double
-    }
-    public var epochsRun: Int
-    public var bestEpoch: Int
-    public var bestValid: Double?
-    public var stoppedEarly: Bool
-    public var epochs: [Epoch]
-    public var checkpoint: String?
-
-    enum CodingKeys: String, CodingKey {
-        case epochsRun = "epochs_run", bestEpoch = "best_epoch", bestValid = "best_valid", stoppedEarly = "stopped_early", epochs, checkpoint
-    }
-}
-
-/// Epochs, validation every `eval_step`, early stopping as RecBole 1.2.1 (`early_stopping`):
-/// a validation value at least as good as the best so far is an improvement; training stops
-/// once `stopping_step` + 1 validations in a row brought none; the best epoch's parameters
-/// are kept (in memory, and in `checkpoint_dir` when set).
-public enum Trainer {
-    public static func train<M: LearnedModel>(_ model: inout M, data: TrainingData, context: FitContext) throws -> TrainingSummary {
-        try BLAS.withConfiguration(threads: M.trainsWithLargeProducts ? context.threads : 1, workers: context.threads) {
-            try trainLocked(&model, data: data, context: context)
+    /// Trains `model` on `data` and returns what training did.
+    public func train<M: LearnedModel>(_ model: inout M, data: TrainingData) throws -> TrainingSummary {
+        var rng = SeededGenerator(seed: context.seed, stream: M.randomStreams.initialization)
+        let initial = model.prepare(data, context: context, rng: &rng)
+        // Training keeps OpenBLAS at one thread and splits large products over recbench's
+        // workers instead: idle OpenBLAS threads busy-wait between calls and would take the
+        // other core from the training loop.
+        return try BLAS.withConfiguration(threads: 1, workers: context.threads) {
+            try trainLocked(&model, from: initial, data: data)
         }
     }
 
-    static func trainLocked<M: LearnedModel>(_ model: inout M, data: TrainingData, context: FitContext) throws -> TrainingSummary {
-        let s = context.training
-        var best: Parameters?
-        var bestScore = 0.0, bestEpoch = 0, stale = 0
+    func trainLocked<M: LearnedModel>(_ model: inout M, from initial: Parameters, data: TrainingData) throws -> TrainingSummary {
+        let settings = context.training
+        var state = TrainingState(parameters: initial)
+        var stopping = EarlyStopping(patience: settings.stoppingStep, biggerIsBetter: context.validMetricBigger)
         var records: [TrainingSummary.Epoch] = []
-        var stoppedEarly = false
         var checkpoint: String?
-        for epoch in 0..<s.epochs {
+        for epoch in 0..<settings.epochs where !stopping.shouldStop {
             let start = ContinuousClock.now
-            let loss = try model.trainEpoch(epoch, data: data, context: context)
-            guard loss.isFinite, model.parameters.isFinite else {
-                throw RecBenchError.config("learning_rate", "\(M.name): training diverged at epoch \(epoch + 1) (non-finite loss or parameters); try a lower learning_rate")
-            }
+            let loss = try runEpoch(epoch, of: &model, state: &state, data: data)
             var score: Double?
             var improved = false
-            if (epoch + 1) % s.evalStep == 0, let validate = context.validate {
-                let value = validate(model)
-                score = value
-                if best == nil || (context.validMetricBigger ? value >= bestScore : value <= bestScore) {
-                    if best == nil { best = model.parameters } else { best!.overwrite(with: model.parameters) }
-                    bestScore = value; bestEpoch = epoch + 1; stale = 0; improved = true
-                    if let directory = s.checkpointDirectory {
-                        checkpoint = try Checkpoint.write(model.parameters, to: "\(directory)/\(context.checkpointName).params")
+            if (epoch + 1) % settings.evalStep == 0, let validate = context.validate {
+                score = validate(model.scoring(with: state.parameters))
+                improved = stopping.record(score!, epoch: epoch + 1)
+                if improved {
+                    state.keepBest()
+                    if let directory = settings.checkpointDirectory {
+                        checkpoint = try Checkpoint.write(state.parameters, to: "\(directory)/\(context.checkpointName).params")
                     }
-                } else {
-                    stale += 1
                 }
             }
             let seconds = (ContinuousClock.now - start).seconds
             records.append(.init(epoch: epoch + 1, loss: loss, valid: score, seconds: seconds))
-            context.onEpoch?(EpochReport(model: M.name, epoch: epoch + 1, epochs: s.epochs, loss: loss, validScore: score, improved: improved, seconds: seconds))
-            if stale > s.stoppingStep { stoppedEarly = true; break }
+            context.onEpoch?(EpochReport(model: M.name, epoch: epoch + 1, epochs: settings.epochs, loss: loss,
+                                         validScore: score, improved: improved, seconds: seconds))
         }
-        if let best { model.parameters = best } else { bestEpoch = records.count }
-        return TrainingSummary(epochsRun: records.count, bestEpoch: bestEpoch, bestValid: best == nil ? nil : bestScore,
-                               stoppedEarly: stoppedEarly, epochs: records, checkpoint: checkpoint)
+        model.parameters = state.best ?? state.parameters
+        return TrainingSummary(epochsRun: records.count, bestEpoch: state.best == nil ? records.count : stopping.bestEpoch,
+                               bestValid: state.best == nil ? nil : stopping.bestScore,
+                               stoppedEarly: stopping.shouldStop, epochs: records, checkpoint: checkpoint)
+    }
+
+    /// The passes of one epoch; returns the epoch's loss (the last reporting pass's).
+    func runEpoch<M: LearnedModel>(_ epoch: Int, of model: inout M, state: inout TrainingState, data: TrainingData) throws -> Double {
+        var loss = 0.0
+        for (k, pass) in model.passes.enumerated() {
+            model.willBegin(pass, parameters: state.parameters, data: data)
+            let number = M.randomStreams.passNumber(epoch: epoch, k: k)
+            let passLoss: Double
+            switch pass.method {
+            case .custom: passLoss = model.customPass(pass, index: number, parameters: &state.parameters, context: context)
+            case .gradient: passLoss = gradientPass(pass, number: number, of: model, state: &state, data: data)
+            }
+            if pass.reportsLoss { loss = passLoss }
+        }
+        guard loss.isFinite, state.parameters.isFinite else {
+            throw RecBenchError.config("learning_rate", "\(M.name): training diverged at epoch \(epoch + 1) (non-finite loss or parameters); try a lower learning_rate")
+        }
+        return loss
+    }
+
+    /// One optimizer step per shuffled batch: each batch's loss is built on a fresh tape whose
+    /// leaves are the parameters (trainable where the pass says), and the tape is released
+    /// before the step, so the optimizer updates the parameters in place. Returns the mean
+    /// batch loss.
+    func gradientPass<M: LearnedModel>(_ pass: TrainingPass, number: Int, of model: M, state: inout TrainingState, data: TrainingData) -> Double {
+        let streams = M.randomStreams
+        let batches = streams.batches(count: model.exampleCount(data), batchSize: context.training.batchSize, seed: context.seed, pass: number)
+        var rng = streams.draws(seed: context.seed, pass: number)
+        var optimizer = state.optimizers.removeValue(forKey: pass.name) ?? context.training.makeOptimizer()
+        var total = 0.0
+        for (b, examples) in batches.enumerated() {
+            state.steps += 1
+            let batch = TrainingBatch(examples: examples, pass: pass, step: state.steps)
+            let (value, gradients) = { () -> (Double, [String: Matrix]) in
+                let tape = Tape()
+                let leaves = tape.leaves(state.parameters, trainable: pass.updates)
+                let batchLoss = model.loss(batch, leaves, tape: tape, rng: &rng)
+                tape.backward(batchLoss)
+                return (Double(batchLoss.value.values[0]), Tape.gradients(leaves))
+            }()
+            optimizer.step(&state.parameters, gradients: gradients)
+            total += value
+            context.onBatch?(b + 1, batches.count)
+        }
+        state.optimizers[pass.name] = optimizer
+        return total / Double(max(1, batches.count))
     }
 }
 
-/// Parameters on disk: a small self-describing binary (magic, then per parameter its name,
-/// shape and little-endian float32 values), written atomically.
-public enum Checkpoint {
-    static let magic = Array("RBCKPT1\n".utf8)
+/// What the trainer holds while training: the live parameters, the best epoch's copy, one
+/// optimizer per pass name and the batch count.
+struct TrainingState {
+    var parameters: Parameters
+    var best: Parameters?
+    var optimizers: [String: any Optimizer] = [:]
+    var steps = 0
 
-    /// Writes `parameters` to `path` and returns the path.
-    @discardableResult
-    public static func write(_ parameters: Parameters, to path: String) throws -> String {
-        var data = Data(magic)
-        func append<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
-        append(UInt32(parameters.names.count))
-        for name in parameters.names {
-            let m = parameters[name], bytes = Array(name.utf8)
-            append(UInt32(bytes.count)); data.append(contentsOf: bytes)
-            append(UInt32(m.rows)); append(UInt32(m.columns))
-            m.values.withUnsafeBytes { data.append(contentsOf: $0) }
+    init(parameters: Parameters) { self.parameters = parameters }
+
+    /// Copies the live parameters into the best epoch's own storage (a plain assignment would
+    /// share it, and the next optimizer step would then copy every parameter).
+    mutating func keepBest() {
+        if best == nil { best = parameters.copy() } else { best!.overwrite(with: parameters) }
+    }
+}
+
+/// RecBole's early stopping: a value at least as good as the best is an improvement; stop
+/// once `patience` + 1 validations in a row brought none.
+struct EarlyStopping {
+    let patience: Int
+    let biggerIsBetter: Bool
+    private(set) var bestScore = 0.0
+    private(set) var bestEpoch = 0
+    private var stale = 0
+    private var seen = false
+
+    init(patience: Int, biggerIsBetter: Bool) { self.patience = patience; self.biggerIsBetter = biggerIsBetter }
+
+    /// Records a validation value; returns whether it improved on the best.
+    mutating func record(_ value: Double, epoch: Int) -> Bool {
+        guard !seen || (biggerIsBetter ? value >= bestScore : value <= bestScore) else {
+            stale += 1
+            return false
         }
-        try ResultStore.writeAtomically(data, to: path)
-        return path
+        seen = true; bestScore = value; bestEpoch = epoch; stale = 0
+        return true
     }
 
-    /// Reads parameters written by `write`.
-    public static func read(_ path: String) throws -> Parameters {
-        guard let data = FileManager.default.contents(atPath: path), data.starts(with: magic) else {
-            throw RecBenchError.file(path, "is not a recbench checkpoint")
-        }
-        var offset = magic.count
-        func read32() throws -> Int {
-            guard offset + 4 <= data.count else { throw RecBenchError.file(path, "is truncated") }
-            let v = data[offset..<(offset + 4)].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
-            offset += 4
-            return Int(v)
-        }
-        var parameters = Parameters()
-        for _ in 0..<(try read32()) {
-            let length = try read32()
-            guard offset + length <= data.count else { throw RecBenchError.file(path, "is truncated") }
-            let name = String(decoding: data[offset..<(offset + length)], as: UTF8.self)
-            offset += length
-            let rows = try read32(), columns = try read32()
-            let byteCount = rows * columns * 4
-            guard offset + byteCount <= data.count else { throw RecBenchError.file(path, "is truncated") }
-            var values = [Float](repeating: 0, count: rows * columns)
-            _ = values.withUnsafeMutableBytes { data[offset..<(offset + byteCount)].copyBytes(to: $0) }
-            offset += byteCount
-            parameters.add(name, Matrix(rows: rows, columns: columns, values: values))
-        }
-        return parameters
+    /// Whether training should stop.
+    var shouldStop: Bool { stale > patience }
+}
+
+extension LearnedModel {
+    /// This model scoring with `parameters` (a copy that shares their storage: validation
+    /// drops it before the next optimizer step, which therefore still updates in place).
+    func scoring(with parameters: Parameters) -> Self {
+        var scorer = self
+        scorer.parameters = parameters
+        return scorer
     }
 }
