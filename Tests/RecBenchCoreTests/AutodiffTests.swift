@@ -10,15 +10,15 @@ import RecBenchCore
     func check(_ inputs: [Matrix], differentiable: Set<Int>? = nil, seed: UInt64 = 1,
                _ build: (Tape, [Variable]) -> Variable, file: String = #function) {
         // The loss weights R, fixed per check.
-        let probe = build(Tape(), inputs.map { Variable($0) })
+        let probe = build(Tape(compute: .serial), inputs.map { Variable($0) })
         let r = Fixtures.randomMatrix(rows: probe.value.rows, columns: probe.value.columns, seed: seed + 100)
         func loss(_ xs: [Matrix]) -> Double {
-            let out = build(Tape(), xs.map { Variable($0) }).value
+            let out = build(Tape(compute: .serial), xs.map { Variable($0) }).value
             var s = 0.0
             for i in 0..<out.values.count { s += Double(out.values[i]) * Double(r.values[i]) }
             return s / Double(out.values.count)
         }
-        let tape = Tape()
+        let tape = Tape(compute: .serial)
         let variables = inputs.enumerated().map { i, m in (differentiable?.contains(i) ?? true) ? tape.parameter(m) : tape.constant(m) }
         let out = build(tape, variables)
         tape.backward(tape.mean(tape.mul(out, tape.constant(r))))
@@ -91,7 +91,7 @@ import RecBenchCore
         check([m(3, 5, 21)]) { t, v in t.multinomialLogLikelihood(v[0], x) }
         // The fused op equals the composition it replaces.
         let a = Variable(m(3, 5, 34))
-        let fused = Tape().multinomialLogLikelihood(a, x).value, composed = Tape().sparseRowDot(Tape().logSoftmax(a), x).value
+        let fused = Tape(compute: .serial).multinomialLogLikelihood(a, x).value, composed = Tape(compute: .serial).sparseRowDot(Tape(compute: .serial).logSoftmax(a), x).value
         #expect(zip(fused.values, composed.values).allSatisfy { abs($0 - $1) < 1e-5 })
     }
 
@@ -111,7 +111,7 @@ import RecBenchCore
     }
 
     @Test func constantsGetNoGradient() {
-        let tape = Tape()
+        let tape = Tape(compute: .serial)
         let a = tape.parameter(m(2, 2, 32)), b = tape.constant(m(2, 2, 33))
         tape.backward(tape.mean(tape.matmul(a, b)))
         #expect(a.grad != nil && b.grad == nil)

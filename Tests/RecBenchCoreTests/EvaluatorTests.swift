@@ -30,7 +30,7 @@ struct EvaluatorTests {
     func evaluate(_ mask: HistoryMask) throws -> (EvaluationResult, Dataset) {
         let (split, d) = try fixture()
         let settings = EvaluationSettings(metrics: ["Recall", "MRR", "Precision"], cutoffs: [2], historyMask: mask)
-        return (Evaluator.evaluate(scorer(d), split: split, part: .test, settings: settings), d)
+        return (Evaluator.evaluate(scorer(d), split: split, part: .test, settings: settings, compute: Compute(threads: 2)), d)
     }
 
     func perUser(_ r: EvaluationResult, _ d: Dataset, _ user: String, _ key: String) -> Double {
@@ -109,7 +109,7 @@ struct EvaluatorTests {
     @Test func cutoffBeyondTheCatalogueRanksWhatIsLeft() throws {
         let (split, d) = try fixture()
         let settings = EvaluationSettings(metrics: ["Recall", "Precision"], cutoffs: [10], historyMask: .seen)
-        let r = Evaluator.evaluate(scorer(d), split: split, part: .test, settings: settings)
+        let r = Evaluator.evaluate(scorer(d), split: split, part: .test, settings: settings, compute: Compute(threads: 2))
         // u: only c and d are rankable → recall 1/2, precision 1/10.
         #expect(perUser(r, d, "u", "recall@10") == 0.5)
         #expect(perUser(r, d, "u", "precision@10") == 0.1)
@@ -119,8 +119,8 @@ struct EvaluatorTests {
 
     @Test func resultsDoNotDependOnTheBatchSize() throws {
         let (split, d) = try fixture()
-        let one = Evaluator.evaluate(scorer(d), split: split, part: .test, settings: EvaluationSettings(metrics: ["NDCG"], cutoffs: [3], batchSize: 1))
-        let all = Evaluator.evaluate(scorer(d), split: split, part: .test, settings: EvaluationSettings(metrics: ["NDCG"], cutoffs: [3], batchSize: 100))
+        let one = Evaluator.evaluate(scorer(d), split: split, part: .test, settings: EvaluationSettings(metrics: ["NDCG"], cutoffs: [3], batchSize: 1), compute: Compute(threads: 2))
+        let all = Evaluator.evaluate(scorer(d), split: split, part: .test, settings: EvaluationSettings(metrics: ["NDCG"], cutoffs: [3], batchSize: 100), compute: Compute(threads: 2))
         #expect(one.values == all.values)
         #expect(one.topItems == all.topItems)
     }
@@ -134,8 +134,8 @@ struct EvaluatorTests {
         let full = EvaluationSettings(metrics: ["Recall", "MRR", "NDCG", "Hit", "ItemCoverage"], cutoffs: [1, 2, 3], validMetric: valid)
         let only = full.validationOnly
         #expect(only.metrics.count == 1 && only.cutoffs == [Int(valid.split(separator: "@")[1])!])
-        let a = Evaluator.evaluate(FixedScorer(table: m), split: split, part: .test, settings: full)
-        let b = Evaluator.evaluate(FixedScorer(table: m), split: split, part: .test, settings: only)
+        let a = Evaluator.evaluate(FixedScorer(table: m), split: split, part: .test, settings: full, compute: Compute(threads: 2))
+        let b = Evaluator.evaluate(FixedScorer(table: m), split: split, part: .test, settings: only, compute: Compute(threads: 2))
         #expect(a.values[valid] != nil && a.values[valid] == b.values[valid])
     }
 }

@@ -65,7 +65,7 @@ enum Fixtures {
 /// A scorer with fixed scores per user (rows of a dense matrix), for evaluator tests.
 struct FixedScorer: Scorer {
     let table: Matrix
-    func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {
+    func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         for (r, u) in users.enumerated() {
             for j in 0..<table.columns { block[r, j] = table[Int(u), j] }
         }

@@ -23,7 +23,7 @@ struct HogwildTests {
     func stepIsOneSGDStepOnThePairLoss(regularization λ: Float) {
         let (u, i, j, η): (Int32, Int32, Int32, Float) = (1, 2, 0, 0.1)
         let users = Fixtures.randomMatrix(rows: 3, columns: 5, seed: 4), items = Fixtures.randomMatrix(rows: 4, columns: 5, seed: 5)
-        let tape = Tape()
+        let tape = Tape(compute: .serial)
         let p = tape.parameter(users), q = tape.parameter(items)
         let pu = tape.gather(p, rows: [u])
         let loss = tape.affine(tape.mean(tape.logSigmoid(tape.sub(tape.rowDot(pu, tape.gather(q, rows: [i])),
@@ -51,7 +51,7 @@ struct HogwildTests {
         let a = allScores(try fitted(BPR.self, on: split, dataset: d, settings), users: d.userCount, items: d.itemCount)
         let model = try fitted(BPR.self, on: split, dataset: d, settings)
         #expect(allScores(model, users: d.userCount, items: d.itemCount) == a)
-        let r = Evaluator.evaluate(model, split: split, part: .test, settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen))
+        let r = Evaluator.evaluate(model, split: split, part: .test, settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen), compute: Compute(threads: 2))
         #expect(r["mrr@1"] == 1)
     }
 
@@ -62,8 +62,8 @@ struct HogwildTests {
         let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterDefaults)
         var model = try BPR(parameters: ModelParameters(config: config, declared: BPR.parameters))
         try model.fit(TrainingData(dataset: d, split: split),
-                      context: FitContext(seed: 1, threads: 2, logger: Logger(label: "test"), training: TrainingSettings(epochs: 60)))
-        let r = Evaluator.evaluate(model, split: split, part: .test, settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen))
+                      context: FitContext(seed: 1, compute: Compute(threads: 2), logger: Logger(label: "test"), training: TrainingSettings(epochs: 60)))
+        let r = Evaluator.evaluate(model, split: split, part: .test, settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen), compute: Compute(threads: 2))
         #expect(r["mrr@1"] == 1)
     }
 }

@@ -109,7 +109,7 @@ struct LanesTests {
             var out = [Float](repeating: .nan, count: count + 1)   // one sentinel past the end
             a.withUnsafeBufferPointer { ap in b.withUnsafeBufferPointer { bp in out.withUnsafeMutableBufferPointer { op in
                 LaneKernels.zipMap(ap.baseAddress ?? UnsafePointer(bitPattern: 8)!, bp.baseAddress ?? UnsafePointer(bitPattern: 8)!,
-                                   into: op.baseAddress!, count: count) { x, y in x * 2 + y }
+                                   into: op.baseAddress!, count: count, compute: Compute(threads: 2)) { x, y in x * 2 + y }
             } } }
             #expect((0..<count).allSatisfy { out[$0] == a[$0] * 2 + b[$0] }, "count \(count)")
             #expect(out[count].isNaN, "count \(count): nothing written past the end")

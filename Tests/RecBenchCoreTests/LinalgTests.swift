@@ -18,10 +18,9 @@ import RecBenchCore
         for (m, n, k) in [(300, 200, 150), (64, 600, 943), (40, 700, 300)] {
             let a = Fixtures.randomMatrix(rows: m, columns: k, seed: 21), b = Fixtures.randomMatrix(rows: k, columns: n, seed: 22)
             let at = a.transposed(), bt = b.transposed()
-            let products = BLAS.withConfiguration(threads: 1, workers: 2) {
-                [BLAS.gemm(a, b), BLAS.gemm(at, transposeA: true, b), BLAS.gemm(a, bt, transposeB: true),
-                 BLAS.gemm(at, transposeA: true, bt, transposeB: true)]
-            }
+            let split = Compute(workers: 2, blasThreads: 1)
+            let products = [BLAS.gemm(a, b, compute: split), BLAS.gemm(at, transposeA: true, b, compute: split),
+                            BLAS.gemm(a, bt, transposeB: true, compute: split), BLAS.gemm(at, transposeA: true, bt, transposeB: true, compute: split)]
             let naive = naiveProduct(a, b)
             for (v, product) in products.enumerated() {
                 let worst = (0..<(m * n)).map { abs(Double(product.values[$0]) - naive[$0]) }.max()!
@@ -35,10 +34,10 @@ import RecBenchCore
         let b = Fixtures.randomMatrix(rows: 5, columns: 9, seed: 2)
         let expected = naiveProduct(a, b)
         let variants = [
-            BLAS.gemm(a, b),
-            BLAS.gemm(a.transposed(), transposeA: true, b),
-            BLAS.gemm(a, b.transposed(), transposeB: true),
-            BLAS.gemm(a.transposed(), transposeA: true, b.transposed(), transposeB: true),
+            BLAS.gemm(a, b, compute: .serial),
+            BLAS.gemm(a.transposed(), transposeA: true, b, compute: .serial),
+            BLAS.gemm(a, b.transposed(), transposeB: true, compute: .serial),
+            BLAS.gemm(a.transposed(), transposeA: true, b.transposed(), transposeB: true, compute: .serial),
         ]
         for c in variants {
             #expect(c.rows == 7 && c.columns == 9)
@@ -49,17 +48,17 @@ import RecBenchCore
     @Test func gramBySyrkAndBySparseRowsMatchNaiveProduct() {
         let x = Fixtures.randomSparse(rows: 40, columns: 13, density: 0.2, seed: 3)
         let expected = naiveProduct(x.dense().transposed(), x.dense())
-        for g in [BLAS.gram(x.dense()), x.gram()] {
+        for g in [BLAS.gram(x.dense(), compute: .serial), x.gram(compute: .serial)] {
             for (a, b) in zip(g.values, expected) { #expect(abs(Double(a) - b) < 1e-4) }
         }
     }
 
     @Test func choleskyInverseTimesMatrixIsIdentity() throws {
         let x = Fixtures.randomMatrix(rows: 30, columns: 12, seed: 4)
-        var g = BLAS.gram(x)
+        var g = BLAS.gram(x, compute: .serial)
         for i in 0..<12 { g[i, i] += 1 }
         let original = g
-        try BLAS.invertSymmetricPositiveDefinite(&g)
+        try BLAS.invertSymmetricPositiveDefinite(&g, compute: .serial)
         let product = naiveProduct(original, g)
         for i in 0..<12 { for j in 0..<12 {
             #expect(abs(product[i * 12 + j] - (i == j ? 1 : 0)) < 1e-4)
@@ -70,22 +69,19 @@ import RecBenchCore
 
     @Test func upperOnlyGramIsEnoughForTheInverse() throws {
         let x = Fixtures.randomSparse(rows: 50, columns: 10, density: 0.3, seed: 14)
-        let full = x.gram(), upper = x.gram(upperOnly: true)
+        let full = x.gram(compute: .serial), upper = x.gram(upperOnly: true, compute: .serial)
         for i in 0..<10 { for j in 0..<10 { #expect(upper[i, j] == (j >= i ? full[i, j] : 0)) } }
         var a = full, b = upper
         for i in 0..<10 { a[i, i] += 2; b[i, i] += 2 }
-        // Both under one held BLAS configuration: other suites change the process-wide
-        // thread count, and a different count may round differently.
-        try BLAS.withConfiguration(threads: 1) {
-            try BLAS.invertSymmetricPositiveDefinite(&a)
-            try BLAS.invertSymmetricPositiveDefinite(&b)
-        }
+        // Both with the same threads: a different count may round differently.
+        try BLAS.invertSymmetricPositiveDefinite(&a, compute: .serial)
+        try BLAS.invertSymmetricPositiveDefinite(&b, compute: .serial)
         #expect(a == b)
     }
 
     @Test func choleskyRejectsAnIndefiniteMatrix() {
         var m = Matrix(rows: 2, columns: 2, values: [1, 2, 2, 1])   // eigenvalues 3 and -1
-        #expect(throws: LinalgError.notPositiveDefinite(order: 2)) { try BLAS.invertSymmetricPositiveDefinite(&m) }
+        #expect(throws: LinalgError.notPositiveDefinite(order: 2)) { try BLAS.invertSymmetricPositiveDefinite(&m, compute: .serial) }
     }
 
     @Test func sparseFromEntriesSumsDuplicatesAndSortsColumns() {
@@ -116,14 +112,14 @@ import RecBenchCore
         let s = Fixtures.randomSparse(rows: 15, columns: 11, density: 0.4, seed: 7)
         let users: [Int32] = [19, 0, 7, 7]
         var out = Matrix(rows: users.count, columns: 11)
-        x.multiply(rows: users[...], by: d, into: &out)
+        x.multiply(rows: users[...], by: d, into: &out, compute: Compute(threads: 2))
         let full = naiveProduct(x.dense(), d)
         var outSparse = Matrix(rows: users.count, columns: 11, repeating: 99)
-        x.multiply(rows: users[...], bySparse: s, into: &outSparse)
+        x.multiply(rows: users[...], bySparse: s, into: &outSparse, compute: Compute(threads: 2))
         let fullSparse = naiveProduct(x.dense(), s.dense())
         // Adding onto a filled output: 3 + product.
         var added = Matrix(rows: users.count, columns: 11, repeating: 3)
-        x.multiply(rows: users[...], by: d, into: &added, adding: true)
+        x.multiply(rows: users[...], by: d, into: &added, adding: true, compute: Compute(threads: 2))
         for (r, u) in users.enumerated() { for j in 0..<11 {
             #expect(abs(Double(out[r, j]) - full[Int(u) * 11 + j]) < 1e-5)
             #expect(abs(Double(added[r, j]) - 3 - full[Int(u) * 11 + j]) < 1e-5)
@@ -180,7 +176,7 @@ import RecBenchCore
 
     @Test func parallelTopKOverRowsMatchesPerRowSelection() {
         let scores = Fixtures.randomMatrix(rows: 100, columns: 37, seed: 9)
-        let (items, counts) = TopK.select(scores, k: 5)
+        let (items, counts) = TopK.select(scores, k: 5, compute: Compute(threads: 2))
         for r in 0..<100 {
             let single = scores.values.withUnsafeBufferPointer { UnsafeBufferPointer(rebasing: $0[(r * 37)..<((r + 1) * 37)]) }
             let expected = TopK.select(single, k: 5)

@@ -14,7 +14,7 @@ import RecBenchCore
         let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterDefaults)
         var model = try M(parameters: ModelParameters(config: config, declared: M.parameters))
         var initRng = SeededGenerator(seed: 3)
-        let initial = model.prepare(data, context: FitContext(seed: 3, threads: 1, logger: Logger(label: "test")), rng: &initRng)
+        let initial = model.prepare(data, context: FitContext(seed: 3, compute: Compute(threads: 1), logger: Logger(label: "test")), rng: &initRng)
         // The first pass's loss on a few examples, with unit noise and late in training (KL
         // annealing at its cap), so every parameter's gradient is exercised.
         let batch = TrainingBatch(examples: Array(0..<min(8, model.exampleCount(data)))[...], pass: model.passes[0], step: 1 << 40, unitNoise: true)
@@ -23,10 +23,10 @@ import RecBenchCore
             return model.loss(batch, leaves, tape: tape, rng: &draws)
         }
         func loss(_ parameters: Parameters) -> Double {
-            let tape = Tape()
+            let tape = Tape(compute: .serial)
             return Double(loss(tape, tape.leaves(parameters) { _ in false }).value.values[0])
         }
-        let tape = Tape()
+        let tape = Tape(compute: .serial)
         let leaves = tape.leaves(initial)
         tape.backward(loss(tape, leaves))
         var rng = SeededGenerator(seed: 9)

@@ -11,13 +11,13 @@ func fitted(_ type: any Recommender.Type, on split: SplitData, dataset: Dataset,
     var model = try type.init(parameters: ModelParameters(config: config, declared: type.parameters))
     // Learned models: 60 epochs at lr 0.01 suffice on the tiny fixtures (and keep debug tests fast).
     try model.fit(TrainingData(dataset: dataset, split: split),
-                  context: FitContext(seed: 1, threads: 1, logger: Logger(label: "test"), training: TrainingSettings(epochs: 60, learningRate: 0.01)))
+                  context: FitContext(seed: 1, compute: Compute(threads: 1), logger: Logger(label: "test"), training: TrainingSettings(epochs: 60, learningRate: 0.01)))
     return model
 }
 
 func allScores(_ model: any Recommender, users: Int, items: Int) -> Matrix {
     var m = Matrix(rows: users, columns: items)
-    model.scores(for: Array(0..<Int32(users))[...], into: &m)
+    model.scores(for: Array(0..<Int32(users))[...], into: &m, compute: Compute(threads: 2))
     return m
 }
 
@@ -46,12 +46,10 @@ func blockFixture() throws -> (SplitData, Dataset) {
     func scoresAreFiniteAndRepeatable(model name: String) throws {
         let (split, d) = try blockFixture()
         let type = try ModelRegistry.model(named: name)
-        // Same configuration for both fits and their scoring (BLAS threads are process-wide
-        // and other suites run concurrently): then the results must be bit-identical.
-        let (a, b) = try BLAS.withConfiguration(threads: 2, workers: 2) {
-            (allScores(try fitted(type, on: split, dataset: d), users: d.userCount, items: d.itemCount),
-             allScores(try fitted(type, on: split, dataset: d), users: d.userCount, items: d.itemCount))
-        }
+        // Same threads for both fits and their scoring (every call states its own, so other
+        // suites running concurrently cannot change them): the results must be bit-identical.
+        let a = allScores(try fitted(type, on: split, dataset: d), users: d.userCount, items: d.itemCount)
+        let b = allScores(try fitted(type, on: split, dataset: d), users: d.userCount, items: d.itemCount)
         #expect(a.isFinite)
         #expect(a == b)
     }
@@ -60,7 +58,7 @@ func blockFixture() throws -> (SplitData, Dataset) {
     func personalisedModelsRankTheWithheldItemFirst(model name: String) throws {
         let (split, d) = try blockFixture()
         let model = try fitted(ModelRegistry.model(named: name), on: split, dataset: d, ["k": .int(5)])
-        let r = Evaluator.evaluate(model, split: split, part: .test, settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen))
+        let r = Evaluator.evaluate(model, split: split, part: .test, settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen), compute: Compute(threads: 2))
         #expect(r["mrr@1"] == 1, "\(name) missed some withheld items")
     }
 
@@ -178,7 +176,7 @@ func blockFixture() throws -> (SplitData, Dataset) {
         let split = SplitData(dataset: d, parts: [SplitPart](repeating: .train, count: d.interactions.count))
         let model = try fitted(RepeatPop.self, on: split, dataset: d)
         var block = Matrix(rows: 1, columns: d.itemCount)
-        model.scores(for: [d.userIDs["a"]!], into: &block)
+        model.scores(for: [d.userIDs["a"]!], into: &block, compute: .serial)
         let ranked = block.values.withUnsafeBufferPointer { TopK.select($0, k: d.itemCount) }.map { d.itemTokens[Int($0)] }
         // Own items: x (2), z (1, recent), y (1, older); then the rest by popularity: w (3), v (1).
         #expect(ranked == ["x", "z", "y", "w", "v"])

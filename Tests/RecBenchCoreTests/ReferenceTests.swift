@@ -23,7 +23,7 @@ struct ReferenceTests {
             for mask in masks {
                 var settings = plan.evaluation
                 settings.historyMask = mask
-                out["\(name)/\(mask.rawValue)"] = Evaluator.evaluate(model, split: split, part: .test, settings: settings).values
+                out["\(name)/\(mask.rawValue)"] = Evaluator.evaluate(model, split: split, part: .test, settings: settings, compute: Compute(threads: 2)).values
             }
         }
         let summary = SplitSummary(train: split.sizes[.train]!, valid: split.sizes[.valid]!, test: split.sizes[.test]!,

@@ -32,7 +32,7 @@ struct ScriptedModel: LearnedModel {
 
     func exampleCount(_ data: TrainingData) -> Int { 0 }
     func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable { p["epochs"]! }
-    func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {}
+    func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {}
 }
 
 struct TrainerTests {
@@ -40,9 +40,9 @@ struct TrainerTests {
         let (split, d) = try blockFixture()
         var model = ScriptedModel()
         let context = FitContext(
-            seed: 1, threads: 1, logger: Logger(label: "test"),
+            seed: 1, compute: .serial, logger: Logger(label: "test"),
             training: TrainingSettings(epochs: scores.count, stoppingStep: stoppingStep, checkpointDirectory: checkpoints),
-            validate: { scorer in scores[Int((scorer as! ScriptedModel).parameters["epochs"].values[0]) - 1] },
+            validate: { scorer, _ in scores[Int((scorer as! ScriptedModel).parameters["epochs"].values[0]) - 1] },
             validMetricBigger: bigger, checkpointName: "scripted")
         try model.fit(TrainingData(dataset: d, split: split), context: context)
         return (model.trainingSummary!, model.parameters["epochs"].values[0])

@@ -35,7 +35,7 @@ public enum EASEBenchmark {
     /// of `repeats`. `sgemmRows` caps the rows of the reference sgemm (its time is scaled
     /// linearly to all evaluated users).
     public static func run(dataset: Dataset, regWeight: Float = 250, repeats: Int, sgemmRows: Int = 1024,
-                           batchSize: Int = 4096, logger: Logger) throws -> [BenchmarkRow] {
+                           batchSize: Int = 4096, compute: Compute = .allCores, logger: Logger) throws -> [BenchmarkRow] {
         let parts = try Splitter.split(dataset.interactions, userCount: dataset.userCount,
                                        settings: SplitSettings(order: .time, strategy: .ratio([0.8, 0.1, 0.1]), seed: 2020))
         let split = SplitData(dataset: dataset, parts: parts)
@@ -43,18 +43,18 @@ public enum EASEBenchmark {
         let n = dataset.itemCount
         let config = try Config(layers: [ConfigLayer(source: "bench", values: ["reg_weight": .double(Double(regWeight))])],
                                 modelKeys: ModelRegistry.parameterDefaults)
-        let context = FitContext(seed: 2020, threads: ProcessStats.coreCount, logger: logger)
+        let context = FitContext(seed: 2020, compute: compute, logger: logger)
         var rows: [BenchmarkRow] = []
 
         // Reference first (cold), then the model: the model does not profit from warm-up.
         logger.notice("\(dataset.name): reference spotrf + spotri on XᵀX + λI (n = \(n))")
-        var gram = split.trainMatrix.gram(upperOnly: true)
+        var gram = split.trainMatrix.gram(upperOnly: true, compute: compute)
         for i in 0..<n { gram.values[i * n + i] += regWeight }
         var referenceInverse = Double.infinity
         for _ in 0..<repeats {
             var copy = gram
             let t = ContinuousClock.now
-            try BLAS.invertSymmetricPositiveDefinite(&copy)
+            try BLAS.invertSymmetricPositiveDefinite(&copy, compute: compute)
             referenceInverse = min(referenceInverse, (ContinuousClock.now - t).seconds)
         }
         gram = Matrix(rows: 0, columns: 0)
@@ -86,7 +86,7 @@ public enum EASEBenchmark {
         var evaluation = Double.infinity
         var users = 0
         for _ in 0..<repeats {
-            let r = Evaluator.evaluate(model, split: split, part: .test, settings: settings)
+            let r = Evaluator.evaluate(model, split: split, part: .test, settings: settings, compute: compute)
             evaluation = min(evaluation, r.seconds)
             users = r.users.count
         }
@@ -101,7 +101,7 @@ public enum EASEBenchmark {
         var sgemm = Double.infinity
         for _ in 0..<max(1, repeats) {
             let t = ContinuousClock.now
-            BLAS.gemm(a, b, into: &c)
+            BLAS.gemm(a, b, into: &c, compute: compute)
             sgemm = min(sgemm, (ContinuousClock.now - t).seconds)
         }
         let scale = Double(users) / Double(m)

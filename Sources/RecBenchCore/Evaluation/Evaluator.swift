@@ -1,12 +1,5 @@
 import Foundation
 
-/// Anything that fills a users × items score block (every model is one).
-public protocol Scorer {
-    /// Writes the score of every item for each listed user into the matching row of `block`
-    /// (`block` is `users.count × itemCount`; its previous contents are unspecified).
-    func scores(for users: ArraySlice<Int32>, into block: inout Matrix)
-}
-
 /// The outcome of evaluating one split: averages, and per-user data for later analyses.
 public struct EvaluationResult: Sendable {
     /// Which split was evaluated.
@@ -84,13 +77,13 @@ public enum Evaluator {
 
     /// Evaluates `scorer` on `part` of `split`.
     public static func evaluate(
-        _ scorer: any Scorer, split: SplitData, part: SplitPart, settings: EvaluationSettings
+        _ scorer: any Scorer, split: SplitData, part: SplitPart, settings: EvaluationSettings, compute: Compute
     ) -> EvaluationResult {
-        evaluate(scorer, target: EvaluationTarget(part, in: split), settings: settings)
+        evaluate(scorer, target: EvaluationTarget(part, in: split), settings: settings, compute: compute)
     }
 
     /// Evaluates `scorer` against a prepared target (reuse it across epochs).
-    public static func evaluate(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings) -> EvaluationResult {
+    public static func evaluate(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings, compute: Compute) -> EvaluationResult {
         let started = Date()
         let part = target.part, positives = target.positives, history = target.history, users = target.users
         let width = settings.cutoffs.max()!
@@ -111,7 +104,7 @@ public enum Evaluator {
             let end = min(users.count, start + settings.batchSize)
             let batch = users[start..<end]
             if block.rows != batch.count { block = Matrix(rows: batch.count, columns: itemCount) }
-            scorer.scores(for: batch, into: &block)
+            scorer.scores(for: batch, into: &block, compute: compute)
             let batchStart = start
             block.values.withUnsafeMutableBufferPointer { scores in
                 topItems.withUnsafeMutableBufferPointer { top in
@@ -120,7 +113,7 @@ public enum Evaluator {
                           hitCounts.withUnsafeMutableBufferPointer { hitCountsBuffer in
                             // Each worker touches only its own rows / user slots.
                             let shared = UnsafeShared((scores.baseAddress!, top.baseAddress!, flat.baseAddress!, repeats.baseAddress!, hitCountsBuffer.baseAddress!))
-                            Parallel.forEachChunk(count: batch.count, chunkSize: 32) { rows in
+                            compute.forEachChunk(count: batch.count, chunkSize: 32) { rows in
                                 let (s, t, f, rp, hc) = shared.value
                                 withUnsafeTemporaryAllocation(of: UInt8.self, capacity: width) { hits in
                                     for r in rows {

@@ -101,7 +101,7 @@ public enum Experiment {
             modelType: modelType, config: config, data: try DataSettings(config), split: try SplitSettings(config),
             evaluation: try EvaluationSettings(config), training: try TrainingSettings(config), parameters: parameters,
             seed: UInt64(bitPattern: Int64(try config.int("seed"))),
-            threads: threads == 0 ? ProcessStats.coreCount : threads,
+            threads: threads == 0 ? Compute.coreCount : threads,
             resultsDirectory: try config.string("results_dir"), modelDefaultsFile: defaultsFile,
             notices: config.notices)
     }
@@ -129,12 +129,7 @@ public enum Experiment {
 
     /// Runs `plan`. Nothing is written here: the caller stores the result.
     public static func run(_ plan: ExperimentPlan, logger: Logger, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws -> RunOutcome {
-        try BLAS.withConfiguration(threads: plan.threads, workers: plan.threads) {
-            try runLocked(plan, logger: logger, onEvent: onEvent)
-        }
-    }
-
-    static func runLocked(_ plan: ExperimentPlan, logger: Logger, onEvent: @escaping @Sendable (Event) -> Void) throws -> RunOutcome {
+        let compute = Compute(threads: plan.threads)
         var notices = plan.notices
         let runStart = ContinuousClock.now
         var clock = runStart
@@ -179,11 +174,11 @@ public enum Experiment {
         var model = try plan.modelType.init(parameters: plan.parameters)
         let data = TrainingData(dataset: dataset, split: split)
         let evaluation = plan.evaluation, validation = evaluation.validationOnly
-        let validate: (@Sendable (any Scorer) -> Double)? = summary.validUsers > 0 ? { @Sendable scorer in
-            Evaluator.evaluate(scorer, target: validTarget, settings: validation).values[evaluation.validMetric] ?? 0
+        let validate: (@Sendable (any Scorer, Compute) -> Double)? = summary.validUsers > 0 ? { @Sendable scorer, compute in
+            Evaluator.evaluate(scorer, target: validTarget, settings: validation, compute: compute).values[evaluation.validMetric] ?? 0
         } : nil
         let context = FitContext(
-            seed: plan.seed, threads: plan.threads, logger: logger, training: plan.training, validate: validate,
+            seed: plan.seed, compute: compute, logger: logger, training: plan.training, validate: validate,
             validMetricBigger: evaluation.validMetricBigger, validMetric: evaluation.validMetric,
             onEpoch: { onEvent(.epoch($0)) },
             onBatch: { [clock = BatchClock()] done, total in onEvent(.batch(done: done, of: total, elapsed: clock.elapsed(restartingWhen: done == 1))) },
@@ -194,11 +189,11 @@ public enum Experiment {
 
         var valid: EvaluationResult?
         if summary.validUsers > 0 {
-            valid = Evaluator.evaluate(model, target: validTarget, settings: plan.evaluation)
+            valid = Evaluator.evaluate(model, target: validTarget, settings: plan.evaluation, compute: compute)
             onEvent(.evaluated(valid!))
         }
         let validSeconds = lap()
-        let test = Evaluator.evaluate(model, target: testTarget, settings: plan.evaluation)
+        let test = Evaluator.evaluate(model, target: testTarget, settings: plan.evaluation, compute: compute)
         onEvent(.evaluated(test))
         let testSeconds = lap()
 
@@ -216,7 +211,7 @@ public enum Experiment {
                       "total": (ContinuousClock.now - runStart).seconds],
             fitSteps: model.fitSteps, training: model.trainingSummary,
             peakMemoryMiB: ProcessStats.peakMemoryMiB,
-            threads: ["blas": BLAS.threadCount, "workers": min(Parallel.workerLimit, ProcessStats.coreCount)],
+            threads: ["blas": compute.blasThreads, "workers": compute.activeWorkers],
             blas: BLAS.configuration, notices: notices)
         let perUser = PerUserResults(runKey: runKey, dataset: dataset, evaluations: [valid, test].compactMap { $0 })
         return RunOutcome(result: result, valid: valid, test: test, perUser: perUser)

@@ -3,42 +3,19 @@ import Foundation
 
 /// Thin, shape-checked wrappers over OpenBLAS and LAPACKE for the float32 `Matrix`.
 public enum BLAS {
-    /// The number of threads OpenBLAS uses for one call (process-wide).
-    public static var threadCount: Int { Int(openblas_get_num_threads()) }
-
-    /// Sets the number of threads OpenBLAS uses (process-wide).
-    public static func setThreadCount(_ count: Int) {
-        openblas_set_num_threads(Int32(max(1, count)))
-    }
-
-    private static let configurationLock = NSRecursiveLock()
-
-    /// Runs `body` with `threads` OpenBLAS threads and `workers` parallel-loop workers, holding
-    /// a process-wide lock: both settings are global, so two runs in one process (tests, a
-    /// library user) must not change them under each other. Restores both afterwards.
-    public static func withConfiguration<T>(threads: Int, workers: Int? = nil, _ body: () throws -> T) rethrows -> T {
-        configurationLock.lock()
-        defer { configurationLock.unlock() }
-        let previousThreads = threadCount, previousWorkers = Parallel.workerLimit
-        setThreadCount(threads)
-        if let workers { Parallel.workerLimit = workers }
-        defer {
-            setThreadCount(previousThreads)
-            Parallel.workerLimit = previousWorkers
-        }
-        return try body()
-    }
-
     /// The OpenBLAS build string (version, kernel, threading), for result records.
     public static var configuration: String {
         guard let config = openblas_get_config() else { return "unknown" }
         return String(cString: config)
     }
 
-    /// `c = alpha · op(a) · op(b) + beta · c`, where op transposes when asked.
+    /// `c = alpha · op(a) · op(b) + beta · c`, where op transposes when asked. With one
+    /// OpenBLAS thread and several workers, large products are split over the workers: tall
+    /// outputs by rows, short wide ones (m < 128: a weight gradient of a narrow layer) by
+    /// columns, one block per worker (fewest re-packings).
     public static func gemm(
         _ a: Matrix, transposeA: Bool = false, _ b: Matrix, transposeB: Bool = false,
-        alpha: Float = 1, beta: Float = 0, into c: inout Matrix
+        alpha: Float = 1, beta: Float = 0, into c: inout Matrix, compute: Compute
     ) {
         let m = transposeA ? a.columns : a.rows
         let k = transposeA ? a.rows : a.columns
@@ -48,40 +25,32 @@ public enum BLAS {
         precondition(c.rows == m && c.columns == n, "gemm: output is \(c.rows)×\(c.columns), expected \(m)×\(n)")
         checkSize(m, n, k)
         guard m > 0, n > 0 else { return }
-        // With one OpenBLAS thread (training), large products are split over our own workers
-        // instead: no OpenBLAS thread is left spinning between calls. Tall outputs split by
-        // rows, short wide ones (m < 128: a weight gradient of a narrow layer) by columns.
-        // One block per worker: fewest re-packings. OpenBLAS's edge kernels round some
-        // entries differently at block borders, so results depend on the worker count (as
-        // with OpenBLAS's own threading); runs record it.
-        let workers = min(Parallel.workerLimit, ProcessStats.coreCount)
-        let split = threadCount == 1 && workers > 1 && m * n * k >= 1 << 22
+        let workers = compute.activeWorkers
+        let split = compute.blasThreads == 1 && workers > 1 && m * n * k >= 1 << 22
         let byRows = split && m >= 128, byColumns = split && !byRows && n >= 256
-        let rowChunk = byRows ? (m + workers - 1) / workers : m
-        let columnChunk = byColumns ? (n + workers - 1) / workers : n
-        a.values.withUnsafeBufferPointer { pa in
-            b.values.withUnsafeBufferPointer { pb in
-                c.values.withUnsafeMutableBufferPointer { pc in
-                    // Workers write disjoint blocks of c.
-                    let p = UnsafeShared((pa.baseAddress!, pb.baseAddress!, pc.baseAddress!))
-                    let lda = max(1, a.columns), ldb = max(1, b.columns)
-                    let blocks = (m + rowChunk - 1) / rowChunk * ((n + columnChunk - 1) / columnChunk)
-                    Parallel.forEachChunk(count: blocks, chunkSize: 1) { range in
-                        let (ap, bp, cp) = p.value
-                        let block = range.lowerBound
-                        let rowBlocks = (m + rowChunk - 1) / rowChunk
-                        let rows = (block % rowBlocks * rowChunk)..<min(m, (block % rowBlocks + 1) * rowChunk)
-                        let columns = (block / rowBlocks * columnChunk)..<min(n, (block / rowBlocks + 1) * columnChunk)
-                        // Rows r of op(a): row r of a, or column r of a when transposed; columns
-                        // j of op(b): column j of b, or row j of b when transposed.
-                        let aStart = transposeA ? ap + rows.lowerBound : ap + rows.lowerBound * lda
-                        let bStart = transposeB ? bp + columns.lowerBound * ldb : bp + columns.lowerBound
-                        cblas_sgemm(
-                            CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
-                            transposeB ? CblasTrans : CblasNoTrans,
-                            Int32(rows.count), Int32(columns.count), Int32(k), alpha,
-                            aStart, Int32(lda), bStart, Int32(ldb),
-                            beta, cp + rows.lowerBound * n + columns.lowerBound, Int32(max(1, n)))
+        let blocks = GemmBlocks(m: m, n: n, rowChunk: byRows ? (m + workers - 1) / workers : m,
+                                columnChunk: byColumns ? (n + workers - 1) / workers : n)
+        OpenBLASThreads.shared.run(threads: compute.blasThreads) {
+            a.values.withUnsafeBufferPointer { pa in
+                b.values.withUnsafeBufferPointer { pb in
+                    c.values.withUnsafeMutableBufferPointer { pc in
+                        // Workers write disjoint blocks of c.
+                        let p = UnsafeShared((pa.baseAddress!, pb.baseAddress!, pc.baseAddress!))
+                        let lda = max(1, a.columns), ldb = max(1, b.columns)
+                        compute.forEachChunk(count: blocks.count, chunkSize: 1) { range in
+                            let (ap, bp, cp) = p.value
+                            let (rows, columns) = blocks[range.lowerBound]
+                            // Rows r of op(a): row r of a, or column r of a when transposed; columns
+                            // j of op(b): column j of b, or row j of b when transposed.
+                            let aStart = transposeA ? ap + rows.lowerBound : ap + rows.lowerBound * lda
+                            let bStart = transposeB ? bp + columns.lowerBound * ldb : bp + columns.lowerBound
+                            cblas_sgemm(
+                                CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
+                                transposeB ? CblasTrans : CblasNoTrans,
+                                Int32(rows.count), Int32(columns.count), Int32(k), alpha,
+                                aStart, Int32(lda), bStart, Int32(ldb),
+                                beta, cp + rows.lowerBound * n + columns.lowerBound, Int32(max(1, n)))
+                        }
                     }
                 }
             }
@@ -90,26 +59,28 @@ public enum BLAS {
 
     /// `op(a) · op(b)` as a new matrix.
     public static func gemm(
-        _ a: Matrix, transposeA: Bool = false, _ b: Matrix, transposeB: Bool = false
+        _ a: Matrix, transposeA: Bool = false, _ b: Matrix, transposeB: Bool = false, compute: Compute
     ) -> Matrix {
         // β = 0: BLAS does not read c, so it need not be zeroed.
         var c = Matrix(uninitializedRows: transposeA ? a.columns : a.rows, columns: transposeB ? b.rows : b.columns)
-        gemm(a, transposeA: transposeA, b, transposeB: transposeB, into: &c)
+        gemm(a, transposeA: transposeA, b, transposeB: transposeB, into: &c, compute: compute)
         return c
     }
 
     /// The Gram matrix `aᵀ · a` (columns × columns), computed by `ssyrk` on the upper
     /// triangle and mirrored so the result is a full symmetric matrix.
-    public static func gram(_ a: Matrix) -> Matrix {
+    public static func gram(_ a: Matrix, compute: Compute) -> Matrix {
         let n = a.columns
         checkSize(n, n, a.rows)
         var c = Matrix(rows: n, columns: n)
         guard n > 0 else { return c }
-        a.values.withUnsafeBufferPointer { pa in
-            c.values.withUnsafeMutableBufferPointer { pc in
-                cblas_ssyrk(
-                    CblasRowMajor, CblasUpper, CblasTrans, Int32(n), Int32(a.rows), 1,
-                    pa.baseAddress, Int32(max(1, n)), 0, pc.baseAddress, Int32(n))
+        OpenBLASThreads.shared.run(threads: compute.blasThreads) {
+            a.values.withUnsafeBufferPointer { pa in
+                c.values.withUnsafeMutableBufferPointer { pc in
+                    cblas_ssyrk(
+                        CblasRowMajor, CblasUpper, CblasTrans, Int32(n), Int32(a.rows), 1,
+                        pa.baseAddress, Int32(max(1, n)), 0, pc.baseAddress, Int32(n))
+                }
             }
         }
         c.mirrorUpperToLower()
@@ -122,17 +93,19 @@ public enum BLAS {
     ///
     /// The row-major upper triangle is handed to LAPACKE as the column-major lower triangle
     /// (the same memory), which avoids LAPACKE's transposed n² copy.
-    public static func invertSymmetricPositiveDefinite(_ m: inout Matrix) throws {
+    public static func invertSymmetricPositiveDefinite(_ m: inout Matrix, compute: Compute) throws {
         precondition(m.rows == m.columns, "invertSymmetricPositiveDefinite: \(m.rows)×\(m.columns) is not square")
         let n = m.rows
         checkSize(n, n, 1)
         guard n > 0 else { return }
         let lower = CChar(UInt8(ascii: "L"))
         var info: Int32 = 0
-        m.values.withUnsafeMutableBufferPointer { p in
-            info = LAPACKE_spotrf(LAPACK_COL_MAJOR, lower, Int32(n), p.baseAddress, Int32(n))
-            if info == 0 {
-                info = LAPACKE_spotri(LAPACK_COL_MAJOR, lower, Int32(n), p.baseAddress, Int32(n))
+        OpenBLASThreads.shared.run(threads: compute.blasThreads) {
+            m.values.withUnsafeMutableBufferPointer { p in
+                info = LAPACKE_spotrf(LAPACK_COL_MAJOR, lower, Int32(n), p.baseAddress, Int32(n))
+                if info == 0 {
+                    info = LAPACKE_spotri(LAPACK_COL_MAJOR, lower, Int32(n), p.baseAddress, Int32(n))
+                }
             }
         }
         if info > 0 { throw LinalgError.notPositiveDefinite(order: Int(info)) }
@@ -145,6 +118,47 @@ public enum BLAS {
         let limit = Int(Int32.max)
         precondition(a * b < limit && a * c < limit && b * c < limit,
                      "BLAS: shape \(a)×\(b)×\(c) exceeds the 32-bit index range of this OpenBLAS build")
+    }
+}
+
+/// The blocks a split product computes: block b covers rows and columns of the output.
+struct GemmBlocks {
+    let m: Int, n: Int, rowChunk: Int, columnChunk: Int
+    var rowBlocks: Int { (m + rowChunk - 1) / rowChunk }
+    var count: Int { rowBlocks * ((n + columnChunk - 1) / columnChunk) }
+
+    subscript(block: Int) -> (rows: Range<Int>, columns: Range<Int>) {
+        let r = block % rowBlocks, c = block / rowBlocks
+        return ((r * rowChunk)..<min(m, (r + 1) * rowChunk), (c * columnChunk)..<min(n, (c + 1) * columnChunk))
+    }
+}
+
+/// OpenBLAS's thread count belongs to the library, not to a call. recbench sets it for each
+/// call from that call's `Compute`; calls that want different counts take turns, calls that
+/// want the same count run together. (This lock mirrors the library's own global; it holds
+/// nothing of recbench's.)
+final class OpenBLASThreads: @unchecked Sendable {   // state guarded by `condition`
+    static let shared = OpenBLASThreads()
+    private let condition = NSCondition()
+    private var current = 0, active = 0
+
+    /// Runs `body` while OpenBLAS uses `threads` threads.
+    func run<T>(threads: Int, _ body: () throws -> T) rethrows -> T {
+        condition.lock()
+        while active > 0 && current != threads { condition.wait() }
+        if current != threads {
+            openblas_set_num_threads(Int32(threads))
+            current = threads
+        }
+        active += 1
+        condition.unlock()
+        defer {
+            condition.lock()
+            active -= 1
+            if active == 0 { condition.broadcast() }
+            condition.unlock()
+        }
+        return try body()
     }
 }
 

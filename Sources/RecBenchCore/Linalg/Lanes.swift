@@ -114,9 +114,9 @@ public enum LaneKernels {
     /// out[i] = f(a[i]).
     @inlinable @inline(__always)
     public static func map(_ a: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, count: Int,
-                           _ f: @Sendable (Lanes) -> Lanes) {
+                           compute: Compute, _ f: @Sendable (Lanes) -> Lanes) {
         let p = UnsafeShared((a, out))   // workers write disjoint element ranges
-        Parallel.forEachChunk(count: count, chunkSize: chunk) { range in
+        compute.forEachChunk(count: count, chunkSize: chunk) { range in
             let (x, o) = p.value
             var i = range.lowerBound
             while i < range.upperBound {
@@ -129,9 +129,9 @@ public enum LaneKernels {
     /// out[i] = f(a[i], b[i]).
     @inlinable @inline(__always)
     public static func zipMap(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>,
-                              count: Int, _ f: @Sendable (Lanes, Lanes) -> Lanes) {
+                              count: Int, compute: Compute, _ f: @Sendable (Lanes, Lanes) -> Lanes) {
         let p = UnsafeShared((a, b, out))   // workers write disjoint element ranges
-        Parallel.forEachChunk(count: count, chunkSize: chunk) { range in
+        compute.forEachChunk(count: count, chunkSize: chunk) { range in
             let (x, y, o) = p.value
             var i = range.lowerBound
             while i < range.upperBound {

@@ -25,7 +25,7 @@ public struct Matrix: Sendable, Equatable {
     }
 
     /// `count` copies of the 1 × n matrix `row`, one per row (a broadcast bias).
-    public init(repeatingRow row: Matrix, count: Int) {
+    public init(repeatingRow row: Matrix, count: Int, compute: Compute) {
         precondition(row.rows == 1, "Matrix(repeatingRow:): expected one row, got \(row.rows)")
         self.init(uninitializedRows: count, columns: row.columns)
         let n = columns
@@ -33,7 +33,7 @@ public struct Matrix: Sendable, Equatable {
         values.withUnsafeMutableBufferPointer { out in
             row.values.withUnsafeBufferPointer { source in
                 let p = UnsafeShared((out.baseAddress!, source.baseAddress!))   // workers write disjoint rows
-                Parallel.forEachChunk(count: count, chunkSize: max(1, (1 << 15) / n)) { rows in
+                compute.forEachChunk(count: count, chunkSize: max(1, (1 << 15) / n)) { rows in
                     for r in rows { (p.value.0 + r * n).initialize(from: p.value.1, count: n) }
                 }
             }
@@ -70,7 +70,10 @@ public struct Matrix: Sendable, Equatable {
     }
 
     /// True when every element is finite (no NaN or infinity).
-    public var isFinite: Bool {
+    public var isFinite: Bool { isFinite(compute: .serial) }
+
+    /// True when every element is finite, checked in parallel chunks.
+    public func isFinite(compute: Compute) -> Bool {
         // x · 0 is 0 for finite x and NaN for ±∞ and NaN, so the sum is 0 exactly when all are finite.
         values.withUnsafeBufferPointer { p in
             guard let base = p.baseAddress else { return true }
@@ -78,7 +81,7 @@ public struct Matrix: Sendable, Equatable {
             var finite = [Bool](repeating: true, count: (count + chunk - 1) / chunk)
             finite.withUnsafeMutableBufferPointer { f in
                 let shared = UnsafeShared((base, f.baseAddress!))   // one flag per chunk
-                Parallel.forEachChunk(count: count, chunkSize: chunk) { range in
+                compute.forEachChunk(count: count, chunkSize: chunk) { range in
                     var sum = Lanes()
                     for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) { sum += Lanes.load(shared.value.0, i, count: count) * 0 }
                     shared.value.1[range.lowerBound / chunk] = sum.total == 0

@@ -167,7 +167,7 @@ extension SparseMatrix {
     /// With `upperOnly`, only entries (i, j ≥ i) are computed and the rest stay 0 — half the
     /// work, and all a Cholesky factorisation reads. Each output row is written by one
     /// worker in a fixed order, so the result is deterministic.
-    public func gram(upperOnly: Bool = false) -> Matrix {
+    public func gram(upperOnly: Bool = false, compute: Compute) -> Matrix {
         let n = columns
         var g = Matrix(rows: n, columns: n)
         let byColumn = transposed()   // row i lists the rows (users) that have column i
@@ -176,7 +176,7 @@ extension SparseMatrix {
             self.columnIndices.withUnsafeBufferPointer { cols in
                 self.values.withUnsafeBufferPointer { vals in
                     let c = UnsafeShared((cols.baseAddress!, vals.baseAddress!))
-                    Parallel.forEachChunk(count: n, chunkSize: 32) { range in
+                    compute.forEachChunk(count: n, chunkSize: 32) { range in
                         let (cp, vp) = c.value
                         for i in range {
                             let rowOut = shared.value + i * n
@@ -205,7 +205,7 @@ extension SparseMatrix {
     /// Writes `self[rows[i], :] · dense` into row `i` of `output` for every listed row (or
     /// adds it, when `adding`), in parallel over rows. `output` must be
     /// `rows.count × dense.columns`.
-    public func multiply(rows selected: ArraySlice<Int32>, by dense: Matrix, into output: inout Matrix, adding: Bool = false) {
+    public func multiply(rows selected: ArraySlice<Int32>, by dense: Matrix, into output: inout Matrix, adding: Bool = false, compute: Compute) {
         precondition(dense.rows == columns, "multiply: \(rows)×\(columns) by \(dense.rows)×\(dense.columns)")
         precondition(output.rows == selected.count && output.columns == dense.columns, "multiply: output shape")
         let n = dense.columns
@@ -219,7 +219,7 @@ extension SparseMatrix {
                             values.withUnsafeBufferPointer { vs in
                                 // Each worker owns disjoint output rows; the rest is read-only.
                                 let p = UnsafeShared((out.baseAddress!, d.baseAddress!, sr, rs, ci, vs))
-                                Parallel.forEachChunk(count: selectedRows.count, chunkSize: 16) { range in
+                                compute.forEachChunk(count: selectedRows.count, chunkSize: 16) { range in
                                     let (o, dp, sr, rs, ci, vs) = p.value
                                     for i in range {
                                         let row = o + i * n
@@ -258,14 +258,14 @@ extension SparseMatrix {
     }
 
     /// Like `multiply(rows:by:into:)` with a sparse right-hand side.
-    public func multiply(rows selected: ArraySlice<Int32>, bySparse other: SparseMatrix, into output: inout Matrix) {
+    public func multiply(rows selected: ArraySlice<Int32>, bySparse other: SparseMatrix, into output: inout Matrix, compute: Compute) {
         precondition(other.rows == columns, "multiply: inner dimensions differ")
         precondition(output.rows == selected.count && output.columns == other.columns, "multiply: output shape")
         let n = other.columns
         let selectedRows = Array(selected)
         output.values.withUnsafeMutableBufferPointer { out in
             let shared = UnsafeShared(out.baseAddress!)   // each worker owns disjoint output rows
-            Parallel.forEachChunk(count: selectedRows.count, chunkSize: 16) { range in
+            compute.forEachChunk(count: selectedRows.count, chunkSize: 16) { range in
                 for i in range {
                     let row = shared.value + i * n
                     row.initialize(repeating: 0, count: n)

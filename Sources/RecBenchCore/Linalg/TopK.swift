@@ -156,7 +156,7 @@ public enum TopK {
 
     /// Selects the best `k` columns of every row of `scores` in parallel. Returns a
     /// `rows × k` row-major index array and the count selected per row.
-    public static func select(_ scores: Matrix, k: Int) -> (items: [Int32], counts: [Int]) {
+    public static func select(_ scores: Matrix, k: Int, compute: Compute) -> (items: [Int32], counts: [Int]) {
         var items = [Int32](repeating: -1, count: scores.rows * k)
         var counts = [Int](repeating: 0, count: scores.rows)
         guard k > 0 else { return (items, counts) }
@@ -166,7 +166,7 @@ public enum TopK {
                 counts.withUnsafeMutableBufferPointer { cp in
                     // Each worker writes only its own rows of items and counts.
                     let shared = UnsafeShared((sp.baseAddress!, ip.baseAddress!, cp.baseAddress!))
-                    Parallel.forEachChunk(count: scores.rows, chunkSize: 32) { range in
+                    compute.forEachChunk(count: scores.rows, chunkSize: 32) { range in
                         let (s, i, c) = shared.value
                         for r in range {
                             c[r] = select(UnsafeBufferPointer(start: s + r * n, count: n), k: k, into: i + r * k)

@@ -47,7 +47,7 @@ public struct BPR: LearnedModel {
         let inter = data.dataset.interactions
         pairs = (data.split.trainRows.map { inter.users[$0] }, data.split.trainRows.map { inter.items[$0] })
         negatives = max(1, context.training.negativesPerPositive)
-        let workers = min(context.threads, ProcessStats.coreCount)
+        let workers = context.compute.activeWorkers
         if hogwild && workers > 1 {
             context.logger.notice("BPR: hogwild on \(workers) threads updates without locks, so reruns give somewhat different metrics; threads: 1 makes them identical")
         }
@@ -84,7 +84,7 @@ public struct BPR: LearnedModel {
         let p = SharedMatrix(parameters["user_embedding"]), q = SharedMatrix(parameters["item_embedding"])
         let pairs = self.pairs, history = self.history, negatives = self.negatives
         let step = HogwildStep(rate: hogwildRate, regularization: hogwildRegularization, dimension: embeddingSize)
-        let workers = min(Parallel.workerLimit, ProcessStats.coreCount)
+        let workers = context.compute.activeWorkers
         let total = Hogwild.run(count: order.count, workers: workers, seed: context.seed, epoch: index) { slice, rng in
             var loss = 0.0
             for k in slice {
@@ -103,11 +103,11 @@ public struct BPR: LearnedModel {
         return total / Double(max(1, count * negatives))
     }
 
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         let table = parameters["user_embedding"], d = table.columns
         var rows = Matrix(rows: users.count, columns: d)
         for (r, u) in users.enumerated() { for j in 0..<d { rows.values[r * d + j] = table.values[Int(u) * d + j] } }
-        BLAS.gemm(rows, parameters["item_embedding"], transposeB: true, into: &block)
+        BLAS.gemm(rows, parameters["item_embedding"], transposeB: true, into: &block, compute: compute)
     }
 }
 

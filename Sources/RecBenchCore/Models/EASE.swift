@@ -32,11 +32,11 @@ public struct EASE: Recommender {
             fitSteps[step] = (now - clock).seconds
             clock = now
         }
-        var g = x.gram(upperOnly: true)   // the Cholesky reads only the upper triangle
+        var g = x.gram(upperOnly: true, compute: context.compute)   // the Cholesky reads only the upper triangle
         for i in 0..<n { g.values[i * n + i] += regWeight }
         lap("gram")
         do {
-            try BLAS.invertSymmetricPositiveDefinite(&g)
+            try BLAS.invertSymmetricPositiveDefinite(&g, compute: context.compute)
         } catch {
             throw RecBenchError.config("reg_weight", "EASE: XᵀX + λI is not positive definite (\(error)); use a larger reg_weight")
         }
@@ -45,7 +45,7 @@ public struct EASE: Recommender {
         let diagonal = (0..<n).map { g.values[$0 * n + $0] }
         g.values.withUnsafeMutableBufferPointer { p in
             let shared = UnsafeShared(p.baseAddress!)   // workers own disjoint rows
-            Parallel.forEachChunk(count: n, chunkSize: 64) { rows in
+            context.compute.forEachChunk(count: n, chunkSize: 64) { rows in
                 for i in rows {
                     let row = shared.value + i * n
                     for j in 0..<n { row[j] = -row[j] / diagonal[j] }
@@ -54,13 +54,13 @@ public struct EASE: Recommender {
             }
         }
         lap("scale")
-        guard g.isFinite else { throw RecBenchError("EASE: weights are not finite; increase reg_weight") }
+        guard g.isFinite(compute: context.compute) else { throw RecBenchError("EASE: weights are not finite; increase reg_weight") }
         weights = g
         trainMatrix = x
     }
 
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {
-        trainMatrix.multiply(rows: users, by: weights, into: &block)
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        trainMatrix.multiply(rows: users, by: weights, into: &block, compute: compute)
     }
 }
 

@@ -29,7 +29,7 @@ public struct ItemKNN: Recommender {
         let x = data.trainMatrix
         let n = x.columns
         let norms = x.columnSquaredNorms().map { $0.squareRoot() }
-        let gram = x.gram()   // xᵢ · xⱼ for all pairs; dense n×n
+        let gram = x.gram(compute: context.compute)   // xᵢ · xⱼ for all pairs; dense n×n
         let keep = min(k, n)
         // Column j of W: its top-k similarities. Computed row-wise on the symmetric Gram
         // matrix (row j == column j), one worker per block of items.
@@ -41,7 +41,7 @@ public struct ItemKNN: Recommender {
                 weights.withUnsafeMutableBufferPointer { wt in
                     // Workers write disjoint slices [j*keep, (j+1)*keep).
                     let shared = UnsafeShared((g.baseAddress!, nb.baseAddress!, wt.baseAddress!))
-                    Parallel.forEachChunk(count: n, chunkSize: 64) { range in
+                    context.compute.forEachChunk(count: n, chunkSize: 64) { range in
                         let (gp, np, wp) = shared.value
                         var column = [Float](repeating: 0, count: n)
                         for j in range {
@@ -67,7 +67,7 @@ public struct ItemKNN: Recommender {
         trainMatrix = x
     }
 
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {
-        trainMatrix.multiply(rows: users, bySparse: similarity, into: &block)
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        trainMatrix.multiply(rows: users, bySparse: similarity, into: &block, compute: compute)
     }
 }

@@ -50,9 +50,9 @@ public struct MultiDAE: LearnedModel {
         decoder(tape.tanh(encoder(x, p, tape: tape)), p, tape: tape)
     }
 
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         var rng = SeededGenerator(seed: 0)
-        let tape = Tape()
+        let tape = Tape(compute: compute)
         block = forward(input!.encoderInput(Array(users), dropout: 0, rng: &rng), tape.leaves(parameters) { _ in false }, tape: tape).value
     }
 }

@@ -68,9 +68,9 @@ public struct MultiVAE: LearnedModel {
         return tape.add(likelihood, kl)
     }
 
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         var rng = SeededGenerator(seed: 0)
-        let tape = Tape()
+        let tape = Tape(compute: compute)
         let p = tape.leaves(parameters) { _ in false }
         let h = encoder(input!.encoderInput(Array(users), dropout: 0, rng: &rng), p, tape: tape)
         block = decoder(tape.columns(h, 0..<code), p, tape: tape).value

@@ -17,7 +17,7 @@ public struct Pop: Recommender {
         itemCounts = data.trainMatrix.columnSums()
     }
 
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         let n = itemCounts.count
         block.values.withUnsafeMutableBufferPointer { out in
             for r in 0..<users.count {

@@ -70,7 +70,7 @@ public struct RecVAE: LearnedModel {
         initial.add("decoder.bias", Matrix(rows: 1, columns: data.itemCount))
         oldEncoder = RecVAE.encoderParameters(items: data.itemCount, hidden: hidden, latent: latent, rng: &rng)
         input = AutoEncoderInput(trainMatrix: data.trainMatrix)
-        refreshOldPosterior(users: data.userCount)
+        refreshOldPosterior(users: data.userCount, compute: context.compute)
         return initial
     }
 
@@ -87,16 +87,16 @@ public struct RecVAE: LearnedModel {
 
     /// Before the decoder passes, `update_prior`: the old encoder becomes a copy of the
     /// encoder (a no-op when it already is one).
-    public mutating func willBegin(_ pass: TrainingPass, parameters: Parameters, data: TrainingData) {
+    public mutating func willBegin(_ pass: TrainingPass, parameters: Parameters, data: TrainingData, compute: Compute) {
         guard pass.name == RecVAE.decoderPass.name, !oldEncoder.names.allSatisfy({ oldEncoder[$0] == parameters[$0] }) else { return }
         for name in oldEncoder.names { oldEncoder[name] = parameters[name] }
-        refreshOldPosterior(users: data.userCount)
+        refreshOldPosterior(users: data.userCount, compute: compute)
     }
 
     /// Recomputes the cached old-encoder posterior of every user.
-    mutating func refreshOldPosterior(users count: Int) {
+    mutating func refreshOldPosterior(users count: Int, compute: Compute) {
         var rng = SeededGenerator(seed: 0)
-        let tape = Tape()
+        let tape = Tape(compute: compute)
         let (mu, logVariance) = encode(input!.encoderInput(Array(0..<Int32(count)), dropout: 0, rng: &rng),
                                        tape.leaves(oldEncoder) { _ in false }, tape: tape)
         oldPosterior = (mu.value, logVariance.value)
@@ -176,8 +176,8 @@ public struct RecVAE: LearnedModel {
         return tape.sub(kl, likelihood)
     }
 
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {
-        let tape = Tape()
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        let tape = Tape(compute: compute)
         let p = tape.leaves(parameters) { _ in false }
         let mu: Variable
         if let cached = oldPosterior, oldEncoder.names.allSatisfy({ oldEncoder[$0] == parameters[$0] }) {

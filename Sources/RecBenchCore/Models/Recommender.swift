@@ -31,14 +31,15 @@ public struct TrainingData: Sendable {
 public struct FitContext: Sendable {
     /// The run's seed.
     public let seed: UInt64
-    /// Threads the model may use (BLAS and worker threads).
-    public let threads: Int
+    /// Threads the model may use (recbench's workers and OpenBLAS's).
+    public let compute: Compute
     /// Where progress and notices go.
     public let logger: Logger
     /// Epochs, batch size, optimiser, early stopping.
     public var training: TrainingSettings
-    /// The validation metric of a scorer on the valid split (nil: no valid split).
-    public var validate: (@Sendable (any Scorer) -> Double)?
+    /// The validation metric of a scorer on the valid split, computed with the given threads
+    /// (nil: no valid split).
+    public var validate: (@Sendable (any Scorer, Compute) -> Double)?
     /// Whether a larger validation value is better.
     public var validMetricBigger: Bool
     /// The validation metric's key, for logs.
@@ -51,12 +52,12 @@ public struct FitContext: Sendable {
     public var checkpointName: String
 
     /// A context (training settings default to RecBole's).
-    public init(seed: UInt64, threads: Int, logger: Logger, training: TrainingSettings = TrainingSettings(),
-                validate: (@Sendable (any Scorer) -> Double)? = nil, validMetricBigger: Bool = true, validMetric: String = "valid",
+    public init(seed: UInt64, compute: Compute, logger: Logger, training: TrainingSettings = TrainingSettings(),
+                validate: (@Sendable (any Scorer, Compute) -> Double)? = nil, validMetricBigger: Bool = true, validMetric: String = "valid",
                 onEpoch: (@Sendable (EpochReport) -> Void)? = nil, onBatch: (@Sendable (Int, Int) -> Void)? = nil,
                 checkpointName: String = "model") {
         self.seed = seed
-        self.threads = threads
+        self.compute = compute
         self.logger = logger
         self.training = training
         self.validate = validate

@@ -43,7 +43,7 @@ public struct RepeatPop: Recommender {
         trainMatrix = x
     }
 
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix) {
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         let n = popularity.count
         block.values.withUnsafeMutableBufferPointer { out in
             for (r, user) in users.enumerated() {

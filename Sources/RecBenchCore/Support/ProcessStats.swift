@@ -11,7 +11,4 @@ public enum ProcessStats {
         }
         return 0
     }
-
-    /// Number of active processor cores.
-    public static var coreCount: Int { ProcessInfo.processInfo.activeProcessorCount }
 }

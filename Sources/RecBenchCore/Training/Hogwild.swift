@@ -19,7 +19,7 @@ public enum Hogwild {
         var results = [Double](repeating: 0, count: slices)
         results.withUnsafeMutableBufferPointer { out in
             let shared = UnsafeShared(out.baseAddress!)   // one result slot per slice
-            Parallel.forEachChunk(count: slices, chunkSize: 1) { range in
+            Compute(threads: slices).forEachChunk(count: slices, chunkSize: 1) { range in
                 let slice = range.lowerBound
                 var rng = SeededGenerator(seed: seed, stream: UInt64(epoch) << 16 | UInt64(slice) << 8 | 0x40)
                 shared.value[slice] = body((slice * count / slices)..<((slice + 1) * count / slices), &rng)

@@ -25,8 +25,9 @@ public protocol LearnedModel: Recommender {
     /// pass's stream (dropout, negatives, noise), drawn in batch order.
     func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable
 
-    /// Called before each pass with the current parameters (RecVAE refreshes its prior).
-    mutating func willBegin(_ pass: TrainingPass, parameters: Parameters, data: TrainingData)
+    /// Called before each pass with the current parameters and the training loop's threads
+    /// (RecVAE refreshes its prior).
+    mutating func willBegin(_ pass: TrainingPass, parameters: Parameters, data: TrainingData, compute: Compute)
     /// Runs a `.custom` pass: the model updates `parameters` by its own rule (Hogwild BPR)
     /// and returns the pass's mean loss.
     mutating func customPass(_ pass: TrainingPass, index: Int, parameters: inout Parameters, context: FitContext) -> Double
@@ -35,7 +36,7 @@ public protocol LearnedModel: Recommender {
 extension LearnedModel {
     public var passes: [TrainingPass] { [.all] }
 
-    public mutating func willBegin(_ pass: TrainingPass, parameters: Parameters, data: TrainingData) {}
+    public mutating func willBegin(_ pass: TrainingPass, parameters: Parameters, data: TrainingData, compute: Compute) {}
 
     public mutating func customPass(_ pass: TrainingPass, index: Int, parameters: inout Parameters, context: FitContext) -> Double {
         preconditionFailure("\(Self.name) declares the custom pass '\(pass.name)' but does not implement customPass")

@@ -5,14 +5,14 @@ let elementwiseChunk = LaneKernels.chunk
 
 /// f over the elements of two same-shaped matrices, eight lanes at a time.
 @inline(__always)
-func zipMap(_ a: Matrix, _ b: Matrix, _ f: @Sendable (Lanes, Lanes) -> Lanes) -> Matrix {
+func zipMap(_ a: Matrix, _ b: Matrix, _ compute: Compute, _ f: @Sendable (Lanes, Lanes) -> Lanes) -> Matrix {
     precondition(a.rows == b.rows && a.columns == b.columns, "shape \(a.rows)×\(a.columns) vs \(b.rows)×\(b.columns)")
     var out = Matrix(uninitializedRows: a.rows, columns: a.columns)
     let count = out.values.count
     guard count > 0 else { return out }
     out.values.withUnsafeMutableBufferPointer { o in
         a.values.withUnsafeBufferPointer { x in b.values.withUnsafeBufferPointer { y in
-            LaneKernels.zipMap(x.baseAddress!, y.baseAddress!, into: o.baseAddress!, count: count, f)
+            LaneKernels.zipMap(x.baseAddress!, y.baseAddress!, into: o.baseAddress!, count: count, compute: compute, f)
         } }
     }
     return out
@@ -20,12 +20,12 @@ func zipMap(_ a: Matrix, _ b: Matrix, _ f: @Sendable (Lanes, Lanes) -> Lanes) ->
 
 /// f over the elements of a matrix, eight lanes at a time.
 @inline(__always)
-func map(_ a: Matrix, _ f: @Sendable (Lanes) -> Lanes) -> Matrix {
+func map(_ a: Matrix, _ compute: Compute, _ f: @Sendable (Lanes) -> Lanes) -> Matrix {
     var out = Matrix(uninitializedRows: a.rows, columns: a.columns)
     let count = out.values.count
     guard count > 0 else { return out }
     out.values.withUnsafeMutableBufferPointer { o in
-        a.values.withUnsafeBufferPointer { x in LaneKernels.map(x.baseAddress!, into: o.baseAddress!, count: count, f) }
+        a.values.withUnsafeBufferPointer { x in LaneKernels.map(x.baseAddress!, into: o.baseAddress!, count: count, compute: compute, f) }
     }
     return out
 }
@@ -38,7 +38,8 @@ extension Tape {
 
     /// a · b (BLAS sgemm).
     public func matmul(_ a: Variable, _ b: Variable) -> Variable {
-        let out = Variable(BLAS.gemm(a.value, b.value), requiresGrad: a.requiresGrad || b.requiresGrad)
+        let compute = self.compute
+        let out = Variable(BLAS.gemm(a.value, b.value, compute: compute), requiresGrad: a.requiresGrad || b.requiresGrad)
         return record(out) {
             let g = out.grad!
             if a.requiresGrad { a.accumulateProduct(g, b.value, transposeB: true) }
@@ -50,27 +51,29 @@ extension Tape {
     /// in every row and the GEMM adds x · w to it (β = 1): the bias costs one write, not a
     /// copy of the product and a pass over it.
     public func linear(_ x: Variable, _ w: Variable, _ b: Variable) -> Variable {
-        var value = Matrix(repeatingRow: b.value, count: x.value.rows)
-        BLAS.gemm(x.value, w.value, alpha: 1, beta: 1, into: &value)
+        let compute = self.compute
+        var value = Matrix(repeatingRow: b.value, count: x.value.rows, compute: compute)
+        BLAS.gemm(x.value, w.value, alpha: 1, beta: 1, into: &value, compute: compute)
         let out = Variable(value, requiresGrad: x.requiresGrad || w.requiresGrad || b.requiresGrad)
         return record(out) {
             let g = out.grad!
             if x.requiresGrad { x.accumulateProduct(g, w.value, transposeB: true) }
             if w.requiresGrad { w.accumulateProduct(x.value, transposeA: true, g) }
-            if b.requiresGrad { b.accumulate(columnSums(g)) }
+            if b.requiresGrad { b.accumulate(columnSums(g, compute)) }
         }
     }
 
     /// x · w + b for a constant sparse x (an input layer): the product costs nnz(x)·columns
     /// and so does the weight gradient xᵀ·g, which touches only the rows of w that x uses.
     public func linear(_ x: SparseMatrix, _ w: Variable, _ b: Variable) -> Variable {
-        var value = Matrix(repeatingRow: b.value, count: x.rows)
-        x.multiply(rows: Array(0..<Int32(x.rows))[...], by: w.value, into: &value, adding: true)
+        let compute = self.compute
+        var value = Matrix(repeatingRow: b.value, count: x.rows, compute: compute)
+        x.multiply(rows: Array(0..<Int32(x.rows))[...], by: w.value, into: &value, adding: true, compute: compute)
         let out = Variable(value, requiresGrad: w.requiresGrad || b.requiresGrad)
         return record(out) {
             let g = out.grad!
             if w.requiresGrad { w.accumulateProduct(x.transposed(), g) }   // xᵀ's row c lists the batch rows that have item c
-            if b.requiresGrad { b.accumulate(columnSums(g)) }
+            if b.requiresGrad { b.accumulate(columnSums(g, compute)) }
         }
     }
 
@@ -78,7 +81,8 @@ extension Tape {
 
     /// a + b (same shape).
     public func add(_ a: Variable, _ b: Variable) -> Variable {
-        let out = Variable(zipMap(a.value, b.value) { $0 + $1 }, requiresGrad: a.requiresGrad || b.requiresGrad)
+        let compute = self.compute
+        let out = Variable(zipMap(a.value, b.value, compute) { $0 + $1 }, requiresGrad: a.requiresGrad || b.requiresGrad)
         return record(out) {
             if a.requiresGrad { a.accumulate(out.grad!) }
             if b.requiresGrad { b.accumulate(out.grad!) }
@@ -87,26 +91,29 @@ extension Tape {
 
     /// a − b (same shape).
     public func sub(_ a: Variable, _ b: Variable) -> Variable {
-        let out = Variable(zipMap(a.value, b.value) { $0 - $1 }, requiresGrad: a.requiresGrad || b.requiresGrad)
+        let compute = self.compute
+        let out = Variable(zipMap(a.value, b.value, compute) { $0 - $1 }, requiresGrad: a.requiresGrad || b.requiresGrad)
         return record(out) {
             if a.requiresGrad { a.accumulate(out.grad!) }
-            if b.requiresGrad { b.accumulate(map(out.grad!) { -$0 }) }
+            if b.requiresGrad { b.accumulate(map(out.grad!, compute) { -$0 }) }
         }
     }
 
     /// a ⊙ b (elementwise, same shape).
     public func mul(_ a: Variable, _ b: Variable) -> Variable {
-        let out = Variable(zipMap(a.value, b.value) { $0 * $1 }, requiresGrad: a.requiresGrad || b.requiresGrad)
+        let compute = self.compute
+        let out = Variable(zipMap(a.value, b.value, compute) { $0 * $1 }, requiresGrad: a.requiresGrad || b.requiresGrad)
         return record(out) {
-            if a.requiresGrad { a.accumulate(zipMap(out.grad!, b.value) { $0 * $1 }) }
-            if b.requiresGrad { b.accumulate(zipMap(out.grad!, a.value) { $0 * $1 }) }
+            if a.requiresGrad { a.accumulate(zipMap(out.grad!, b.value, compute) { $0 * $1 }) }
+            if b.requiresGrad { b.accumulate(zipMap(out.grad!, a.value, compute) { $0 * $1 }) }
         }
     }
 
     /// s · a + c for constants s, c.
     public func affine(_ a: Variable, scale s: Float, shift c: Float = 0) -> Variable {
-        let out = Variable(map(a.value) { s * $0 + c }, requiresGrad: a.requiresGrad)
-        return record(out) { a.accumulate(map(out.grad!) { s * $0 }) }
+        let compute = self.compute
+        let out = Variable(map(a.value, compute) { s * $0 + c }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(map(out.grad!, compute) { s * $0 }) }
     }
 
     /// Each row r scaled by the constant `weights[r]`.
@@ -178,12 +185,14 @@ extension Tape {
 
     /// tanh(a).
     public func tanh(_ a: Variable) -> Variable {
-        let out = Variable(map(a.value) { Lanes.tanh($0) }, requiresGrad: a.requiresGrad)
-        return record(out) { a.accumulate(zipMap(out.grad!, out.value) { g, y in g * (1 - y * y) }) }
+        let compute = self.compute
+        let out = Variable(map(a.value, compute) { Lanes.tanh($0) }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(zipMap(out.grad!, out.value, compute) { g, y in g * (1 - y * y) }) }
     }
 
     /// swish(a) = a · σ(a); σ is kept from the forward pass for the pullback.
     public func swish(_ a: Variable) -> Variable {
+        let compute = self.compute
         var value = Matrix(uninitializedRows: a.value.rows, columns: a.value.columns)
         var sig = Matrix(uninitializedRows: a.value.rows, columns: a.value.columns)
         let count = value.values.count
@@ -191,7 +200,7 @@ extension Tape {
             value.values.withUnsafeMutableBufferPointer { y in
                 sig.values.withUnsafeMutableBufferPointer { sp in
                     let p = UnsafeShared((x.baseAddress!, y.baseAddress!, sp.baseAddress!))   // disjoint ranges
-                    Parallel.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in
+                    compute.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in
                         let (xp, yp, ss) = p.value
                         for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
                             let x = Lanes.load(xp, i, count: count), s = Lanes.sigmoid(x)
@@ -211,7 +220,7 @@ extension Tape {
                     out.value.values.withUnsafeBufferPointer { yp in
                         sig.values.withUnsafeBufferPointer { sp in
                             let p = UnsafeShared((dp.baseAddress!, gp.baseAddress!, yp.baseAddress!, sp.baseAddress!))
-                            Parallel.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in
+                            compute.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in
                                 let (dd, gg, yy, ss) = p.value
                                 for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
                                     let s = Lanes.load(ss, i, count: count)
@@ -228,27 +237,31 @@ extension Tape {
 
     /// log σ(a), computed stably.
     public func logSigmoid(_ a: Variable) -> Variable {
+        let compute = self.compute
         var value = Matrix(uninitializedRows: a.value.rows, columns: a.value.columns)
         for i in 0..<value.values.count { let x = a.value.values[i]; value.values[i] = min(x, 0) - log1p(Foundation.exp(-abs(x))) }
         let out = Variable(value, requiresGrad: a.requiresGrad)
-        return record(out) { a.accumulate(zipMap(out.grad!, a.value) { g, x in g * Lanes.sigmoid(-x) }) }
+        return record(out) { a.accumulate(zipMap(out.grad!, a.value, compute) { g, x in g * Lanes.sigmoid(-x) }) }
     }
 
     /// exp(a).
     public func exp(_ a: Variable) -> Variable {
-        let out = Variable(map(a.value) { Lanes.exp($0) }, requiresGrad: a.requiresGrad)
-        return record(out) { a.accumulate(zipMap(out.grad!, out.value) { $0 * $1 }) }
+        let compute = self.compute
+        let out = Variable(map(a.value, compute) { Lanes.exp($0) }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(zipMap(out.grad!, out.value, compute) { $0 * $1 }) }
     }
 
     /// a².
     public func square(_ a: Variable) -> Variable {
-        let out = Variable(map(a.value) { $0 * $0 }, requiresGrad: a.requiresGrad)
-        return record(out) { a.accumulate(zipMap(out.grad!, a.value) { g, x in 2 * x * g }) }
+        let compute = self.compute
+        let out = Variable(map(a.value, compute) { $0 * $0 }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(zipMap(out.grad!, a.value, compute) { g, x in 2 * x * g }) }
     }
 
     /// Row-wise layer normalisation with a learned 1 × n scale and shift (biased variance,
     /// `eps` added to it, as torch's LayerNorm).
     public func layerNorm(_ a: Variable, scale gamma: Variable, shift beta: Variable, eps: Float) -> Variable {
+        let compute = self.compute
         let rows = a.value.rows, n = a.value.columns
         var normalized = Matrix(uninitializedRows: rows, columns: n)
         var inverseStd = [Float](repeating: 0, count: rows)
@@ -262,7 +275,7 @@ extension Tape {
                             beta.value.values.withUnsafeBufferPointer { bp in
                                 // Workers own disjoint rows.
                                 let p = UnsafeShared((ap.baseAddress!, np.baseAddress!, vp.baseAddress!, ip.baseAddress!, gp.baseAddress!, bp.baseAddress!))
-                                Parallel.forEachChunk(count: rows, chunkSize: chunk) { range in
+                                compute.forEachChunk(count: rows, chunkSize: chunk) { range in
                                     let (x, xn, y, inv, g, b) = p.value
                                     for r in range {
                                         let row = x + r * n
@@ -290,8 +303,8 @@ extension Tape {
         let out = Variable(value, requiresGrad: a.requiresGrad || gamma.requiresGrad || beta.requiresGrad)
         return record(out) {
             let g = out.grad!
-            if gamma.requiresGrad { gamma.accumulate(columnSums(zipMap(g, normalized) { $0 * $1 })) }
-            if beta.requiresGrad { beta.accumulate(columnSums(g)) }
+            if gamma.requiresGrad { gamma.accumulate(columnSums(zipMap(g, normalized, compute) { $0 * $1 }, compute)) }
+            if beta.requiresGrad { beta.accumulate(columnSums(g, compute)) }
             guard a.requiresGrad else { return }
             var d = Matrix(uninitializedRows: rows, columns: n)
             d.values.withUnsafeMutableBufferPointer { dp in
@@ -300,7 +313,7 @@ extension Tape {
                         inverseStd.withUnsafeBufferPointer { ip in
                             gamma.value.values.withUnsafeBufferPointer { sp in
                                 let p = UnsafeShared((dp.baseAddress!, gp.baseAddress!, np.baseAddress!, ip.baseAddress!, sp.baseAddress!))
-                                Parallel.forEachChunk(count: rows, chunkSize: chunk) { range in
+                                compute.forEachChunk(count: rows, chunkSize: chunk) { range in
                                     let (dd, gg, xn, inv, scale) = p.value
                                     for r in range {
                                         let gr = gg + r * n, xr = xn + r * n
@@ -377,6 +390,7 @@ extension Tape {
     /// The forward keeps e^{a − max_r}, which the pullback scales into the gradient in place,
     /// so each element's exponential is computed once.
     public func multinomialLogLikelihood(_ a: Variable, _ x: SparseMatrix) -> Variable {
+        let compute = self.compute
         precondition(x.rows == a.value.rows && x.columns == a.value.columns, "multinomialLogLikelihood: shapes differ")
         let rows = a.value.rows, n = a.value.columns
         var exponentials = Matrix(uninitializedRows: rows, columns: n)   // e^{a[r, j] − max_j a[r, j]}
@@ -387,7 +401,7 @@ extension Tape {
                 rowSums.withUnsafeMutableBufferPointer { sp in
                     value.values.withUnsafeMutableBufferPointer { vp in
                         let p = UnsafeShared((ap.baseAddress!, ep.baseAddress!, sp.baseAddress!, vp.baseAddress!))   // disjoint rows
-                        Parallel.forEachChunk(count: rows, chunkSize: 16) { range in
+                        compute.forEachChunk(count: rows, chunkSize: 16) { range in
                             let (a, e, sums, v) = p.value
                             for r in range {
                                 let row = a + r * n, out = e + r * n
@@ -418,7 +432,7 @@ extension Tape {
             exponentials.values.withUnsafeMutableBufferPointer { ep in
                 rowSums.withUnsafeBufferPointer { sp in
                     let p = UnsafeShared((ep.baseAddress!, sp.baseAddress!))   // disjoint rows
-                    Parallel.forEachChunk(count: rows, chunkSize: 16) { range in
+                    compute.forEachChunk(count: rows, chunkSize: 16) { range in
                         let (e, sums) = p.value
                         for r in range {
                             var mass: Float = 0
@@ -438,6 +452,7 @@ extension Tape {
 
     /// The Gaussian log-density log N(x; μ, exp(logvar)), elementwise.
     public func logNormalDensity(_ x: Variable, mean mu: Variable, logVariance lv: Variable) -> Variable {
+        let compute = self.compute
         let n = x.value.values.count
         precondition(mu.value.values.count == n && lv.value.values.count == n, "logNormalDensity: shapes differ")
         var value = Matrix(uninitializedRows: x.value.rows, columns: x.value.columns)
@@ -448,7 +463,7 @@ extension Tape {
                     mu.value.values.withUnsafeBufferPointer { mp in
                         lv.value.values.withUnsafeBufferPointer { lp in
                             let p = UnsafeShared((vp.baseAddress!, sp.baseAddress!, xp.baseAddress!, mp.baseAddress!, lp.baseAddress!))
-                            Parallel.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in
+                            compute.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in
                                 let (v, s, xx, m, l) = p.value
                                 for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
                                     let logVariance = Lanes.load(l, i, count: n)
@@ -474,7 +489,7 @@ extension Tape {
                             x.value.values.withUnsafeBufferPointer { xp in
                                 mu.value.values.withUnsafeBufferPointer { mp in
                                     let p = UnsafeShared((dxp.baseAddress!, dlp.baseAddress!, gp.baseAddress!, sp.baseAddress!, xp.baseAddress!, mp.baseAddress!))
-                                    Parallel.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in
+                                    compute.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in
                                         let (ddx, ddl, gg, ss, xx, m) = p.value
                                         for i in range {
                                             ddx[i] = -gg[i] * ss[i]
@@ -488,13 +503,14 @@ extension Tape {
                 }
             }
             if x.requiresGrad { x.accumulate(dx) }
-            if mu.requiresGrad { mu.accumulate(map(dx) { -$0 }) }
+            if mu.requiresGrad { mu.accumulate(map(dx, compute) { -$0 }) }
             if lv.requiresGrad { lv.accumulate(dl) }
         }
     }
 
     /// log Σ_i exp(terms[i]), elementwise over same-shaped terms.
     public func logSumExp(_ terms: [Variable]) -> Variable {
+        let compute = self.compute
         let n = terms[0].value.values.count, k = terms.count
         precondition(terms.allSatisfy { $0.value.values.count == n }, "logSumExp: shapes differ")
         var value = Matrix(uninitializedRows: terms[0].value.rows, columns: terms[0].value.columns)
@@ -504,7 +520,7 @@ extension Tape {
             let pointers = UnsafeShared(inputs.map { $0.withUnsafeBufferPointer { $0.baseAddress! } })
             value.values.withUnsafeMutableBufferPointer { vp in
                 let out = UnsafeShared(vp.baseAddress!)   // disjoint element ranges
-                Parallel.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in
+                compute.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in
                     let t = pointers.value, o = out.value
                     for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
                         var top = Lanes(repeating: -.infinity)
@@ -523,7 +539,7 @@ extension Tape {
             let g = out.grad!
             for t in terms where t.requiresGrad {
                 // d/dt_i = g · exp(t_i − lse).
-                t.accumulate(zipMap(g, zipMap(t.value, out.value) { $0 - $1 }) { gi, d in gi * Lanes.exp(d) })
+                t.accumulate(zipMap(g, zipMap(t.value, out.value, compute) { $0 - $1 }, compute) { gi, d in gi * Lanes.exp(d) })
             }
         }
     }
@@ -591,13 +607,13 @@ extension Tape {
 
 /// Column sums as a 1 × n matrix: rows added in order (vectorised along the row), blocks
 /// of columns in parallel, so each column's sum has a fixed order.
-func columnSums(_ m: Matrix) -> Matrix {
+func columnSums(_ m: Matrix, _ compute: Compute) -> Matrix {
     let rows = m.rows, n = m.columns
     var s = Matrix(rows: 1, columns: n)
     s.values.withUnsafeMutableBufferPointer { sp in
         m.values.withUnsafeBufferPointer { mp in
             let p = UnsafeShared((sp.baseAddress!, mp.baseAddress!))   // disjoint column blocks
-            Parallel.forEachChunk(count: n, chunkSize: 256) { columns in
+            compute.forEachChunk(count: n, chunkSize: 256) { columns in
                 let (out, input) = p.value
                 for r in 0..<rows {
                     let row = input + r * n

@@ -1,7 +1,7 @@
 /// Updates parameters from gradients.
 public protocol Optimizer: Sendable {
     /// Applies one step to the parameters named in `gradients`.
-    mutating func step(_ parameters: inout Parameters, gradients: [String: Matrix])
+    mutating func step(_ parameters: inout Parameters, gradients: [String: Matrix], compute: Compute)
 }
 
 /// Adam (Kingma & Ba), as torch.optim.Adam computes it: L2 weight decay added to the
@@ -19,7 +19,7 @@ public struct Adam: Optimizer {
         self.beta1 = beta1; self.beta2 = beta2; self.eps = eps
     }
 
-    public mutating func step(_ parameters: inout Parameters, gradients: [String: Matrix]) {
+    public mutating func step(_ parameters: inout Parameters, gradients: [String: Matrix], compute: Compute) {
         for name in parameters.names {
             guard let g = gradients[name] else { continue }
             if firstMoment[name] == nil {
@@ -42,7 +42,7 @@ public struct Adam: Optimizer {
                                 // Elementwise, so chunks are independent (and deterministic).
                                 let shared = UnsafeShared((pp.baseAddress!, mp.baseAddress!, vp.baseAddress!, gp.baseAddress!))
                                 let count = pp.count
-                                Parallel.forEachChunk(count: count, chunkSize: 1 << 16) { range in
+                                compute.forEachChunk(count: count, chunkSize: 1 << 16) { range in
                                     let (p, m, v, g) = shared.value
                                     for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
                                         let param = Lanes.load(p, i, count: count)
@@ -71,7 +71,7 @@ public struct SGD: Optimizer {
         self.learningRate = learningRate; self.weightDecay = weightDecay
     }
 
-    public mutating func step(_ parameters: inout Parameters, gradients: [String: Matrix]) {
+    public mutating func step(_ parameters: inout Parameters, gradients: [String: Matrix], compute: Compute) {
         for name in parameters.names {
             guard let g = gradients[name] else { continue }
             let (lr, wd) = (learningRate, weightDecay)

@@ -34,7 +34,7 @@ public struct Parameters: Sendable, Equatable {
     /// parallel. The trainer keeps the best epoch this way: a plain assignment would share
     /// storage with the live parameters, and the next optimizer step would then copy all of
     /// them on one thread.
-    public mutating func overwrite(with other: Parameters) {
+    public mutating func overwrite(with other: Parameters, compute: Compute) {
         precondition(names == other.names, "overwrite: parameter names differ")
         for name in names {
             let source = other.tensors[name]!
@@ -43,7 +43,7 @@ public struct Parameters: Sendable, Equatable {
                 target.values.withUnsafeMutableBufferPointer { t in
                     source.values.withUnsafeBufferPointer { s in
                         let p = UnsafeShared((t.baseAddress!, s.baseAddress!))   // disjoint ranges
-                        Parallel.forEachChunk(count: t.count, chunkSize: 1 << 16) { range in
+                        compute.forEachChunk(count: t.count, chunkSize: 1 << 16) { range in
                             (p.value.0 + range.lowerBound).update(from: p.value.1 + range.lowerBound, count: range.count)
                         }
                     }
@@ -56,7 +56,7 @@ public struct Parameters: Sendable, Equatable {
     public var scalarCount: Int { tensors.values.reduce(0) { $0 + $1.values.count } }
 
     /// Whether every parameter is finite (checked after every epoch).
-    public var isFinite: Bool { tensors.values.allSatisfy(\.isFinite) }
+    public func isFinite(compute: Compute) -> Bool { tensors.values.allSatisfy { $0.isFinite(compute: compute) } }
 }
 
 /// Seeded initialisers, as RecBole's `xavier_normal_initialization` and torch's defaults.

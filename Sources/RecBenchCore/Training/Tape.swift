@@ -7,6 +7,8 @@ public final class Variable {
     public private(set) var grad: Matrix?
     /// Whether a gradient is wanted for this node (a parameter, or anything computed from one).
     public let requiresGrad: Bool
+    /// The threads gradient accumulation may use (the tape's, set when the tape records the node).
+    var compute = Compute.serial
 
     /// A node over `value`.
     public init(_ value: Matrix, requiresGrad: Bool = false) {
@@ -21,7 +23,7 @@ public final class Variable {
         grad!.values.withUnsafeMutableBufferPointer { d in
             g.values.withUnsafeBufferPointer { s in
                 let p = UnsafeShared((d.baseAddress!, s.baseAddress!))   // disjoint element ranges
-                Parallel.forEachChunk(count: d.count, chunkSize: 1 << 15) { range in
+                compute.forEachChunk(count: d.count, chunkSize: 1 << 15) { range in
                     let (dp, sp) = p.value
                     for i in range { dp[i] += sp[i] }
                 }
@@ -33,9 +35,9 @@ public final class Variable {
     /// (β = 0, no zero fill), added in place afterwards (β = 1), never through a temporary.
     func accumulateProduct(_ a: Matrix, transposeA: Bool = false, _ b: Matrix, transposeB: Bool = false) {
         if grad == nil {
-            grad = BLAS.gemm(a, transposeA: transposeA, b, transposeB: transposeB)
+            grad = BLAS.gemm(a, transposeA: transposeA, b, transposeB: transposeB, compute: compute)
         } else {
-            BLAS.gemm(a, transposeA: transposeA, b, transposeB: transposeB, alpha: 1, beta: 1, into: &grad!)
+            BLAS.gemm(a, transposeA: transposeA, b, transposeB: transposeB, alpha: 1, beta: 1, into: &grad!, compute: compute)
         }
     }
 
@@ -43,7 +45,7 @@ public final class Variable {
     func accumulateProduct(_ a: SparseMatrix, _ b: Matrix) {
         let fresh = grad == nil
         if fresh { grad = Matrix(uninitializedRows: value.rows, columns: value.columns) }
-        a.multiply(rows: Array(0..<Int32(a.rows))[...], by: b, into: &grad!, adding: !fresh)
+        a.multiply(rows: Array(0..<Int32(a.rows))[...], by: b, into: &grad!, adding: !fresh, compute: compute)
     }
 
     /// Adds to the gradient through a closure on the (zero-initialised) buffer, for sparse
@@ -77,18 +79,25 @@ public final class Variable {
 /// reverse (micrograd's design over matrices).
 public final class Tape {
     private var pullbacks: [() -> Void] = []
+    /// The threads the ops and their pullbacks may use.
+    public let compute: Compute
 
-    /// An empty tape.
-    public init() {}
+    /// An empty tape whose ops run with `compute`.
+    public init(compute: Compute) { self.compute = compute }
 
     /// A trainable leaf (gradient wanted).
-    public func parameter(_ value: Matrix) -> Variable { Variable(value, requiresGrad: true) }
+    public func parameter(_ value: Matrix) -> Variable {
+        let leaf = Variable(value, requiresGrad: true)
+        leaf.compute = compute
+        return leaf
+    }
 
     /// A constant leaf (no gradient).
     public func constant(_ value: Matrix) -> Variable { Variable(value) }
 
     /// Records the result of an op: `pullback` runs during `backward` when `output` needs a gradient.
     func record(_ output: Variable, _ pullback: @escaping () -> Void) -> Variable {
+        output.compute = compute
         if output.requiresGrad { pullbacks.append(pullback) }
         return output
     }

@@ -6,6 +6,10 @@
 public struct Trainer {
     /// Seed, threads, settings, validation and progress hooks of the fit.
     public let context: FitContext
+    /// The threads of the training loop: the fit's workers, one OpenBLAS thread per call and
+    /// large products split over the workers (idle OpenBLAS threads busy-wait between calls
+    /// and would take a core from the loop). Preparation runs with the fit's own `Compute`.
+    public var compute: Compute { context.compute.splittingProducts }
 
     /// A trainer for one fit.
     public init(context: FitContext) { self.context = context }
@@ -13,18 +17,8 @@ public struct Trainer {
     /// Trains `model` on `data` and returns what training did.
     public func train<M: LearnedModel>(_ model: inout M, data: TrainingData) throws -> TrainingSummary {
         var rng = SeededGenerator(seed: context.seed, stream: M.randomStreams.initialization)
-        let initial = model.prepare(data, context: context, rng: &rng)
-        // Training keeps OpenBLAS at one thread and splits large products over recbench's
-        // workers instead: idle OpenBLAS threads busy-wait between calls and would take the
-        // other core from the training loop.
-        return try BLAS.withConfiguration(threads: 1, workers: context.threads) {
-            try trainLocked(&model, from: initial, data: data)
-        }
-    }
-
-    func trainLocked<M: LearnedModel>(_ model: inout M, from initial: Parameters, data: TrainingData) throws -> TrainingSummary {
         let settings = context.training
-        var state = TrainingState(parameters: initial)
+        var state = TrainingState(parameters: model.prepare(data, context: context, rng: &rng), compute: compute)
         var stopping = EarlyStopping(patience: settings.stoppingStep, biggerIsBetter: context.validMetricBigger)
         var records: [TrainingSummary.Epoch] = []
         var checkpoint: String?
@@ -34,7 +28,7 @@ public struct Trainer {
             var score: Double?
             var improved = false
             if (epoch + 1) % settings.evalStep == 0, let validate = context.validate {
-                score = validate(model.scoring(with: state.parameters))
+                score = validate(model.scoring(with: state.parameters), compute)
                 improved = stopping.record(score!, epoch: epoch + 1)
                 if improved {
                     state.keepBest()
@@ -58,7 +52,7 @@ public struct Trainer {
     func runEpoch<M: LearnedModel>(_ epoch: Int, of model: inout M, state: inout TrainingState, data: TrainingData) throws -> Double {
         var loss = 0.0
         for (k, pass) in model.passes.enumerated() {
-            model.willBegin(pass, parameters: state.parameters, data: data)
+            model.willBegin(pass, parameters: state.parameters, data: data, compute: compute)
             let number = M.randomStreams.passNumber(epoch: epoch, k: k)
             let passLoss: Double
             switch pass.method {
@@ -67,7 +61,7 @@ public struct Trainer {
             }
             if pass.reportsLoss { loss = passLoss }
         }
-        guard loss.isFinite, state.parameters.isFinite else {
+        guard loss.isFinite, state.parameters.isFinite(compute: compute) else {
             throw RecBenchError.config("learning_rate", "\(M.name): training diverged at epoch \(epoch + 1) (non-finite loss or parameters); try a lower learning_rate")
         }
         return loss
@@ -87,13 +81,13 @@ public struct Trainer {
             state.steps += 1
             let batch = TrainingBatch(examples: examples, pass: pass, step: state.steps)
             let (value, gradients) = { () -> (Double, [String: Matrix]) in
-                let tape = Tape()
+                let tape = Tape(compute: compute)
                 let leaves = tape.leaves(state.parameters, trainable: pass.updates)
                 let batchLoss = model.loss(batch, leaves, tape: tape, rng: &rng)
                 tape.backward(batchLoss)
                 return (Double(batchLoss.value.values[0]), Tape.gradients(leaves))
             }()
-            optimizer.step(&state.parameters, gradients: gradients)
+            optimizer.step(&state.parameters, gradients: gradients, compute: compute)
             total += value
             context.onBatch?(b + 1, batches.count)
         }
@@ -109,13 +103,14 @@ struct TrainingState {
     var best: Parameters?
     var optimizers: [String: any Optimizer] = [:]
     var steps = 0
+    let compute: Compute
 
-    init(parameters: Parameters) { self.parameters = parameters }
+    init(parameters: Parameters, compute: Compute) { self.parameters = parameters; self.compute = compute }
 
     /// Copies the live parameters into the best epoch's own storage (a plain assignment would
     /// share it, and the next optimizer step would then copy every parameter).
     mutating func keepBest() {
-        if best == nil { best = parameters.copy() } else { best!.overwrite(with: parameters) }
+        if best == nil { best = parameters.copy() } else { best!.overwrite(with: parameters, compute: compute) }
     }
 }
 

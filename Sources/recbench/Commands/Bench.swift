@@ -162,7 +162,7 @@ struct Bench: ParsableCommand {
                 encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
                 Terminal.out(String(decoding: try encoder.encode(rows), as: UTF8.self))
             } else {
-                Terminal.out("recbench bench · BLAS threads \(BLAS.threadCount) · cores \(ProcessStats.coreCount) · \(BLAS.configuration)")
+                Terminal.out("recbench bench · \(Compute.allCores) · cores \(Compute.coreCount) · \(BLAS.configuration)")
                 Terminal.out("| step | seconds | compared with | their seconds | ratio | target |")
                 Terminal.out("|---|---|---|---|---|---|")
                 for r in rows {

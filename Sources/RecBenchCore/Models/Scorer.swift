@@ -1,0 +1,7 @@
+/// Anything that fills a users × items score block (every model is one).
+public protocol Scorer {
+    /// Writes the score of every item for each listed user into the matching row of `block`
+    /// (`block` is `users.count × itemCount`; its previous contents are unspecified), using
+    /// at most the threads `compute` allows.
+    func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute)
+}
