@@ -17,25 +17,46 @@ let package = Package(
         .systemLibrary(name: "CBLAS", path: "Sources/CBLAS"),
         // Header-only vector operations Swift's SIMD types lack (no library to link).
         .systemLibrary(name: "CLanes", path: "Sources/CLanes"),
+        // Layer 1: dense and sparse matrices, BLAS/LAPACK, vector kernels, parallel loops,
+        // top-K, seeded RNG. The only target that imports the C modules. Its kernels are
+        // small functions called in hot loops of the layers above: cross-module optimisation
+        // lets the compiler inline them there as it did when they shared one module.
+        .target(
+            name: "Linalg",
+            dependencies: ["CBLAS", "CLanes"],
+            swiftSettings: [.unsafeFlags(["-cross-module-optimization"])]
+        ),
+        // Layer 2: reverse-mode autodiff over Linalg's matrices (Variable, Tape, ops).
+        .target(
+            name: "Autodiff",
+            dependencies: ["Linalg"],
+            swiftSettings: [.unsafeFlags(["-cross-module-optimization"])]
+        ),
+        // Layers 3+: config, data, the model contract, training, models, evaluation,
+        // results, experiments (folders in that order; README "Architecture").
         .target(
             name: "RecBenchCore",
             dependencies: [
-                "CBLAS",
-                "CLanes",
+                "Linalg",
+                "Autodiff",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(
-            name: "recbench",
+        // The commands (swift-argument-parser), a library so tests can parse without a process.
+        .target(
+            name: "RecBenchCLI",
             dependencies: [
                 "RecBenchCore",
+                "Linalg",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "RecBenchCoreTests", dependencies: ["RecBenchCore"]),
+        // The binary: process set-up, then the commands.
+        .executableTarget(name: "recbench", dependencies: ["RecBenchCLI"]),
+        .testTarget(name: "RecBenchCoreTests", dependencies: ["RecBenchCore", "Linalg", "Autodiff"]),
         // Runs the built `recbench` binary as a user would; depends on it so it is built first.
-        .testTarget(name: "RecBenchCLITests", dependencies: ["recbench", "RecBenchCore"]),
+        .testTarget(name: "RecBenchCLITests", dependencies: ["recbench", "RecBenchCLI", "RecBenchCore", "Linalg"]),
     ]
 )

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import RecBenchCore
+import Linalg
+import Autodiff
 
 /// Every op's gradient against central differences of loss = mean(op(inputs) ⊙ R) with a
 /// random R, the numeric side evaluated in Double from float32 forwards.

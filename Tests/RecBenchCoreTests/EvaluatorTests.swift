@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RecBenchCore
+import Linalg
 
 /// The three history-mask modes on a fixture with a repeat purchase, checked against
 /// rankings worked out by hand.

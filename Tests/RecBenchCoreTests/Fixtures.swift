@@ -1,5 +1,6 @@
 import Foundation
 import RecBenchCore
+import Linalg
 
 /// Shared test helpers: temp folders, tiny atomic-file datasets, the shared reference data.
 enum Fixtures {

@@ -1,6 +1,8 @@
 import Logging
 import Testing
 import RecBenchCore
+import Linalg
+import Autodiff
 
 /// BPR's lock-free SGD path (`hogwild: true`).
 struct HogwildTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RecBenchCore
+import Linalg
 
 /// The vector maths of the elementwise kernels against libm in Double.
 struct LanesTests {

@@ -1,5 +1,6 @@
 import Testing
 import RecBenchCore
+import Linalg
 
 /// Dense and sparse kernels against naive Double loops.
 @Suite(.serialized) struct LinalgTests {

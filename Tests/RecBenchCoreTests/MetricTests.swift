@@ -68,3 +68,18 @@ struct MetricTests {
         #expect(close(GiniIndex.value(lists: lists, width: 3, k: 2, itemCount: 4, trainCounts: counts), 6.0 / 4 / 4))
     }
 }
+
+struct MetricKeyTests {
+    @Test func printsLowerCaseAndParsesAnyCase() {
+        #expect(MetricKey("NDCG", k: 10).description == "ndcg@10")
+        #expect(MetricKey(parsing: "MRR@20") == MetricKey("mrr", k: 20))
+        #expect(MetricKey(parsing: "users_with_hit@5")?.name == "users_with_hit")
+    }
+
+    @Test func rejectsKeysWithoutAPositiveCutoff() {
+        for text in ["ndcg", "ndcg@", "@10", "ndcg@0", "ndcg@-3", "ndcg@10@2", "ndcg@ten"] {
+            #expect(MetricKey(parsing: text) == nil, "\(text)")
+        }
+    }
+}
+

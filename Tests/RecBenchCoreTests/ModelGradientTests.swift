@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import Testing
 import RecBenchCore
+import Linalg
+import Autodiff
 
 /// Each learned model's whole training loss, on a tiny problem, against central differences
 /// of sampled entries of every parameter matrix.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 import RecBenchCore
+import Linalg
 
 /// Builds a model with its defaults plus overrides, fitted on `split`.
 func fitted(_ type: any Recommender.Type, on split: SplitData, dataset: Dataset, _ overrides: [String: ConfigValue] = [:]) throws -> any Recommender {

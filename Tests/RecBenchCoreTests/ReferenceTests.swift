@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 import RecBenchCore
+import Linalg
 
 /// recbench against the figures in ../shared/reference/README.md (skipped without ../shared).
 @Suite(.serialized, .enabled(if: Fixtures.sharedRoot != nil, "../shared is absent: reference checks need ../shared/datasets and ../shared/reference"))

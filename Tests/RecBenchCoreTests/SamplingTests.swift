@@ -1,5 +1,6 @@
 import Testing
 import RecBenchCore
+import Linalg
 
 /// The negative sampler (RecBole 1.2's uniform sampler: items the user has not had in
 /// train) and the membership set it asks.

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import Testing
 import RecBenchCore
+import Linalg
+import Autodiff
 
 /// A learned model whose one parameter counts the epochs trained (by a custom pass), so a
 /// scripted validation sequence can be replayed and the restored epoch read back.

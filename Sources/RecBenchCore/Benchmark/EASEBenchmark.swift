@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Linalg
 
 /// One measured step beside what it is compared with.
 public struct BenchmarkRow: Sendable, Codable {
@@ -27,15 +28,12 @@ public struct BenchmarkRow: Sendable, Codable {
 /// EASE fit and full evaluation on one dataset, with references measured in the same run
 /// (the machines are noisy: ratios, not absolute seconds, are what to compare).
 public enum EASEBenchmark {
-    /// BLAS-NOTES' measured peaks on this machine kind (2 threads).
-    public static let choleskyRooflineFlopsPerSecond = 2.3e11   // n³ / 2.3e11 s for spotrf + spotri
-    public static let sgemmPeakFlopsPerSecond = 245e9
-
     /// Runs the benchmark on `dataset` (split TO, RS 0.8/0.1/0.1); each timing is the best
     /// of `repeats`. `sgemmRows` caps the rows of the reference sgemm (its time is scaled
     /// linearly to all evaluated users).
-    public static func run(dataset: Dataset, regWeight: Float = 250, repeats: Int, sgemmRows: Int = 1024,
+    public static func run(dataset: Dataset, reference: BenchmarkReference, repeats: Int, sgemmRows: Int = 1024,
                            batchSize: Int = 4096, compute: Compute = .allCores, logger: Logger) throws -> [BenchmarkRow] {
+        let regWeight = Float(EASE.regWeight.defaultValue.doubleValue!)
         let parts = try Splitter.split(dataset.interactions, userCount: dataset.userCount,
                                        settings: SplitSettings(order: .time, strategy: .ratio([0.8, 0.1, 0.1]), seed: 2020))
         let split = SplitData(dataset: dataset, parts: parts)
@@ -70,11 +68,11 @@ public enum EASEBenchmark {
             if s < best.total { best = (s, m.fitSteps) }
             model = m
         }
-        let roofline = pow(Double(n), 3) / choleskyRooflineFlopsPerSecond
+        let roofline = pow(Double(n), 3) / reference.choleskyInverseRate
         rows.append(BenchmarkRow(step: "EASE fit (n = \(n))", seconds: best.total,
                                  reference: "spotrf+spotri alone, same matrix, this run", referenceSeconds: referenceInverse, target: 1.5))
         rows.append(BenchmarkRow(step: "EASE fit (n = \(n))", seconds: best.total,
-                                 reference: "formula n³/2.3e11 from BLAS-NOTES (fitted at large n)", referenceSeconds: roofline, target: nil))
+                                 reference: "formula n³/\(reference.choleskyInverseRate) from the reference file (BLAS-NOTES, fitted at large n)", referenceSeconds: roofline, target: nil))
         for step in ["gram", "inverse", "scale"] {
             rows.append(BenchmarkRow(step: "  \(step)", seconds: best.steps[step] ?? .nan,
                                      reference: "spotrf+spotri alone, same matrix, this run", referenceSeconds: referenceInverse, target: nil))
@@ -109,8 +107,8 @@ public enum EASEBenchmark {
                                  reference: "dense sgemm making the same scores, this run\(scale > 1 ? String(format: " (×%.1f from %d rows)", scale, m) : "")",
                                  referenceSeconds: sgemm * scale, target: 2))
         rows.append(BenchmarkRow(step: "full evaluation (\(users) users × \(n) items)", seconds: evaluation,
-                                 reference: "sgemm roofline 2·U·n²/245e9 (BLAS-NOTES)",
-                                 referenceSeconds: 2 * Double(users) * Double(n) * Double(n) / sgemmPeakFlopsPerSecond, target: nil))
+                                 reference: "sgemm roofline 2·U·n² at the reference file's peak (BLAS-NOTES)",
+                                 referenceSeconds: 2 * Double(users) * Double(n) * Double(n) / reference.sgemmPeak, target: nil))
         return rows
     }
 }

@@ -1,3 +1,5 @@
+import Linalg
+
 /// One documented config key: its name, the type users write, the default, and its meaning.
 public struct ConfigKey: Sendable {
     /// How recbench treats the key.
@@ -57,7 +59,7 @@ public enum ConfigKeys {
             "order": .string("RO"), "group_by": .string("user"), "mode": .string("full"),
         ]), "Split and ranking protocol: `split` ({RS: [train, valid, test]} or {LS: valid_and_test | test_only}), `order` (TO by time, RO random), `group_by` (user), `mode` (full)."),
         ConfigKey("history_mask", "recbole, seen or none", .string("recbole"), "Which earlier-split items are excluded from ranking: RecBole's (history minus the split's positives), every seen item, or none."),
-        ConfigKey("metrics", "list of str", .list(["Recall", "MRR", "NDCG", "Hit", "Precision"].map { .string($0) }), "Metrics to report, in this order: Recall, MRR, NDCG, Hit, Precision, MAP, ItemCoverage, AveragePopularity, GiniIndex, TailPercentage."),
+        ConfigKey("metrics", "list of str", .list(["Recall", "MRR", "NDCG", "Hit", "Precision"].map { .string($0) }), "Metrics to report, in this order (the known names are listed by `recbench run --help`)."),
         ConfigKey("topk", "int or list of int", .list([.int(10)]), "Cutoffs K for every @K metric."),
         ConfigKey("valid_metric", "str", .string("MRR@10"), "Validation metric that drives early stopping and model selection, e.g. `MRR@10`."),
         ConfigKey("valid_metric_bigger", "bool", .bool(true), "Whether a larger validation metric is better."),

@@ -99,27 +99,7 @@ public enum AtomicFileReader {
         guard let headerLine = lines.next() else {
             throw RecBenchError.file(path, line: 1, "empty file: expected a header line of `name:type` columns")
         }
-        var headerFields: [String] = []
-        try forEachField(headerLine.bytes, separator: sep) { start, end in
-            guard let s = String(validating: UnsafeBufferPointer(rebasing: headerLine.bytes[start..<end]), as: UTF8.self) else {
-                throw RecBenchError.file(path, line: 1, "header is not valid UTF-8")
-            }
-            headerFields.append(s.trimmingCharacters(in: .whitespaces))
-        }
-        var header: [AtomicField] = []
-        for text in headerFields {
-            guard let colon = text.lastIndex(of: ":"), colon != text.startIndex else {
-                throw RecBenchError.file(path, line: 1, field: text, "malformed header column: expected `name:type` (types: token, float, token_seq, float_seq)")
-            }
-            let name = String(text[..<colon]), typeName = String(text[text.index(after: colon)...])
-            guard let type = FieldType(rawValue: typeName) else {
-                throw RecBenchError.file(path, line: 1, field: name, "unknown column type '\(typeName)'\(Suggestion.hint(for: typeName, in: FieldType.allCases.map(\.rawValue))) (types: token, float, token_seq, float_seq)")
-            }
-            if header.contains(where: { $0.name == name }) {
-                throw RecBenchError.file(path, line: 1, field: name, "column appears twice in the header")
-            }
-            header.append(AtomicField(name: name, type: type))
-        }
+        let header = try parseHeader(headerLine.bytes, path: path, fieldSeparator: sep)
         let names = header.map(\.name)
         if let wanted {
             for name in wanted where !names.contains(name) {
@@ -182,6 +162,32 @@ public enum AtomicFileReader {
         }
         return AtomicTable(path: path, header: header, fields: selected.map(\.element), columns: columns,
                            rowCount: lineNumbers.count, lineNumbers: lineNumbers)
+    }
+
+    /// The `name:type` columns of a header line, checked (known types, no repeated name).
+    static func parseHeader(_ line: UnsafeBufferPointer<UInt8>, path: String, fieldSeparator sep: [UInt8]) throws -> [AtomicField] {
+        var headerFields: [String] = []
+        try forEachField(line, separator: sep) { start, end in
+            guard let s = String(validating: UnsafeBufferPointer(rebasing: line[start..<end]), as: UTF8.self) else {
+                throw RecBenchError.file(path, line: 1, "header is not valid UTF-8")
+            }
+            headerFields.append(s.trimmingCharacters(in: .whitespaces))
+        }
+        var header: [AtomicField] = []
+        for text in headerFields {
+            guard let colon = text.lastIndex(of: ":"), colon != text.startIndex else {
+                throw RecBenchError.file(path, line: 1, field: text, "malformed header column: expected `name:type` (types: token, float, token_seq, float_seq)")
+            }
+            let name = String(text[..<colon]), typeName = String(text[text.index(after: colon)...])
+            guard let type = FieldType(rawValue: typeName) else {
+                throw RecBenchError.file(path, line: 1, field: name, "unknown column type '\(typeName)'\(Suggestion.hint(for: typeName, in: FieldType.allCases.map(\.rawValue))) (types: token, float, token_seq, float_seq)")
+            }
+            if header.contains(where: { $0.name == name }) {
+                throw RecBenchError.file(path, line: 1, field: name, "column appears twice in the header")
+            }
+            header.append(AtomicField(name: name, type: type))
+        }
+        return header
     }
 
     private static func text(_ field: UnsafeBufferPointer<UInt8>, _ path: String, _ line: Int, _ name: String) throws -> String {

@@ -2,28 +2,58 @@ import Foundation
 
 /// Finds, reads, filters and remaps a dataset as RecBole 1.2.1 does.
 public enum DatasetLoader {
-    /// Loads the dataset described by `settings`.
+    /// Loads the dataset described by `settings`: locate, read, filter, remap.
     public static func load(_ settings: DataSettings) throws -> Dataset {
         let folder = try locate(settings)
-        let wantedInter = settings.loadColumns.map { $0["inter"] }
-        if let wanted = wantedInter {
-            guard let columns = wanted else {
-                throw RecBenchError.config("load_col", "has no `inter` entry: recbench needs the interaction file")
-            }
-            for field in [settings.userField, settings.itemField] where !columns.contains(field) {
-                throw RecBenchError.config("load_col", "`inter` must include '\(field)' (USER_ID_FIELD / ITEM_ID_FIELD)")
-            }
-        }
-        let interColumns = wantedInter.flatMap { $0 }
+        let interColumns = try interactionColumns(settings)
         let read = { (path: String, columns: [String]?) in
             try AtomicFileReader.read(path: path, fieldSeparator: settings.fieldSeparator,
                                       sequenceSeparator: settings.sequenceSeparator, columns: columns)
         }
-
-        // Interaction files: one, or the benchmark files in order.
         let sources = sourceFiles(settings, folder: folder)
-        var tables: [AtomicTable] = []
-        for path in sources.inter { tables.append(try read(path, interColumns)) }
+        let tables = try sources.inter.map { try read($0, interColumns) }
+        var raw = try interactionLog(tables, settings: settings)
+        // Side files.
+        let itemTable = try sources.item.map { path in
+            let table = try read(path, settings.loadColumns?["item"] ?? nil)
+            _ = try table.tokens(settings.itemField)
+            return table
+        }
+        let userTable = try sources.user.map { path in
+            let table = try read(path, settings.loadColumns?["user"] ?? nil)
+            _ = try table.tokens(settings.userField)
+            return table
+        }
+        for (suffix, columns) in settings.unusedColumns {
+            let table = suffix == "inter" ? tables.first : (suffix == "item" ? itemTable : userTable)
+            for column in columns where table != nil && table!.columns[column] == nil {
+                throw RecBenchError.config("unused_col", "column '\(column)' is not loaded from the .\(suffix) file")
+            }
+        }
+        var log: [String] = []
+        let kept = try filter(&raw, settings: settings, itemTable: itemTable, userTable: userTable, log: &log)
+        if raw.count == 0 { throw RecBenchError.config("user_inter_num_interval", "filtering removed every interaction") }
+        var files = tables.map { ($0.path, $0.sha256) }
+        for t in [itemTable, userTable].compactMap({ $0 }) { files.append((t.path, t.sha256)) }
+        return try remap(raw, settings: settings, userTable: userTable.map { ($0, kept.userRows!) },
+                         itemTable: itemTable.map { ($0, kept.itemRows!) }, files: files, log: log)
+    }
+
+    /// The `.inter` columns `load_col` asks for (nil: every column), checked to hold the ids.
+    static func interactionColumns(_ settings: DataSettings) throws -> [String]? {
+        guard let wanted = settings.loadColumns.map({ $0["inter"] }) else { return nil }
+        guard let columns = wanted else {
+            throw RecBenchError.config("load_col", "has no `inter` entry: recbench needs the interaction file")
+        }
+        for field in [settings.userField, settings.itemField] where !columns.contains(field) {
+            throw RecBenchError.config("load_col", "`inter` must include '\(field)' (USER_ID_FIELD / ITEM_ID_FIELD)")
+        }
+        return columns
+    }
+
+    /// The interaction rows of every `.inter` table, in order, as tokens (with the benchmark
+    /// part of each row when the dataset is pre-split).
+    static func interactionLog(_ tables: [AtomicTable], settings: DataSettings) throws -> RawLog {
         var userTokens: [String] = [], itemTokens: [String] = []
         var timestamps: [Double]? = [], ratings: [Double]? = []
         var parts: [UInt8]? = settings.benchmarkFilenames == nil ? nil : []
@@ -52,54 +82,43 @@ public enum DatasetLoader {
             throw RecBenchError.config("benchmark_filename", "expected [train, valid, test] or [train, test], got \(names.count) names")
         }
         if settings.benchmarkFilenames?.count == 2 { parts = parts?.map { $0 == 1 ? 2 : $0 } }
+        return RawLog(userTokens: userTokens, itemTokens: itemTokens, timestamps: timestamps, ratings: ratings, parts: parts)
+    }
 
-        // Side files.
-        var itemTable: AtomicTable?, userTable: AtomicTable?
-        if let path = sources.item {
-            itemTable = try read(path, settings.loadColumns?["item"] ?? nil)
-            _ = try itemTable!.tokens(settings.itemField)
-        }
-        if let path = sources.user {
-            userTable = try read(path, settings.loadColumns?["user"] ?? nil)
-            _ = try userTable!.tokens(settings.userField)
-        }
-        for (suffix, columns) in settings.unusedColumns {
-            let table = suffix == "inter" ? tables.first : (suffix == "item" ? itemTable : userTable)
-            for column in columns where table != nil && table!.columns[column] == nil {
-                throw RecBenchError.config("unused_col", "column '\(column)' is not loaded from the .\(suffix) file")
-            }
-        }
-
-        // Provisional ids by first appearance; filtering works on these.
-        var raw = RawLog(userTokens: userTokens, itemTokens: itemTokens, timestamps: timestamps, ratings: ratings, parts: parts)
-        var log: [String] = []
+    /// RecBole's filters on provisional (token) ids: duplicates, rows whose user or item is
+    /// missing from a side file, interaction-count intervals. Returns which side-file rows
+    /// survive (nil for a file not loaded).
+    static func filter(_ raw: inout RawLog, settings: DataSettings, itemTable: AtomicTable?, userTable: AtomicTable?,
+                       log: inout [String]) throws -> (itemRows: [Bool]?, userRows: [Bool]?) {
         var keptItemRows = itemTable.map { t in [Bool](repeating: true, count: t.rowCount) }
         var keptUserRows = userTable.map { t in [Bool](repeating: true, count: t.rowCount) }
-        if parts == nil {
-            if let policy = settings.removeDuplicates { raw.removeDuplicates(keep: policy, log: &log) }
-            if settings.filterByUserOrItem {
-                if let t = itemTable { raw.keepOnly(items: Set(try t.tokens(settings.itemField)), log: &log) }
-                if let t = userTable { raw.keepOnly(users: Set(try t.tokens(settings.userField)), log: &log) }
+        guard raw.parts == nil else {
+            if settings.removeDuplicates != nil || settings.userInterval != nil || settings.itemInterval != nil {
+                log.append("benchmark_filename is set: filtering keys are not applied (as in RecBole)")
             }
-            if settings.userInterval != nil || settings.itemInterval != nil {
-                let (bannedUsers, bannedItems) = raw.filterByCounts(users: settings.userInterval, items: settings.itemInterval, log: &log)
-                if let t = itemTable, settings.itemInterval != nil {
-                    let ids = try t.tokens(settings.itemField)
-                    let counts = raw.itemCounts()
-                    for r in 0..<ids.count where bannedItems.contains(ids[r]) || !(settings.itemInterval!.contains(counts[ids[r]] ?? 0)) { keptItemRows![r] = false }
-                }
-                if let t = userTable, settings.userInterval != nil {
-                    let ids = try t.tokens(settings.userField)
-                    let counts = raw.userCounts()
-                    for r in 0..<ids.count where bannedUsers.contains(ids[r]) || !(settings.userInterval!.contains(counts[ids[r]] ?? 0)) { keptUserRows![r] = false }
-                }
-            }
-        } else if settings.removeDuplicates != nil || settings.userInterval != nil || settings.itemInterval != nil {
-            log.append("benchmark_filename is set: filtering keys are not applied (as in RecBole)")
+            return (keptItemRows, keptUserRows)
         }
-        if raw.count == 0 { throw RecBenchError.config("user_inter_num_interval", "filtering removed every interaction") }
+        if let policy = settings.removeDuplicates { raw.removeDuplicates(keep: policy, log: &log) }
+        if settings.filterByUserOrItem {
+            if let t = itemTable { raw.keepOnly(items: Set(try t.tokens(settings.itemField)), log: &log) }
+            if let t = userTable { raw.keepOnly(users: Set(try t.tokens(settings.userField)), log: &log) }
+        }
+        guard settings.userInterval != nil || settings.itemInterval != nil else { return (keptItemRows, keptUserRows) }
+        let (bannedUsers, bannedItems) = raw.filterByCounts(users: settings.userInterval, items: settings.itemInterval, log: &log)
+        if let t = itemTable, let interval = settings.itemInterval {
+            let ids = try t.tokens(settings.itemField), counts = raw.itemCounts()
+            for r in 0..<ids.count where bannedItems.contains(ids[r]) || !interval.contains(counts[ids[r]] ?? 0) { keptItemRows![r] = false }
+        }
+        if let t = userTable, let interval = settings.userInterval {
+            let ids = try t.tokens(settings.userField), counts = raw.userCounts()
+            for r in 0..<ids.count where bannedUsers.contains(ids[r]) || !interval.contains(counts[ids[r]] ?? 0) { keptUserRows![r] = false }
+        }
+        return (keptItemRows, keptUserRows)
+    }
 
-        // Final dense ids: interactions first, then side files (RecBole's factorize order).
+    /// Final dense ids: interactions first, then the kept side-file rows (RecBole's factorize order).
+    static func remap(_ raw: RawLog, settings: DataSettings, userTable: (AtomicTable, [Bool])?, itemTable: (AtomicTable, [Bool])?,
+                      files: [(String, String)], log: [String]) throws -> Dataset {
         var userIDs: [String: Int32] = [:], itemIDs: [String: Int32] = [:]
         var userList: [String] = [], itemList: [String] = []
         func id(_ token: String, _ ids: inout [String: Int32], _ list: inout [String]) -> Int32 {
@@ -115,18 +134,15 @@ public enum DatasetLoader {
             items.append(id(raw.itemTokens[r], &itemIDs, &itemList))
         }
         var userFeatures: (AtomicTable, [Int32])?, itemFeatures: (AtomicTable, [Int32])?
-        if let t = userTable {
+        if let (t, kept) = userTable {
             let tokens = try t.tokens(settings.userField)
-            userFeatures = (t, tokens.indices.map { keptUserRows![$0] ? id(tokens[$0], &userIDs, &userList) : -1 })
+            userFeatures = (t, tokens.indices.map { kept[$0] ? id(tokens[$0], &userIDs, &userList) : -1 })
         }
-        if let t = itemTable {
+        if let (t, kept) = itemTable {
             let tokens = try t.tokens(settings.itemField)
-            itemFeatures = (t, tokens.indices.map { keptItemRows![$0] ? id(tokens[$0], &itemIDs, &itemList) : -1 })
+            itemFeatures = (t, tokens.indices.map { kept[$0] ? id(tokens[$0], &itemIDs, &itemList) : -1 })
         }
         let interactions = Interactions(users: users, items: items, timestamps: raw.timestamps, ratings: raw.ratings, parts: raw.parts)
-        var files = tables.map { ($0.path, $0.sha256) }
-        if let t = itemTable { files.append((t.path, t.sha256)) }
-        if let t = userTable { files.append((t.path, t.sha256)) }
         return Dataset(name: settings.dataset, userTokens: userList, itemTokens: itemList, userIDs: userIDs, itemIDs: itemIDs,
                        interactions: interactions, userFeatures: userFeatures, itemFeatures: itemFeatures,
                        files: files, filterLog: log)

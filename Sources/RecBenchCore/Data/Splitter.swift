@@ -1,3 +1,5 @@
+import Linalg
+
 /// How interactions are ordered before the per-user cut.
 public enum SplitOrder: String, Sendable {
     /// By time, stable for equal timestamps (file order).

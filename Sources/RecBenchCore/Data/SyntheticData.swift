@@ -1,3 +1,5 @@
+import Linalg
+
 /// Seeded synthetic interaction logs for benchmarks: item popularity follows a Zipf law,
 /// each user has a geometric-ish history length, timestamps increase per user.
 public enum SyntheticData {

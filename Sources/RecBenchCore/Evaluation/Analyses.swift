@@ -36,14 +36,14 @@ public enum Analyses {
         let positives = users.reduce(0) { $0 + $1.positives }
         let repeatPositives = users.reduce(0) { $0 + $1.repeatPositives }
         return [
-            "users_with_hit@\(k)": Double(withHit),
-            "users_with_hit_share@\(k)": Double(withHit) / n,
-            "repeat_hit_share@\(k)": hits == 0 ? 0 : Double(repeatHits) / Double(hits),
-            "users_with_new_hit@\(k)": Double(withNewHit),
-            "users_with_new_hit_share@\(k)": Double(withNewHit) / n,
-            "repeat_recall@\(k)": withRepeat.isEmpty ? 0
+            MetricKey("users_with_hit", k: k).description: Double(withHit),
+            MetricKey("users_with_hit_share", k: k).description: Double(withHit) / n,
+            MetricKey("repeat_hit_share", k: k).description: hits == 0 ? 0 : Double(repeatHits) / Double(hits),
+            MetricKey("users_with_new_hit", k: k).description: Double(withNewHit),
+            MetricKey("users_with_new_hit_share", k: k).description: Double(withNewHit) / n,
+            MetricKey("repeat_recall", k: k).description: withRepeat.isEmpty ? 0
                 : withRepeat.reduce(0.0) { $0 + Double($1.repeatHits) / Double($1.repeatPositives) } / Double(withRepeat.count),
-            "new_recall@\(k)": withNew.isEmpty ? 0
+            MetricKey("new_recall", k: k).description: withNew.isEmpty ? 0
                 : withNew.reduce(0.0) { $0 + Double($1.hits - $1.repeatHits) / Double($1.positives - $1.repeatPositives) } / Double(withNew.count),
             "repeat_positive_share": positives == 0 ? 0 : Double(repeatPositives) / Double(positives),
         ]

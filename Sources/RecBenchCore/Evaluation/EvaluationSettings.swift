@@ -9,6 +9,14 @@ public enum HistoryMask: String, Sendable, CaseIterable, Codable {
     case none
 }
 
+extension HistoryMask {
+    /// The one explanation of what `recbole` does on data with repeat purchases (run notices
+    /// and reports both use it); `counts` says how many positives were seen earlier, if known.
+    public static func repeatLeakWarning(counts: String? = nil) -> String {
+        "history_mask: recbole on data with repeats\(counts.map { " (\($0))" } ?? ""): these items stay rankable while every other seen item is masked, which inflates repeat hits; use history_mask: none or seen for honest figures"
+    }
+}
+
 /// The evaluation protocol in one value: what is ranked, cut and reported.
 public struct EvaluationSettings: Sendable, Equatable {
     /// Metric names in report order, as configured (RecBole spelling).
@@ -33,7 +41,7 @@ public struct EvaluationSettings: Sendable, Equatable {
                 validMetric: String? = nil, validMetricBigger: Bool = true, decimalPlaces: Int = 4) {
         self.metrics = metrics; self.cutoffs = cutoffs; self.historyMask = historyMask
         self.batchSize = batchSize
-        self.validMetric = validMetric ?? "\(metrics[0].lowercased())@\(cutoffs[0])"
+        self.validMetric = validMetric ?? MetricKey(metrics[0], k: cutoffs[0]).description
         self.validMetricBigger = validMetricBigger; self.decimalPlaces = decimalPlaces
     }
 
@@ -66,7 +74,7 @@ public struct EvaluationSettings: Sendable, Equatable {
         }
         let valid = try config.string("valid_metric").lowercased()
         let cuts = cutoffs
-        let keys = metrics.flatMap { m in cuts.map { "\(m.lowercased())@\($0)" } }
+        let keys = metrics.flatMap { m in cuts.map { MetricKey(m, k: $0).description } }
         guard keys.contains(valid) else {
             throw RecBenchError.config("valid_metric", origin: config.origin(of: "valid_metric"),
                                        "'\(valid)' is not among the computed metrics\(Suggestion.hint(for: valid, in: keys)) (metrics × topk: \(keys.joined(separator: ", ")))")
@@ -79,14 +87,13 @@ public struct EvaluationSettings: Sendable, Equatable {
     /// evaluation, since the best K items do not depend on how many more are selected.
     public var validationOnly: EvaluationSettings {
         var only = self
-        let parts = validMetric.split(separator: "@")
-        if parts.count == 2, let k = Int(parts[1]), let name = metrics.first(where: { $0.lowercased() == parts[0] }) {
+        if let key = MetricKey(parsing: validMetric), let name = metrics.first(where: { $0.lowercased() == key.name }) {
             only.metrics = [name]
-            only.cutoffs = [k]
+            only.cutoffs = [key.k]
         }
         return only
     }
 
     /// Report keys in order: for each metric, for each cutoff ("recall@10", "recall@20", …).
-    public var keys: [String] { metrics.flatMap { m in cutoffs.map { "\(m.lowercased())@\($0)" } } }
+    public var keys: [String] { metrics.flatMap { m in cutoffs.map { MetricKey(m, k: $0).description } } }
 }

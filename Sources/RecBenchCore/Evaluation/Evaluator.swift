@@ -1,4 +1,5 @@
 import Foundation
+import Linalg
 
 /// The outcome of evaluating one split: averages, and per-user data for later analyses.
 public struct EvaluationResult: Sendable {
@@ -82,149 +83,115 @@ public enum Evaluator {
         evaluate(scorer, target: EvaluationTarget(part, in: split), settings: settings, compute: compute)
     }
 
-    /// Evaluates `scorer` against a prepared target (reuse it across epochs).
+    /// Evaluates `scorer` against a prepared target (reuse it across epochs): scores users in
+    /// batches, ranks each user (`rank`), then averages and summarises (`summarize`).
     public static func evaluate(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings, compute: Compute) -> EvaluationResult {
         let started = Date()
-        let part = target.part, positives = target.positives, history = target.history, users = target.users
-        let width = settings.cutoffs.max()!
-        let itemCount = target.itemCount
-        let rankingMetrics = settings.metrics.compactMap { name in MetricRegistry.ranking.first { $0.name == name } }
-        let rankingKeys = rankingMetrics.flatMap { m in settings.cutoffs.map { "\(m.name.lowercased())@\($0)" } }
-        let mask = settings.historyMask
-
-        var topItems = [Int32](repeating: -1, count: users.count * width)
-        var perUserFlat = [Double](repeating: 0, count: rankingKeys.count * users.count)
-        var repeatCounts = [Int](repeating: 0, count: users.count)
-        // Per user and cutoff: hits, and hits on items the user had before (repeat hits).
-        let cutoffCount = settings.cutoffs.count
-        var hitCounts = [Int32](repeating: 0, count: users.count * cutoffCount * 2)
-        var block = Matrix(rows: 0, columns: itemCount)
+        let users = target.users
+        var ranked: [UserRanking] = []
+        ranked.reserveCapacity(users.count)
+        var block = Matrix(rows: 0, columns: target.itemCount)
         var start = 0
         while start < users.count {
-            let end = min(users.count, start + settings.batchSize)
-            let batch = users[start..<end]
-            if block.rows != batch.count { block = Matrix(rows: batch.count, columns: itemCount) }
+            let batch = users[start..<min(users.count, start + settings.batchSize)]
+            if block.rows != batch.count { block = Matrix(rows: batch.count, columns: target.itemCount) }
             scorer.scores(for: batch, into: &block, compute: compute)
-            let batchStart = start
             block.values.withUnsafeMutableBufferPointer { scores in
-                topItems.withUnsafeMutableBufferPointer { top in
-                    perUserFlat.withUnsafeMutableBufferPointer { flat in
-                        repeatCounts.withUnsafeMutableBufferPointer { repeats in
-                          hitCounts.withUnsafeMutableBufferPointer { hitCountsBuffer in
-                            // Each worker touches only its own rows / user slots.
-                            let shared = UnsafeShared((scores.baseAddress!, top.baseAddress!, flat.baseAddress!, repeats.baseAddress!, hitCountsBuffer.baseAddress!))
-                            compute.forEachChunk(count: batch.count, chunkSize: 32) { rows in
-                                let (s, t, f, rp, hc) = shared.value
-                                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: width) { hits in
-                                    for r in rows {
-                                        let slot = batchStart + r
-                                        let u = Int(users[slot])
-                                        let row = s + r * itemCount
-                                        // Mask earlier-split items as the mode says.
-                                        // Both rows are sorted by item: walk them together.
-                                        var repeatsHere = 0
-                                        var cursor = positives.rowStarts[u]
-                                        let cursorEnd = positives.rowStarts[u + 1]
-                                        for e in history.entries(ofRow: u) {
-                                            let item = history.columnIndices[e]
-                                            while cursor < cursorEnd && positives.columnIndices[cursor] < item { cursor += 1 }
-                                            let isPositive = cursor < cursorEnd && positives.columnIndices[cursor] == item
-                                            if isPositive { repeatsHere += 1 }
-                                            if mask == .seen || (mask == .recbole && !isPositive) { row[Int(item)] = -.infinity }
-                                        }
-                                        rp[slot] = repeatsHere
-                                        let n = TopK.select(UnsafeBufferPointer(start: row, count: itemCount), k: width, into: t + slot * width)
-                                        for rank in 0..<n {
-                                            hits[rank] = positives.contains(row: u, column: Int(t[slot * width + rank])) ? 1 : 0
-                                        }
-                                        let hitView = UnsafeBufferPointer(start: hits.baseAddress!, count: n)
-                                        let p = positives.entries(ofRow: u).count
-                                        for (c, k) in settings.cutoffs.enumerated() {
-                                            var all: Int32 = 0, repeated: Int32 = 0
-                                            for rank in 0..<min(k, n) where hits[rank] != 0 {
-                                                all += 1
-                                                if history.contains(row: u, column: Int(t[slot * width + rank])) { repeated += 1 }
-                                            }
-                                            hc[(slot * cutoffCount + c) * 2] = all
-                                            hc[(slot * cutoffCount + c) * 2 + 1] = repeated
-                                        }
-                                        var key = 0
-                                        for metric in rankingMetrics {
-                                            for k in settings.cutoffs {
-                                                f[key * users.count + slot] = metric.value(hits: hitView, positives: p, k: k)
-                                                key += 1
-                                            }
-                                        }
-                                    }
-                                }
-                            }
-                          }
-                        }
+                let rows = UnsafeShared(scores.baseAddress!)   // each worker masks only its own rows
+                for chunk in compute.mapChunks(count: batch.count, chunkSize: 32, { range in
+                    range.map { r in
+                        rank(UnsafeMutableBufferPointer(start: rows.value + r * target.itemCount, count: target.itemCount),
+                             user: Int(batch[batch.startIndex + r]), target: target, settings: settings)
                     }
-                }
+                }) { ranked += chunk }
             }
-            start = end
+            start += batch.count
         }
+        return summarize(ranked, target: target, settings: settings, seconds: Date().timeIntervalSince(started))
+    }
 
+    /// One user's outcome: the ranked list, the ranking metrics in `settings.keys` order
+    /// (ranking metrics only), and per cutoff the hits and the hits on earlier items.
+    struct UserRanking: Sendable {
+        var top: [Int32]
+        var metricValues: [Double]
+        var hits: [(all: Int, repeated: Int)]
+        var repeatPositives: Int
+    }
+
+    /// Masks `row` (the user's scores) by the history mode, takes the top K and scores it.
+    static func rank(_ row: UnsafeMutableBufferPointer<Float>, user u: Int, target: EvaluationTarget, settings: EvaluationSettings) -> UserRanking {
+        let positives = target.positives, history = target.history, mask = settings.historyMask
+        // Both rows are sorted by item: walk them together.
+        var repeats = 0
+        var cursor = positives.rowStarts[u]
+        let cursorEnd = positives.rowStarts[u + 1]
+        for e in history.entries(ofRow: u) {
+            let item = history.columnIndices[e]
+            while cursor < cursorEnd && positives.columnIndices[cursor] < item { cursor += 1 }
+            let isPositive = cursor < cursorEnd && positives.columnIndices[cursor] == item
+            if isPositive { repeats += 1 }
+            if mask == .seen || (mask == .recbole && !isPositive) { row[Int(item)] = -.infinity }
+        }
+        let width = settings.cutoffs.max()!
+        var top = [Int32](repeating: -1, count: width)
+        let n = top.withUnsafeMutableBufferPointer { TopK.select(UnsafeBufferPointer(row), k: width, into: $0.baseAddress!) }
+        let hits = (0..<n).map { rank in UInt8(positives.contains(row: u, column: Int(top[rank])) ? 1 : 0) }
+        let counts = settings.cutoffs.map { k in
+            (0..<min(k, n)).filter { hits[$0] != 0 }.reduce(into: (all: 0, repeated: 0)) { c, rank in
+                c.all += 1
+                if history.contains(row: u, column: Int(top[rank])) { c.repeated += 1 }
+            }
+        }
+        let p = positives.entries(ofRow: u).count
+        let values = hits.withUnsafeBufferPointer { hitView in
+            rankingMetrics(settings).flatMap { metric in settings.cutoffs.map { k in metric.value(hits: hitView, positives: p, k: k) } }
+        }
+        return UserRanking(top: top, metricValues: values, hits: counts, repeatPositives: repeats)
+    }
+
+    /// The configured metrics that are computed per user, in report order.
+    static func rankingMetrics(_ settings: EvaluationSettings) -> [any RankingMetric.Type] {
+        settings.metrics.compactMap { name in MetricRegistry.ranking.first { $0.name == name } }
+    }
+
+    /// Means of the per-user metrics, the list metrics over every top-K list, and the
+    /// repeat-vs-new analyses.
+    static func summarize(_ ranked: [UserRanking], target: EvaluationTarget, settings: EvaluationSettings, seconds: Double) -> EvaluationResult {
+        let users = target.users, width = settings.cutoffs.max()!, itemCount = target.itemCount
+        let topItems = ranked.flatMap(\.top)
+        let rankingKeys = rankingMetrics(settings).flatMap { m in settings.cutoffs.map { MetricKey(m.name, k: $0).description } }
         var values: [String: Double] = [:]
         var perUser: [String: [Double]] = [:]
         for (index, key) in rankingKeys.enumerated() {
-            let column = Array(perUserFlat[(index * users.count)..<((index + 1) * users.count)])
+            let column = ranked.map { $0.metricValues[index] }
             perUser[key] = column
             values[key] = users.isEmpty ? 0 : column.reduce(0, +) / Double(users.count)
         }
         let trainCounts = target.trainCounts
         for metric in MetricRegistry.lists where settings.metrics.contains(metric.name) {
             for k in settings.cutoffs {
-                values["\(metric.name.lowercased())@\(k)"] = metric.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
+                values[MetricKey(metric.name, k: k).description] = metric.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
             }
         }
         if settings.metrics.contains(TailPercentage.name) {
             let tail = TailPercentage.tailItems(trainCounts: trainCounts, ratio: settings.tailRatio)
             for k in settings.cutoffs {
-                values["tailpercentage@\(k)"] = TailPercentage.value(lists: topItems, width: width, k: k, tail: tail)
+                values[MetricKey(TailPercentage.name, k: k).description] = TailPercentage.value(lists: topItems, width: width, k: k, tail: tail)
             }
         }
         var analyses: [String: Double] = [:]
         for (c, k) in settings.cutoffs.enumerated() {
-            let perUser = users.indices.map { slot in
-                Analyses.UserHits(positives: positives.entries(ofRow: Int(users[slot])).count, repeatPositives: repeatCounts[slot],
-                                  hits: Int(hitCounts[(slot * cutoffCount + c) * 2]), repeatHits: Int(hitCounts[(slot * cutoffCount + c) * 2 + 1]))
+            let perUser = zip(users, ranked).map { u, r in
+                Analyses.UserHits(positives: target.positives.entries(ofRow: Int(u)).count, repeatPositives: r.repeatPositives,
+                                  hits: r.hits[c].all, repeatHits: r.hits[c].repeated)
             }
             analyses.merge(Analyses.summarize(perUser, k: k)) { _, new in new }
-            analyses["item_coverage@\(k)"] = ItemCoverage.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
+            analyses[MetricKey("item_coverage", k: k).description] = ItemCoverage.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
         }
         return EvaluationResult(
-            part: part, historyMask: mask, keys: settings.keys, values: values, users: users, perUser: perUser,
-            topItems: topItems, width: width, positives: positives.nonzeroCount,
-            repeatPositives: repeatCounts.reduce(0, +), analyses: analyses, seconds: Date().timeIntervalSince(started))
-    }
-}
-
-extension SparseMatrix {
-    /// Whether (row, column) is stored (binary search in the sorted row).
-    @inlinable
-    public func contains(row: Int, column: Int) -> Bool {
-        var lo = rowStarts[row], hi = rowStarts[row + 1]
-        let c = Int32(column)
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            let v = columnIndices[mid]
-            if v == c { return true }
-            if v < c { lo = mid + 1 } else { hi = mid }
-        }
-        return false
-    }
-
-    /// Entry-wise sum with a matrix of the same shape.
-    public func union(_ other: SparseMatrix) -> SparseMatrix {
-        precondition(rows == other.rows && columns == other.columns, "union: shapes differ")
-        var r = [Int32](), c = [Int32](), v = [Float]()
-        for m in [self, other] {
-            for row in 0..<m.rows {
-                for e in m.entries(ofRow: row) { r.append(Int32(row)); c.append(m.columnIndices[e]); v.append(m.values[e]) }
-            }
-        }
-        return SparseMatrix(rows: rows, columns: columns, rowIndices: r, columnIndices: c, values: v)
+            part: target.part, historyMask: settings.historyMask, keys: settings.keys, values: values, users: users, perUser: perUser,
+            topItems: topItems, width: width, positives: target.positives.nonzeroCount,
+            repeatPositives: ranked.reduce(0) { $0 + $1.repeatPositives }, analyses: analyses, seconds: seconds)
     }
 }

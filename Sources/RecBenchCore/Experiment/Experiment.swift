@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Linalg
 
 /// What the user asked for: a model, config files, command-line overrides.
 public struct RunRequest: Sendable {
@@ -144,45 +145,12 @@ public enum Experiment {
         let loadSeconds = lap()
         onEvent(.loaded(dataset.statistics, seconds: loadSeconds))
 
-        let parts = try Splitter.split(dataset.interactions, userCount: dataset.userCount, settings: plan.split)
-        let split = SplitData(dataset: dataset, parts: parts)
+        let (split, validTarget, testTarget, summary) = try splitAndTargets(dataset, plan: plan, logger: logger, notices: &notices)
         let splitSeconds = lap()
-
-        let mask = plan.evaluation.historyMask
-        // Evaluation targets, built once (validation reuses its target every epoch).
-        let validTarget = EvaluationTarget(.valid, in: split), testTarget = EvaluationTarget(.test, in: split)
-        func repeats(_ t: EvaluationTarget) -> Int {
-            t.users.reduce(0) { sum, u in
-                sum + t.positives.columns(ofRow: Int(u)).filter { t.history.contains(row: Int(u), column: Int($0)) }.count
-            }
-        }
-        let testRepeats = repeats(testTarget), validRepeats = repeats(validTarget)
-        if mask == .recbole && (testRepeats > 0 || validRepeats > 0) {
-            let message = "history_mask: recbole on data with repeats (\(testRepeats) test, \(validRepeats) valid positives were seen earlier): these items stay rankable while every other seen item is masked, which inflates repeat hits; use history_mask: none or seen for honest figures"
-            logger.warning("\(message)")
-            notices.append(message)
-        }
-        let summary = SplitSummary(
-            train: split.sizes[.train] ?? 0, valid: split.sizes[.valid] ?? 0, test: split.sizes[.test] ?? 0,
-            validUsers: validTarget.users.count, testUsers: testTarget.users.count,
-            testRepeatPositives: testRepeats)
-        guard summary.testUsers > 0 else {
-            throw RecBenchError.config("eval_args", "the split leaves no user with a test interaction")
-        }
         onEvent(.split(summary, seconds: splitSeconds))
-
         var model = try plan.modelType.init(parameters: plan.parameters)
         let data = TrainingData(dataset: dataset, split: split)
-        let evaluation = plan.evaluation, validation = evaluation.validationOnly
-        let validate: (@Sendable (any Scorer, Compute) -> Double)? = summary.validUsers > 0 ? { @Sendable scorer, compute in
-            Evaluator.evaluate(scorer, target: validTarget, settings: validation, compute: compute).values[evaluation.validMetric] ?? 0
-        } : nil
-        let context = FitContext(
-            seed: plan.seed, compute: compute, logger: logger, training: plan.training, validate: validate,
-            validMetricBigger: evaluation.validMetricBigger, validMetric: evaluation.validMetric,
-            onEpoch: { onEvent(.epoch($0)) },
-            onBatch: { [clock = BatchClock()] done, total in onEvent(.batch(done: done, of: total, elapsed: clock.elapsed(restartingWhen: done == 1))) },
-            checkpointName: "\(plan.modelType.name)-\(plan.data.dataset)-seed\(plan.seed)")
+        let context = fitContext(plan, compute: compute, validTarget: summary.validUsers > 0 ? validTarget : nil, logger: logger, onEvent: onEvent)
         try model.fit(data, context: context)
         let fitSeconds = lap()
         onEvent(.fitted(seconds: fitSeconds))
@@ -201,7 +169,7 @@ public enum Experiment {
         let result = RunResult(
             recbenchVersion: recbenchVersion, model: plan.modelType.name, modelType: plan.modelType.kind,
             dataset: plan.data.dataset, runKey: runKey,
-            finishedAt: ISO8601DateFormatter().string(from: Date()), historyMask: mask,
+            finishedAt: ISO8601DateFormatter().string(from: Date()), historyMask: plan.evaluation.historyMask,
             datasetFingerprint: dataset.fingerprint, splitFingerprint: split.fingerprint,
             config: plan.config.values, hyperparameters: plan.parameters.resolved, statistics: dataset.statistics,
             split: summary, metricKeys: plan.evaluation.keys, valid: valid?.values ?? [:], test: test.values,
@@ -215,6 +183,52 @@ public enum Experiment {
             blas: BLAS.configuration, notices: notices)
         let perUser = PerUserResults(runKey: runKey, dataset: dataset, evaluations: [valid, test].compactMap { $0 })
         return RunOutcome(result: result, valid: valid, test: test, perUser: perUser)
+    }
+
+    /// Splits the dataset, builds both evaluation targets (validation reuses its target every
+    /// epoch), and warns when RecBole's mask meets repeat purchases.
+    static func splitAndTargets(_ dataset: Dataset, plan: ExperimentPlan, logger: Logger, notices: inout [String]) throws
+        -> (SplitData, EvaluationTarget, EvaluationTarget, SplitSummary) {
+        let parts = try Splitter.split(dataset.interactions, userCount: dataset.userCount, settings: plan.split)
+        let split = SplitData(dataset: dataset, parts: parts)
+        let validTarget = EvaluationTarget(.valid, in: split), testTarget = EvaluationTarget(.test, in: split)
+        func repeats(_ t: EvaluationTarget) -> Int {
+            t.users.reduce(0) { sum, u in
+                sum + t.positives.columns(ofRow: Int(u)).filter { t.history.contains(row: Int(u), column: Int($0)) }.count
+            }
+        }
+        let testRepeats = repeats(testTarget), validRepeats = repeats(validTarget)
+        if plan.evaluation.historyMask == .recbole && (testRepeats > 0 || validRepeats > 0) {
+            let message = HistoryMask.repeatLeakWarning(counts: "\(testRepeats) test, \(validRepeats) valid positives were seen earlier")
+            logger.warning("\(message)")
+            notices.append(message)
+        }
+        let summary = SplitSummary(
+            train: split.sizes[.train] ?? 0, valid: split.sizes[.valid] ?? 0, test: split.sizes[.test] ?? 0,
+            validUsers: validTarget.users.count, testUsers: testTarget.users.count,
+            testRepeatPositives: testRepeats)
+        guard summary.testUsers > 0 else {
+            throw RecBenchError.config("eval_args", "the split leaves no user with a test interaction")
+        }
+        return (split, validTarget, testTarget, summary)
+    }
+
+    /// What a model's fit receives: seed, threads, training settings, validation on
+    /// `validTarget` (when there is a valid split) and progress events.
+    static func fitContext(_ plan: ExperimentPlan, compute: Compute, validTarget: EvaluationTarget?, logger: Logger,
+                           onEvent: @escaping @Sendable (Event) -> Void) -> FitContext {
+        let evaluation = plan.evaluation, validation = evaluation.validationOnly
+        let validate: (@Sendable (any Scorer, Compute) -> Double)? = validTarget.map { target in
+            { @Sendable scorer, compute in
+                Evaluator.evaluate(scorer, target: target, settings: validation, compute: compute).values[evaluation.validMetric] ?? 0
+            }
+        }
+        return FitContext(
+            seed: plan.seed, compute: compute, logger: logger, training: plan.training, validate: validate,
+            validMetricBigger: evaluation.validMetricBigger, validMetric: evaluation.validMetric,
+            onEpoch: { onEvent(.epoch($0)) },
+            onBatch: { [clock = BatchClock()] done, total in onEvent(.batch(done: done, of: total, elapsed: clock.elapsed(restartingWhen: done == 1))) },
+            checkpointName: "\(plan.modelType.name)-\(plan.data.dataset)-seed\(plan.seed)")
     }
 
     /// Keys that do not change a run's metrics, left out of its identity.

@@ -1,4 +1,6 @@
 import Foundation
+import Linalg
+import Autodiff
 
 /// BPR (Rendle et al. 2009, "BPR: Bayesian Personalized Ranking from Implicit Feedback"),
 /// as RecBole 1.2.1 trains it.
@@ -101,6 +103,13 @@ public struct BPR: LearnedModel {
         parameters["item_embedding"] = q.matrix
         context.onBatch?(1, 1)
         return total / Double(max(1, count * negatives))
+    }
+
+    /// Per pair: two dot products forward and their gradients (d each) ≈ 12·d; validation U·n·d·2.
+    public func cost(_ s: WorkShape) -> ModelCost? {
+        let d = Double(embeddingSize)
+        let flops = 12 * Double(s.trainInteractions) * d + 2 * Double(s.users) * Double(s.items) * d
+        return ModelCost(nominal: flops, executed: flops)
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {

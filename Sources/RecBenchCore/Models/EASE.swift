@@ -1,3 +1,5 @@
+import Linalg
+
 /// EASE (Steck 2019, "Embarrassingly Shallow Autoencoders for Sparse Data").
 ///
 ///     G = XᵀX + λI
@@ -8,9 +10,9 @@ public struct EASE: Recommender {
     public static let name = "EASE"
     public static let summary = "Closed-form item-item linear autoencoder with L2 regularisation (Steck 2019)"
     public static let kind = ModelKind.linear
-    public static let parameters: [ConfigKey] = [
-        ConfigKey("reg_weight", "float", .double(250.0), "EASE: L2 regularisation λ added to the Gram matrix's diagonal."),
-    ]
+    /// λ, RecBole's default.
+    public static let regWeight = ConfigKey("reg_weight", "float", .double(250.0), "EASE: L2 regularisation λ added to the Gram matrix's diagonal.")
+    public static let parameters: [ConfigKey] = [regWeight]
 
     let regWeight: Float
     private var trainMatrix = SparseMatrix(rows: 0, columns: 0)

@@ -1,3 +1,5 @@
+import Linalg
+
 /// ItemKNN (Aiolli 2013, as RecBole 1.2.1 implements it).
 ///
 ///     sim(i, j) = (xᵢ · xⱼ) / (‖xᵢ‖ ‖xⱼ‖ + shrink + 1e-6),   sim(j, j) = 0

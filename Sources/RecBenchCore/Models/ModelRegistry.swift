@@ -1,5 +1,5 @@
-/// The compiler-checked list of models. Adding a model: one file, one line here, one YAML
-/// of defaults under `Configs/models/`.
+/// The compiler-checked list of models. Adding a model: one file and one line here
+/// (`Configs/models/<Model>.yml` is generated from its declaration: `recbench models --defaults`).
 public enum ModelRegistry {
     /// Every registered model, in listing order.
     public static let models: [any Recommender.Type] = [
@@ -26,5 +26,23 @@ public enum ModelRegistry {
         var all: [String: ConfigValue] = [:]
         for m in models { for p in m.parameters { all[p.name] = p.defaultValue } }
         return all
+    }
+
+    /// The model called `name` with these resolved hyperparameters (a stored run's), unfitted.
+    public static func model(named name: String, hyperparameters: [String: ConfigValue]) throws -> any Recommender {
+        let type = try model(named: name)
+        let config = try Config(layers: [ConfigLayer(source: "record", values: hyperparameters)], modelKeys: parameterDefaults)
+        return try type.init(parameters: ModelParameters(config: config, declared: type.parameters))
+    }
+
+    /// The text of `Configs/models/<Model>.yml`: the model's declared hyperparameters with
+    /// their defaults, generated from the declaration (the one source of those values).
+    public static func defaultsFile(for model: any Recommender.Type) -> String {
+        var lines = ["# \(model.name) hyperparameters and their defaults (RecBole 1.2.1's where RecBole has the key).",
+                     "# Generated from the model's declaration by `recbench models --defaults --write Configs/models`:",
+                     "# change the declaration, then regenerate. Values set here override the declaration."]
+        if model.parameters.isEmpty { lines.append("# \(model.name) has no hyperparameters.") }
+        for p in model.parameters { lines.append("\(p.name): \(p.defaultValue)    # \(p.summary)") }
+        return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -1,3 +1,6 @@
+import Linalg
+import Autodiff
+
 /// Mult-DAE (Liang et al. 2018, "Variational Autoencoders for Collaborative Filtering"),
 /// as RecBole 1.2.1 implements it.
 ///
@@ -48,6 +51,10 @@ public struct MultiDAE: LearnedModel {
     /// decoder(tanh(encoder(x))).
     func forward(_ x: SparseMatrix, _ p: [String: Variable], tape: Tape) -> Variable {
         decoder(tape.tanh(encoder(x, p, tape: tape)), p, tape: tape)
+    }
+
+    public func cost(_ shape: WorkShape) -> ModelCost? {
+        MLP.autoEncoderCost(shape, hidden: hidden, encoderOutput: latent, code: latent)
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {

@@ -1,3 +1,6 @@
+import Linalg
+import Autodiff
+
 /// Mult-VAE (Liang et al. 2018, "Variational Autoencoders for Collaborative Filtering"),
 /// as RecBole 1.2.1 implements it.
 ///
@@ -35,8 +38,7 @@ public struct MultiVAE: LearnedModel {
         hidden = try parameters.intList("mlp_hidden_size", in: 1...100_000)
         latent = try parameters.int("latent_dimension", in: 2...100_000)
         guard latent % 2 == 0 else {
-            throw RecBenchError.config("latent_dimension", origin: parameters.config.origin(of: "latent_dimension"),
-                                       "MultiVAE splits the encoder output into μ and log σ², so it must be even, got \(latent)")
+            throw parameters.invalid("latent_dimension", "MultiVAE splits the encoder output into μ and log σ², so it must be even, got \(latent)")
         }
         dropout = Float(try parameters.double("dropout_prob", in: 0...0.99))
         annealCap = Float(try parameters.double("anneal_cap", in: 0...10))
@@ -66,6 +68,10 @@ public struct MultiVAE: LearnedModel {
         let inner = tape.sub(tape.sub(tape.affine(logVariance, scale: 1, shift: 1), tape.square(mu)), tape.exp(logVariance))
         let kl = tape.affine(tape.mean(tape.sumRows(inner)), scale: -0.5 * beta)
         return tape.add(likelihood, kl)
+    }
+
+    public func cost(_ shape: WorkShape) -> ModelCost? {
+        MLP.autoEncoderCost(shape, hidden: hidden, encoderOutput: latent, code: code)
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {

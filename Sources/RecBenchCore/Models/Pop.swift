@@ -1,3 +1,5 @@
+import Linalg
+
 /// Pop: every user gets the items with the most train interactions.
 ///
 /// Uses true train counts (duplicates counted), not RecBole's per-batch counter

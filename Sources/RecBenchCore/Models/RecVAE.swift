@@ -1,4 +1,6 @@
 import Foundation
+import Linalg
+import Autodiff
 
 /// RecVAE (Shenbin et al. 2020, "RecVAE: a New Variational Autoencoder for Top-N
 /// Recommendations with Implicit Feedback"), as RecBole 1.2.1 implements it.
@@ -52,11 +54,8 @@ public struct RecVAE: LearnedModel {
         dropout = Float(try parameters.double("dropout_prob", in: 0...0.99))
         beta = Float(try parameters.double("beta", in: 0...1_000))
         gamma = Float(try parameters.double("gamma", in: 0...1_000))
-        let weights = try parameters.config["mixture_weights"] == .null ? [0.15, 0.75, 0.1]
-            : parameters.doubleList("mixture_weights", in: Double.leastNonzeroMagnitude...1)
-        guard weights.count == 3 else {
-            throw RecBenchError.config("mixture_weights", origin: parameters.config.origin(of: "mixture_weights"), "expected 3 weights, got \(weights.count)")
-        }
+        let weights = try parameters.doubleList("mixture_weights", in: Double.leastNonzeroMagnitude...1)
+        guard weights.count == 3 else { throw parameters.invalid("mixture_weights", "expected 3 weights, got \(weights.count)") }
         logMixture = weights.map { Float(log($0)) }
         encoderPasses = try parameters.int("n_enc_epochs", in: 1...100)
         decoderPasses = try parameters.int("n_dec_epochs", in: 1...100)
@@ -174,6 +173,20 @@ public struct RecVAE: LearnedModel {
         let posterior = tape.logNormalDensity(z, mean: mu, logVariance: logVariance)
         let kl = tape.mean(tape.scaleRows(tape.sumRows(tape.sub(posterior, prior)), by: weights))
         return tape.sub(kl, likelihood)
+    }
+
+    /// RecBole: an encoder pass = forward encoder + old encoder + decoder, backward encoder
+    /// (dense layers ×2, first layer weight) and decoder input; a decoder pass = forward
+    /// encoder + old encoder + decoder, decoder weight gradient; validation = forward.
+    /// recbench: the old encoder's posterior once per epoch, reused by the decoder pass and
+    /// validation; a sparse first layer.
+    public func cost(_ s: WorkShape) -> ModelCost? {
+        let U = Double(s.users), n = Double(s.items), nnz = Double(s.trainPairs)
+        let hd = Double(hidden), l = Double(latent), encPasses = Double(encoderPasses), decPasses = Double(decoderPasses)
+        let E = 2 * U * (4 * hd * hd + 2 * hd * l), F1 = 2 * U * n * hd, S1 = 2 * nnz * hd, D = 2 * U * l * n
+        let nominal = encPasses * (4 * E + 3 * F1 + 2 * D) + decPasses * (2 * E + 2 * F1 + 2 * D) + (E + F1 + D)
+        let executed = encPasses * (3 * E + 2 * S1 + 2 * D) + (E + S1) + decPasses * 2 * D + D
+        return ModelCost(nominal: nominal, executed: executed)
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {

@@ -1,3 +1,5 @@
+import Linalg
+
 /// RepeatPop: each user's own most frequent train items first (ties: the more recently
 /// bought first), then the globally most popular items. The repeat-purchase baseline that
 /// next-basket studies find hard to beat on grocery data; it only makes sense where earlier

@@ -21,7 +21,7 @@ extension Report {
             body.append(tableHTML(g))
             body.append("<div class=\"charts\">")
             for chart in Report.charts {
-                let key = "\(chart.key)@\(k)"
+                let key = MetricKey(chart.key, k: k).description
                 let bars = g.entries.map { e in (e.label, Report.value(e.result, key) ?? 0) }
                 let isCount = chart.key.hasPrefix("users_with")
                 body.append(barChart(title: "\(chart.title) @\(k)", bars: bars, colour: chart.colour,

@@ -29,9 +29,9 @@ public struct Report: Sendable {
     public let sortKey: String
 
     /// Metric columns (the seed's table) at K.
-    public var metricColumns: [String] { ["recall", "mrr", "ndcg", "hit", "precision"].map { "\($0)@\(k)" } }
+    public var metricColumns: [String] { ["recall", "mrr", "ndcg", "hit", "precision"].map { MetricKey($0, k: k).description } }
     /// Analysis columns at K.
-    public var analysisColumns: [String] { ["users_with_hit", "repeat_hit_share", "users_with_new_hit", "item_coverage"].map { "\($0)@\(k)" } }
+    public var analysisColumns: [String] { ["users_with_hit", "repeat_hit_share", "users_with_new_hit", "item_coverage"].map { MetricKey($0, k: k).description } }
 
     /// Reads every run record and failure record under `directory`.
     public static func load(directory: String, k requestedK: Int? = nil, sortKey requestedSort: String? = nil) throws -> Report {
@@ -55,8 +55,8 @@ public struct Report: Sendable {
         let done = Set(results.map { $0.0.runKey })
         failures.removeAll { done.contains($0.runKey) }
         guard !results.isEmpty || !failures.isEmpty else { throw RecBenchError.file(directory, "holds no recbench results") }
-        let k = requestedK ?? results.compactMap { r in r.0.metricKeys.first.flatMap { Int($0.split(separator: "@").last ?? "") } }.min() ?? 10
-        let sortKey = (requestedSort ?? "ndcg@\(k)").lowercased()
+        let k = requestedK ?? results.compactMap { r in r.0.metricKeys.first.flatMap(MetricKey.init(parsing:))?.k }.min() ?? 10
+        let sortKey = (requestedSort ?? MetricKey("ndcg", k: k).description).lowercased()
         var groups: [Group] = []
         let keys = Set(results.map { "\($0.0.dataset)\u{1}\($0.0.historyMask.rawValue)" })
         for key in keys.sorted() {
@@ -110,7 +110,7 @@ public struct Report: Sendable {
     func caption(_ g: Group) -> (title: String, warning: String?) {
         let title = "\(g.dataset) · history mask \(g.historyMask.rawValue) · test @\(k) · sorted by \(sortKey)"
         let warning = g.historyMask == .recbole && g.hasRepeats
-            ? "history_mask recbole on data with repeat purchases: each user's repeat items stay rankable while every other earlier item is masked, so repeat hits (and every metric) are inflated. Compare models under `none` for repeat-aware figures."
+            ? HistoryMask.repeatLeakWarning()
             : nil
         return (title, warning)
     }

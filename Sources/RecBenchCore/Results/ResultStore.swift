@@ -27,9 +27,9 @@ public struct ResultStore: Sendable {
         if let perUser {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            try ResultStore.writeAtomically(try encoder.encode(perUser), to: PerUserResults.path(forResult: path))
+            try AtomicWrite.write(try encoder.encode(perUser), to: PerUserResults.path(forResult: path))
         }
-        try ResultStore.writeAtomically(try ResultStore.encode(result), to: path)
+        try AtomicWrite.write(try ResultStore.encode(result), to: path)
         return path
     }
 
@@ -48,33 +48,5 @@ public struct ResultStore: Sendable {
         var data = try encoder.encode(result)
         data.append(0x0A)
         return data
-    }
-
-    /// Writes `data` to a temp file beside `path`, syncs it, and renames it over `path`.
-    public static func writeAtomically(_ data: Data, to path: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: directory.isEmpty ? "." : directory, withIntermediateDirectories: true)
-        } catch {
-            throw RecBenchError.file(directory, "cannot create the results folder (\(error.localizedDescription))")
-        }
-        let temp = "\(directory.isEmpty ? "." : directory)/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard fd >= 0 else { throw RecBenchError.file(temp, "cannot be created (errno \(errno))") }
-        var ok = data.withUnsafeBytes { raw -> Bool in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { return false }
-                offset += n
-            }
-            return true
-        }
-        ok = ok && fsync(fd) == 0
-        close(fd)
-        guard ok, rename(temp, path) == 0 else {
-            unlink(temp)
-            throw RecBenchError.file(path, "cannot be written (errno \(errno))")
-        }
     }
 }

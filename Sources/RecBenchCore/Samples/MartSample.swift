@@ -1,3 +1,5 @@
+import Linalg
+
 /// A deterministic, Mart-like grocery purchase log: users visit weekly, re-buy their staples
 /// most visits, and add a few items from a long tail biased to their favourite categories.
 /// It exists to exercise the CSV → atomic-file → benchmark path on data with heavy repeat

@@ -1,3 +1,5 @@
+import Linalg
+
 /// Input rows for auto-encoder models (RecBole's `AutoEncoderMixin`): each user's train
 /// items as a binary row; the encoder sees it L2-normalised with dropout (kept entries
 /// scaled by 1/(1−p)), as a sparse matrix, so the first layer costs nnz × hidden.

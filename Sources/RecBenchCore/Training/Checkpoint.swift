@@ -1,4 +1,5 @@
 import Foundation
+import Linalg
 
 /// Parameters on disk: a small self-describing binary (magic, then per parameter its name,
 /// shape and little-endian float32 values), written atomically.
@@ -17,7 +18,7 @@ public enum Checkpoint {
             append(UInt32(m.rows)); append(UInt32(m.columns))
             m.values.withUnsafeBytes { data.append(contentsOf: $0) }
         }
-        try ResultStore.writeAtomically(data, to: path)
+        try AtomicWrite.write(data, to: path)
         return path
     }
 

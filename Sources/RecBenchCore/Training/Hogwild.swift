@@ -1,4 +1,5 @@
 import Synchronization
+import Linalg
 
 /// Lock-free parallel SGD (Hogwild!, Niu et al. 2011; the `implicit` library's BPR): workers
 /// take disjoint slices of an epoch's samples and update shared parameters without locks.

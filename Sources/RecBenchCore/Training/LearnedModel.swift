@@ -1,3 +1,6 @@
+import Linalg
+import Autodiff
+
 /// A model trained by gradient steps over epochs. The model declares its parameters, the
 /// passes of an epoch and a batch loss; the `Trainer` owns everything else: the parameters
 /// while training, the optimizers, batching, random streams, validation, early stopping,

@@ -1,3 +1,6 @@
+import Linalg
+import Autodiff
+
 /// A stack of dense layers with tanh between them (none after the last), as RecBole's
 /// `mlp_layers`. Weights are stored in × out (y = x·W + b).
 public struct MLP: Sendable {
@@ -50,5 +53,22 @@ extension MLP {
         encoder.initialize(&parameters, rng: &rng)
         decoder.initialize(&parameters, rng: &rng)
         return (encoder, decoder, parameters)
+    }
+}
+
+extension MLP {
+    /// FLOPs of an epoch of an auto-encoder built by `autoEncoder` and trained on every user,
+    /// plus one validation forward. Dense layers: forward + two backward GEMMs. The first
+    /// layer: forward + weight gradient, dense in RecBole (nominal), sparse here (executed).
+    public static func autoEncoderCost(_ s: WorkShape, hidden: [Int], encoderOutput: Int, code: Int) -> ModelCost {
+        let U = Double(s.users), n = Double(s.items), nnz = Double(s.trainPairs)
+        let h = hidden.map(Double.init), out = Double(encoderOutput)
+        let encoder = zip(h, Array(h.dropFirst()) + [out]).map { $0 * $1 }
+        let decoderDims = [Double(code)] + h.reversed() + [n]
+        let decoder = zip(decoderDims, decoderDims.dropFirst()).map { $0 * $1 }
+        let dense = 2 * U * (encoder.reduce(0, +) + decoder.reduce(0, +))   // forward, all dense layers
+        let first = 2 * U * n * h[0], firstSparse = 2 * nnz * h[0]
+        return ModelCost(nominal: 3 * dense + 2 * first + (dense + first),
+                         executed: 3 * dense + 2 * firstSparse + (dense + firstSparse))
     }
 }

@@ -1,3 +1,6 @@
+import Foundation
+import Linalg
+
 /// Updates parameters from gradients.
 public protocol Optimizer: Sendable {
     /// Applies one step to the parameters named in `gradients`.
@@ -82,4 +85,10 @@ public struct SGD: Optimizer {
     }
 }
 
-import Foundation
+extension TrainingSettings {
+    /// The configured optimiser.
+    public func makeOptimizer() -> any Optimizer {
+        learner == "sgd" ? SGD(learningRate: learningRate, weightDecay: weightDecay)
+            : Adam(learningRate: learningRate, weightDecay: weightDecay)
+    }
+}

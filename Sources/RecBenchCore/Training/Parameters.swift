@@ -1,3 +1,6 @@
+import Linalg
+import Autodiff
+
 /// A model's named parameter matrices, in a fixed order. A value type: keeping the best
 /// epoch's parameters is a copy (copy-on-write, so it costs nothing until training moves on).
 public struct Parameters: Sendable, Equatable {

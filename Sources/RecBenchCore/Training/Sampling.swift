@@ -1,3 +1,5 @@
+import Linalg
+
 /// Shuffled mini-batches and negative sampling, seeded per (seed, epoch) so results never
 /// depend on threads or timing.
 public enum Sampling {

@@ -1,3 +1,6 @@
+import Linalg
+import Autodiff
+
 /// The training loop every learned model shares: epochs of passes, validation every
 /// `eval_step`, early stopping as RecBole 1.2.1 (`early_stopping`): a validation value at
 /// least as good as the best so far is an improvement; training stops once

@@ -290,3 +290,31 @@ extension SparseMatrix {
                      values: [Float](repeating: 1, count: nonzeroCount))
     }
 }
+
+extension SparseMatrix {
+    /// Whether (row, column) is stored (binary search in the sorted row).
+    @inlinable
+    public func contains(row: Int, column: Int) -> Bool {
+        var lo = rowStarts[row], hi = rowStarts[row + 1]
+        let c = Int32(column)
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            let v = columnIndices[mid]
+            if v == c { return true }
+            if v < c { lo = mid + 1 } else { hi = mid }
+        }
+        return false
+    }
+
+    /// Entry-wise sum with a matrix of the same shape.
+    public func union(_ other: SparseMatrix) -> SparseMatrix {
+        precondition(rows == other.rows && columns == other.columns, "union: shapes differ")
+        var r = [Int32](), c = [Int32](), v = [Float]()
+        for m in [self, other] {
+            for row in 0..<m.rows {
+                for e in m.entries(ofRow: row) { r.append(Int32(row)); c.append(m.columnIndices[e]); v.append(m.values[e]) }
+            }
+        }
+        return SparseMatrix(rows: rows, columns: columns, rowIndices: r, columnIndices: c, values: v)
+    }
+}

@@ -2,35 +2,39 @@ import ArgumentParser
 import Foundation
 import RecBenchCore
 
-struct Run: ParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct Run: ParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         abstract: "Fit one model and evaluate it on the valid and test splits.",
         discussion: """
             Config layers, later wins: built-in defaults < Configs/models/<Model>.yml < each \
             --config file in order < --set key=value < --dataset. Each run writes one JSON \
             result to results_dir/<dataset>/ (atomically) unless --no-save is given.
+
+            Metrics (config key `metrics`, each at every `topk` cutoff): \(MetricRegistry.names.joined(separator: ", ")).
             """)
 
     @Option(name: .shortAndLong, help: "Model to run (see `recbench models`); default: the config's `model` key.")
-    var model: String?
+    public var model: String?
 
-    @OptionGroup var experiment: ExperimentOptions
+    @OptionGroup public var experiment: ExperimentOptions
 
     @Flag(help: "Print the result record as JSON on stdout instead of tables.")
-    var json = false
+    public var json = false
 
     @Flag(help: "Print the effective config with the origin of every value, then run.")
-    var showConfig = false
+    public var showConfig = false
 
     @Flag(help: "Do not write the result file.")
-    var noSave = false
+    public var noSave = false
 
     @Flag(help: "Also write per-user metrics (one row per split, user token, metric) beside the result, as .users.csv and .users.jsonl.")
-    var perUser = false
+    public var perUser = false
 
-    @OptionGroup var logging: LoggingOptions
+    @OptionGroup public var logging: LoggingOptions
 
-    func run() throws {
+    public func run() throws {
         let logger = logging.makeLogger()
         try reportingErrors {
             let plan = try Experiment.plan(RunRequest(
@@ -52,8 +56,8 @@ struct Run: ParsableCommand {
             if perUser {
                 let stem = String(ResultStore(root: plan.resultsDirectory).path(for: outcome.result).dropLast(".json".count))
                 let keys = outcome.result.metricKeys.filter { outcome.test.perUser[$0] != nil }
-                try ResultStore.writeAtomically(Data(outcome.perUser.csv(keys: keys).utf8), to: stem + ".users.csv")
-                try ResultStore.writeAtomically(Data(try outcome.perUser.jsonLines(keys: keys).utf8), to: stem + ".users.jsonl")
+                try AtomicWrite.write(Data(outcome.perUser.csv(keys: keys).utf8), to: stem + ".users.csv")
+                try AtomicWrite.write(Data(try outcome.perUser.jsonLines(keys: keys).utf8), to: stem + ".users.jsonl")
                 if !json { Terminal.out("per-user  \(stem).users.csv, \(stem).users.jsonl") }
             }
             if json {
@@ -70,10 +74,10 @@ struct RunReport: Sendable {
     let decimals: Int
     let enabled: Bool
     /// Per-epoch lines (on a terminal, or with --verbose).
-    var epochLines = false
+    public var epochLines = false
     /// A batch progress bar (stderr is a terminal).
-    var bar = false
-    var validMetric = ""
+    public var bar = false
+    public var validMetric = ""
 
     func header(_ plan: ExperimentPlan) {
         guard enabled else { return }
@@ -132,13 +136,12 @@ struct RunReport: Sendable {
     /// Metrics as rows, cutoffs as columns, in config order; columns sized to their values.
     func table(title: String, keys: [String], values: [String: Double]) -> String {
         var metrics: [String] = [], cutoffs: [String] = []
-        for key in keys {
-            let parts = key.split(separator: "@").map(String.init)
-            if !metrics.contains(parts[0]) { metrics.append(parts[0]) }
-            if !cutoffs.contains(parts[1]) { cutoffs.append(parts[1]) }
+        for key in keys.compactMap(MetricKey.init(parsing:)) {
+            if !metrics.contains(key.name) { metrics.append(key.name) }
+            if !cutoffs.contains(String(key.k)) { cutoffs.append(String(key.k)) }
         }
         let cells = metrics.map { m in
-            cutoffs.map { k in values["\(m)@\(k)"].map { String(format: "%.\(decimals)f", $0) } ?? "–" }
+            cutoffs.map { k in values[MetricKey(m, k: Int(k)!).description].map { String(format: "%.\(decimals)f", $0) } ?? "–" }
         }
         let nameWidth = max(24, title.count + 1, (metrics.map(\.count).max() ?? 0) + 3)
         let cell = max(cells.flatMap { $0 }.map(\.count).max() ?? 0, cutoffs.map { $0.count + 1 }.max() ?? 0) + 2

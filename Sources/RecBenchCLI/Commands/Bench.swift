@@ -2,9 +2,12 @@ import ArgumentParser
 import Foundation
 import Logging
 import RecBenchCore
+import Linalg
 
-struct Bench: ParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct Bench: ParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         abstract: "Measure EASE and the learned models against references measured in the same run or stated in the shared reference.",
         discussion: """
             Build with `swift build -c release` and keep the machine otherwise idle. Reports \
@@ -17,53 +20,57 @@ struct Bench: ParsableCommand {
             """)
 
     @Option(help: "Config of the real-data benchmark.")
-    var config = "Configs/ml-100k.yml"
+    public var config = "Configs/ml-100k.yml"
 
     @Option(help: "Items of the synthetic catalogue (0 skips it).")
-    var items = 20_000
+    public var items = 20_000
 
     @Option(help: "Users of the synthetic dataset.")
-    var users = 25_000
+    public var users = 25_000
 
     @Option(help: "Mean distinct items per synthetic user.")
-    var meanHistory = 40
+    public var meanHistory = 40
 
     @Option(help: "Repeats per measurement on the real data (best is kept).")
-    var repeats = 5
+    public var repeats = 5
 
     @Option(help: "Whole-process runs of `recbench run --model EASE` (best is kept).")
-    var processRuns = 5
+    public var processRuns = 5
 
     @Flag(inversion: .prefixedNo, help: "Benchmark EASE (fit, evaluation, whole process).")
-    var ease = true
+    public var ease = true
 
     @Flag(inversion: .prefixedNo, help: "Benchmark the learned models (BPR, MultiVAE, MultiDAE, RecVAE) on ml-100k with the shared protocol.")
-    var learned = true
+    public var learned = true
 
     @Option(help: "Whole-process runs of each learned model (best is kept, as for RecBole's figures).")
-    var learnedRuns = 3
+    public var learnedRuns = 3
 
-    @Option(help: "Data for the learned-model runs: RecBole's split of ml-100k when ../shared is beside the repository, else the shipped ml-100k.")
-    var learnedData: String?
+    @Option(help: "Data for the learned-model runs (default: the reference file's split when present, else the shipped ml-100k).")
+    public var learnedData: String?
+
+    @Option(help: "What to compare with: reference walls, epochs, peaks and targets (YAML).")
+    public var reference = "Configs/bench/recbole-1.2.1.yml"
 
     @Flag(help: "Print the rows as JSON.")
-    var json = false
+    public var json = false
 
-    @OptionGroup var logging: LoggingOptions
+    @OptionGroup public var logging: LoggingOptions
 
-    func run() throws {
+    public func run() throws {
         let logger = logging.makeLogger()
         try reportingErrors {
+            let reference = try BenchmarkReference(path: self.reference)
             var rows: [BenchmarkRow] = []
-            if learned { rows += try learnedRows(logger: logger) }
-            if ease { rows += try easeRows(logger: logger) }
+            if learned { rows += try learnedRows(reference, logger: logger) }
+            if ease { rows += try easeRows(reference, logger: logger) }
             rows.append(BenchmarkRow(step: "peak RSS of this benchmark process (MiB)", seconds: ProcessStats.peakMemoryMiB,
                                      reference: "–", referenceSeconds: .nan, target: nil))
             try print(rows)
         }
     }
 
-    func easeRows(logger: Logger) throws -> [BenchmarkRow] {
+    func easeRows(_ reference: BenchmarkReference, logger: Logger) throws -> [BenchmarkRow] {
             var rows: [BenchmarkRow] = []
             // 1. Whole process, first, on a cold-ish machine.
             var best = Double.infinity, rss = 0.0
@@ -72,27 +79,22 @@ struct Bench: ParsableCommand {
                 guard status == 0 else { throw RecBenchError(location: config, "`recbench run --model EASE` failed (exit \(status))") }
                 best = min(best, seconds); rss = max(rss, maxRSS)
             }
+            let theirs = try reference.model("EASE")
             rows.append(BenchmarkRow(step: "recbench run --model EASE (whole process, peak RSS \(Int(rss)) MiB)", seconds: best,
-                                     reference: "RecBole 1.2.1 process wall, shared reference §C (RSS 1288 MiB)", referenceSeconds: 4.8, target: 0.5 / 4.8))
+                                     reference: "reference process wall (RSS \(Int(theirs.rss)) MiB)", referenceSeconds: theirs.wall,
+                                     target: theirs.wallTarget.map { $0 / theirs.wall }))
             // 2. EASE on the configured real data.
             let plan = try Experiment.plan(RunRequest(model: "EASE", configFiles: [config]))
             let dataset = try DatasetLoader.load(plan.data)
-            rows += try EASEBenchmark.run(dataset: dataset, repeats: repeats, logger: logger)
+            rows += try EASEBenchmark.run(dataset: dataset, reference: reference, repeats: repeats, logger: logger)
             // 3. EASE on a synthetic catalogue.
             if items > 0 {
                 let synthetic = SyntheticData.zipf(users: users, items: items, meanHistory: meanHistory, seed: 2020)
                 logger.notice("synthetic: \(synthetic.userCount) users, \(synthetic.itemCount) items, \(synthetic.interactions.count) interactions")
-                rows += try EASEBenchmark.run(dataset: synthetic, repeats: 1, logger: logger)
+                rows += try EASEBenchmark.run(dataset: synthetic, reference: reference, repeats: 1, logger: logger)
             }
             return rows
     }
-
-    /// RecBole 1.2.1's process wall seconds for these models (shared reference, section C).
-    static let recboleWall: [String: Double] = ["BPR": 11.6, "MultiVAE": 19.9, "MultiDAE": 14.8, "RecVAE": 48.0]
-    /// The epochs RecBole's measured run trained before early stopping (shared reference, section A).
-    static let recboleEpochs: [String: Int] = ["BPR": 41, "MultiVAE": 50, "MultiDAE": 34, "RecVAE": 50]
-    /// The speed-up each must reach (issue targets): ≥ 5×, RecVAE ≥ 2.5×.
-    static let speedTarget: [String: Double] = ["BPR": 5, "MultiVAE": 5, "MultiDAE": 5, "RecVAE": 2.5]
 
     /// The best of `learnedRuns` whole `recbench run` processes of `model`: the fastest run's
     /// seconds and record, and the highest peak RSS of all runs.
@@ -116,43 +118,47 @@ struct Bench: ParsableCommand {
     }
 
     /// Each learned model as whole `recbench run` processes, with its epochs, seconds and
-    /// FLOPs; where the epoch counts differ, also for exactly RecBole's epoch count.
-    func learnedRows(logger: Logger) throws -> [BenchmarkRow] {
-        let shared = URL(fileURLWithPath: "../shared/reference/ml-100k-recbole-split").path
+    /// FLOPs; where the epoch counts differ, also for exactly the reference's epoch count.
+    func learnedRows(_ reference: BenchmarkReference, logger: Logger) throws -> [BenchmarkRow] {
         var assignments: [String] = []
         if let data = learnedData {
             assignments = ["data_path=\(data)"]
-        } else if FileManager.default.fileExists(atPath: shared + "/ml-100k.train.inter") {
-            assignments = ["data_path=\(shared)", "benchmark_filename=[train,valid,test]"]
+        } else if let split = reference.recboleSplit, FileManager.default.fileExists(atPath: split + "/ml-100k.train.inter") {
+            assignments = ["data_path=\(split)", "benchmark_filename=[train,valid,test]"]
         }
         var rows: [BenchmarkRow] = []
         for model in ["BPR", "MultiVAE", "MultiDAE", "RecVAE"] {
             logger.notice("\(model): \(learnedRuns) × recbench run on ml-100k\(assignments.isEmpty ? " (shipped data, own split)" : " (RecBole's split)")")
-            let wall = Bench.recboleWall[model]!, target = 1 / Bench.speedTarget[model]!
+            let theirs = try reference.model(model)
+            let target = theirs.speedup.map { 1 / $0 }
             let (seconds, peak, result) = try bestRun(model, assignments)
             let training = result.training!
             rows.append(BenchmarkRow(step: "\(model): whole process, \(training.epochsRun) epochs (best \(training.bestEpoch)), test ndcg@10 \(String(format: "%.4f", result.test["ndcg@10"] ?? 0)), peak RSS \(Int(peak)) MiB",
-                                     seconds: seconds, reference: "RecBole 1.2.1 process wall, shared reference §C", referenceSeconds: wall, target: target))
-            // The same work as RecBole's run: exactly its epoch count, early stopping held off
-            // when recbench would have stopped sooner.
-            if let epochs = Bench.recboleEpochs[model], epochs != training.epochsRun {
+                                     seconds: seconds, reference: "reference process wall", referenceSeconds: theirs.wall, target: target))
+            // The same work as the reference run: exactly its epoch count, early stopping
+            // held off when recbench would have stopped sooner.
+            if let epochs = theirs.epochs, epochs != training.epochsRun {
                 let (sameSeconds, _, same) = try bestRun(model, assignments + ["epochs=\(epochs)", "stopping_step=\(epochs)"])
-                rows.append(BenchmarkRow(step: "\(model): whole process at RecBole's \(epochs) epochs (`epochs=\(epochs)`, `stopping_step=\(epochs)`; ran \(same.training!.epochsRun))",
-                                         seconds: sameSeconds, reference: "RecBole 1.2.1 process wall (\(epochs) epochs)", referenceSeconds: wall, target: target))
+                rows.append(BenchmarkRow(step: "\(model): whole process at the reference's \(epochs) epochs (`epochs=\(epochs)`, `stopping_step=\(epochs)`; ran \(same.training!.epochsRun))",
+                                         seconds: sameSeconds, reference: "reference process wall (\(epochs) epochs)", referenceSeconds: theirs.wall, target: target))
             }
-            let epochSeconds = training.epochs.map(\.seconds).reduce(0, +) / Double(max(1, training.epochs.count))
-            let shape = LearnedModelCost.Shape(users: result.statistics.users, items: result.statistics.items,
-                                               trainInteractions: result.split.train, trainPairs: result.split.train)
-            if let flops = LearnedModelCost.flopsPerEpoch(model: model, hyperparameters: result.hyperparameters, shape: shape) {
-                // Seconds one epoch would take at the sgemm peak, for the nominal FLOPs: the
-                // ratio epoch-seconds / that is 1 / (share of peak).
-                let atPeak = flops.nominal / EASEBenchmark.sgemmPeakFlopsPerSecond
-                rows.append(BenchmarkRow(step: "  \(model) epoch incl. validation: \(String(format: "%.1f", flops.nominal / 1e9)) GFLOP nominal (\(String(format: "%.1f", flops.executed / 1e9)) executed) → \(String(format: "%.0f", flops.nominal / epochSeconds / 1e9)) GFLOP/s nominal",
-                                         seconds: epochSeconds, reference: "nominal FLOPs at the 245 GFLOP/s sgemm peak (BLAS-NOTES)",
-                                         referenceSeconds: atPeak, target: model == "RecVAE" ? 2 : nil))
-            }
+            if let row = try epochRow(model, result: result, reference: reference) { rows.append(row) }
         }
         return rows
+    }
+
+    /// The mean epoch beside the time its nominal FLOPs (declared by the model) take at the
+    /// sgemm peak: the ratio is 1 / (share of peak).
+    func epochRow(_ model: String, result: RunResult, reference: BenchmarkReference) throws -> BenchmarkRow? {
+        let training = result.training!
+        let epochSeconds = training.epochs.map(\.seconds).reduce(0, +) / Double(max(1, training.epochs.count))
+        let shape = WorkShape(users: result.statistics.users, items: result.statistics.items,
+                              trainInteractions: result.split.train, trainPairs: result.split.train)
+        guard let flops = try ModelRegistry.model(named: model, hyperparameters: result.hyperparameters).cost(shape) else { return nil }
+        let peak = reference.sgemmPeak
+        return BenchmarkRow(step: "  \(model) epoch incl. validation: \(String(format: "%.1f", flops.nominal / 1e9)) GFLOP nominal (\(String(format: "%.1f", flops.executed / 1e9)) executed) → \(String(format: "%.0f", flops.nominal / epochSeconds / 1e9)) GFLOP/s nominal",
+                            seconds: epochSeconds, reference: "nominal FLOPs at the \(Int(peak / 1e9)) GFLOP/s sgemm peak (reference file)",
+                            referenceSeconds: flops.nominal / peak, target: model == "RecVAE" ? 2 : nil)
     }
 
     func print(_ rows: [BenchmarkRow]) throws {

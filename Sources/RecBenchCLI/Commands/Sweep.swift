@@ -2,8 +2,10 @@ import ArgumentParser
 import Foundation
 import RecBenchCore
 
-struct Sweep: ParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct Sweep: ParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         abstract: "Run every (model, setting) combination, each as its own stored run; rerun to resume.",
         discussion: """
             `--set key=a,b,c` makes a grid (values split on top-level commas, so \
@@ -17,30 +19,30 @@ struct Sweep: ParsableCommand {
             added as the repeat baseline.
             """)
 
-    @OptionGroup var experiment: ExperimentOptions
+    @OptionGroup public var experiment: ExperimentOptions
 
     @Option(help: "Models: all, or a comma-separated list.")
-    var models = "all"
+    public var models = "all"
 
     @Option(help: "Runs in parallel (separate processes). Each run also uses `threads` cores.")
-    var jobs = 1
+    public var jobs = 1
 
-    @OptionGroup var logging: LoggingOptions
+    @OptionGroup public var logging: LoggingOptions
 
-    func validate() throws {
+    public func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard !experiment.config.isEmpty else { throw ValidationError("give at least one --config") }
     }
 
-    func run() throws {
+    public func run() throws {
         let logger = logging.makeLogger()
         let failed: Int = try reportingErrors {
             let names = models.lowercased() == "all" ? [] : models.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
-            let plan = try RecBenchCore.Sweep.plan(models: names, configFiles: experiment.config, assignments: experiment.assignments,
+            let plan = try SweepPlanner.plan(models: names, configFiles: experiment.config, assignments: experiment.assignments,
                                                    dataset: experiment.dataset, modelDefaultsDirectory: experiment.modelDefaults)
             for notice in plan.notices { logger.notice("\(notice)") }
             let total = plan.runs.count
-            let pending = plan.runs.enumerated().filter { !RecBenchCore.Sweep.isDone($0.element) }
+            let pending = plan.runs.enumerated().filter { !SweepPlanner.isDone($0.element) }
             let skipped = total - pending.count
             var progress = Progress(total: total, done: skipped, jobs: jobs)
             for (index, run) in plan.runs.enumerated() where !pending.contains(where: { $0.offset == index }) {
@@ -67,7 +69,7 @@ struct Sweep: ParsableCommand {
                 guard let finished = running.removeValue(forKey: pid) else { continue }
                 let seconds = (ContinuousClock.now - finished.started).seconds
                 let tag = "[\(finished.index + 1)/\(total)] \(finished.run.label)"
-                if status == 0 && RecBenchCore.Sweep.isDone(finished.run) {
+                if status == 0 && SweepPlanner.isDone(finished.run) {
                     unlink(finished.run.failurePath)
                     completed += 1
                     progress.finished(seconds: seconds)
@@ -80,7 +82,7 @@ struct Sweep: ParsableCommand {
                                            label: finished.run.label, error: error, finishedAt: ISO8601DateFormatter().string(from: Date()))
                     let encoder = JSONEncoder()
                     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                    try ResultStore.writeAtomically(try encoder.encode(record), to: finished.run.failurePath)
+                    try AtomicWrite.write(try encoder.encode(record), to: finished.run.failurePath)
                     progress.line("\(tag): FAILED: \(error)")
                 }
                 unlink(finished.log)
@@ -110,9 +112,9 @@ struct Sweep: ParsableCommand {
 /// Sweep progress: one line per run start and end on stderr, with ETA; a bar on a TTY.
 struct Progress {
     let total: Int
-    var done: Int
+    public var done: Int
     let jobs: Int
-    var durations: [Double] = []
+    public var durations: [Double] = []
 
     init(total: Int, done: Int, jobs: Int) { self.total = total; self.done = done; self.jobs = jobs }
 

@@ -61,4 +61,14 @@ public struct Compute: Sendable, Equatable, CustomStringConvertible {
             body(start..<min(count, start + chunkSize))
         }
     }
+
+    /// `body` of each chunk of `0..<count` (as `forEachChunk` cuts them), in chunk order.
+    public func mapChunks<T: Sendable>(count: Int, chunkSize: Int, _ body: @Sendable (Range<Int>) -> T) -> [T] {
+        var results = [T?](repeating: nil, count: (count + chunkSize - 1) / chunkSize)
+        results.withUnsafeMutableBufferPointer { slots in
+            let shared = UnsafeShared(slots.baseAddress!)   // one slot per chunk, written by its worker only
+            forEachChunk(count: count, chunkSize: chunkSize) { range in shared.value[range.lowerBound / chunkSize] = body(range) }
+        }
+        return results.map { $0! }
+    }
 }

@@ -2,8 +2,10 @@ import ArgumentParser
 import Foundation
 import RecBenchCore
 
-struct Sample: ParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct Sample: ParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         abstract: "Write the deterministic Mart-like sample as CSV exports (interact.csv, items.csv, users.csv).",
         discussion: """
             The generator behind Datasets/mart-sample/: weekly grocery baskets with staples \
@@ -12,21 +14,21 @@ struct Sample: ParsableCommand {
             """)
 
     @Option(help: "Output folder.")
-    var out = "Datasets/mart-sample/csv"
+    public var out = "Datasets/mart-sample/csv"
 
     @Option(help: "Number of users.")
-    var users = 2_000
+    public var users = 2_000
 
     @Option(help: "Number of items.")
-    var items = 2_000
+    public var items = 2_000
 
     @Option(help: "Number of weeks.")
-    var weeks = 12
+    public var weeks = 12
 
     @Option(help: "Seed.")
-    var seed: UInt64 = 2024
+    public var seed: UInt64 = 2024
 
-    func run() throws {
+    public func run() throws {
         try reportingErrors {
             var shape = MartSample.Shape()
             shape.users = users; shape.items = items; shape.weeks = weeks; shape.seed = seed
@@ -35,7 +37,7 @@ struct Sample: ParsableCommand {
                 try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
             } catch { throw RecBenchError.file(out, "cannot create the folder") }
             for (file, text) in [("interact.csv", sample.interactions), ("items.csv", sample.items), ("users.csv", sample.users)] {
-                try ResultStore.writeAtomically(Data(text.utf8), to: "\(out)/\(file)")
+                try AtomicWrite.write(Data(text.utf8), to: "\(out)/\(file)")
                 Terminal.out("\(out)/\(file)  (\(text.split(separator: "\n").count - 1) rows)")
             }
         }

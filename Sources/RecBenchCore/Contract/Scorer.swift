@@ -1,3 +1,5 @@
+import Linalg
+
 /// Anything that fills a users × items score block (every model is one).
 public protocol Scorer {
     /// Writes the score of every item for each listed user into the matching row of `block`

@@ -1,41 +1,32 @@
 import ArgumentParser
 import Logging
 import RecBenchCore
+import Linalg
 
-@main
-struct Recbench: ParsableCommand {
-    static func main() {
-        // Training allocates many same-sized multi-megabyte matrices per step. glibc would
-        // hand freed ones back to the kernel and fault them in again (12 % of a MultiDAE
-        // run); keep them in the process instead.
-        _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 512 << 20)
-        _ = glibcMallopt(-1 /* M_TRIM_THRESHOLD */, 1 << 30)
-        do {
-            var command = try parseAsRoot()
-            try command.run()
-        } catch {
-            exit(withError: error)
-        }
-    }
+/// The `recbench` command and its subcommands (the executable's `main` runs it).
+public struct Recbench: ParsableCommand {
+    public init() {}
 
-    static let configuration = CommandConfiguration(
+    public static let configuration = CommandConfiguration(
         commandName: "recbench",
         abstract: "Benchmark recommender models on your interaction data with one fair protocol.",
         discussion: """
             Loads RecBole atomic files, splits each user's history, fits a model, ranks every \
-            item for every user and reports Recall, MRR, NDCG, Hit, Precision, MAP @K.
+            item for every user and reports \(MetricRegistry.names.joined(separator: ", ")) @K.
             """,
         version: recbenchVersion,
         subcommands: [Run.self, Sweep.self, ReportCommand.self, Convert.self, Sample.self, Models.self, Bench.self])
 }
 
 /// Options every command that logs shares.
-struct LoggingOptions: ParsableArguments {
+public struct LoggingOptions: ParsableArguments {
+    public init() {}
+
     @Flag(name: .shortAndLong, help: "Print informational messages (filtering, timings) on stderr.")
-    var verbose = false
+    public var verbose = false
 
     @Flag(name: .shortAndLong, help: "Print only warnings and errors on stderr.")
-    var quiet = false
+    public var quiet = false
 
     /// A logger that writes one line per message to stderr.
     func makeLogger() -> Logger {
@@ -57,7 +48,3 @@ func reportingErrors<T>(_ body: () throws -> T) throws -> T {
         throw ExitCode(1)
     }
 }
-
-/// glibc's `mallopt` (declared in malloc.h, which Swift's Glibc module does not export).
-@_silgen_name("mallopt")
-func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32

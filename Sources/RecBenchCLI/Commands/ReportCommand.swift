@@ -2,8 +2,10 @@ import ArgumentParser
 import Foundation
 import RecBenchCore
 
-struct ReportCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct ReportCommand: ParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Tabulate a folder of results (Markdown, CSV, JSON, LaTeX or an HTML page with charts).",
         discussion: """
@@ -13,34 +15,34 @@ struct ReportCommand: ParsableCommand {
             pairwise paired tests on per-user values.
             """)
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case md, csv, json, latex, html }
-    enum Test: String, ExpressibleByArgument, CaseIterable { case t, wilcoxon }
+    public enum Format: String, ExpressibleByArgument, CaseIterable { case md, csv, json, latex, html }
+    public enum Test: String, ExpressibleByArgument, CaseIterable { case t, wilcoxon }
 
     @Argument(help: "The results folder.")
-    var directory = "results"
+    public var directory = "results"
 
     @Option(help: "Output format.")
-    var format: Format = .md
+    public var format: Format = .md
 
     @Option(help: "Sort key (a test metric or analysis), e.g. ndcg@10; descending.")
-    var sort: String?
+    public var sort: String?
 
     @Option(help: "The cutoff K of the columns (default: the smallest in the results).")
-    var k: Int?
+    public var k: Int?
 
     @Option(name: .shortAndLong, help: "Write to this file (atomically) instead of stdout.")
-    var output: String?
+    public var output: String?
 
     @Option(help: "Add pairwise significance tests on per-user values of this metric, e.g. ndcg@10 (md output).")
-    var significance: String?
+    public var significance: String?
 
     @Option(help: "The paired test for --significance.")
-    var test: Test = .t
+    public var test: Test = .t
 
     @Option(help: "Multiple-testing correction for --significance.")
-    var correction: Significance.Correction = .holm
+    public var correction: Significance.Correction = .holm
 
-    func run() throws {
+    public func run() throws {
         try reportingErrors {
             let report = try Report.load(directory: directory, k: k, sortKey: sort)
             var text: String
@@ -56,7 +58,7 @@ struct ReportCommand: ParsableCommand {
                 text += "\n" + Report.markdown(comparisons, metric: metric, test: test.rawValue, correction: correction)
             }
             if let output {
-                try ResultStore.writeAtomically(Data(text.utf8), to: output)
+                try AtomicWrite.write(Data(text.utf8), to: output)
                 Terminal.out(output)
             } else {
                 Terminal.out(text.hasSuffix("\n") ? String(text.dropLast()) : text)

@@ -2,8 +2,10 @@ import ArgumentParser
 import Foundation
 import RecBenchCore
 
-struct Convert: ParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct Convert: ParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         abstract: "Convert CSV exports (interactions, items, users) into RecBole atomic files.",
         discussion: """
             Each CSV needs a header row; any delimiter (detected: , tab ; |), quoted fields and \
@@ -17,36 +19,36 @@ struct Convert: ParsableCommand {
             """)
 
     @Option(help: "The interaction CSV (user, item, time, …).")
-    var inter: String?
+    public var inter: String?
 
     @Option(help: "The item CSV (item_id, features…).")
-    var item: String?
+    public var item: String?
 
     @Option(help: "The user CSV (user_id, features…).")
-    var user: String?
+    public var user: String?
 
     @Option(help: "Dataset name: output files are <out>/<name>.inter etc.")
-    var name: String?
+    public var name: String?
 
     @Option(help: "Output folder (default: Datasets/<name>).")
-    var out: String?
+    public var out: String?
 
     @Option(help: ArgumentHelp("Column mapping [csv=]name[:type]; repeat for several.", valueName: "mapping"))
-    var field: [String] = []
+    public var field: [String] = []
 
     @Option(help: "CSV delimiter (default: detected per file). Use \\t for tab.")
-    var delimiter: String?
+    public var delimiter: String?
 
     @Option(help: "The column holding times.")
-    var timeField = "timestamp"
+    public var timeField = "timestamp"
 
     @Option(help: "A YAML spec with keys name, out, inter, item, user, fields, delimiter, time_field (command-line options win).")
-    var spec: String?
+    public var spec: String?
 
     @Flag(help: "Replace existing output files.")
-    var force = false
+    public var force = false
 
-    func run() throws {
+    public func run() throws {
         try reportingErrors {
             var values: [String: ConfigValue] = [:]
             if let spec {

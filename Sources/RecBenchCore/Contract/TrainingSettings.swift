@@ -45,10 +45,4 @@ public struct TrainingSettings: Sendable, Equatable {
         }
         checkpointDirectory = try config.optionalString("checkpoint_dir")
     }
-
-    /// The configured optimiser.
-    public func makeOptimizer() -> any Optimizer {
-        learner == "sgd" ? SGD(learningRate: learningRate, weightDecay: weightDecay)
-            : Adam(learningRate: learningRate, weightDecay: weightDecay)
-    }
 }

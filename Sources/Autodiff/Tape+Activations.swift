@@ -1,0 +1,43 @@
+import Foundation
+import Linalg
+
+/// Elementwise nonlinearities.
+extension Tape {
+    /// tanh(a).
+    public func tanh(_ a: Variable) -> Variable {
+        let compute = self.compute
+        let out = Variable(a.value.map(compute) { Lanes.tanh($0) }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(out.grad!.zipMap(out.value, compute) { g, y in g * (1 - y * y) }) }
+    }
+
+    /// swish(a) = a · σ(a); σ is kept from the forward pass for the pullback.
+    public func swish(_ a: Variable) -> Variable {
+        let compute = self.compute
+        let (value, sigmoid) = ActivationKernels.swish(a.value, compute: compute)
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(ActivationKernels.swishGradient(out.grad!, value: out.value, sigmoid: sigmoid, compute: compute)) }
+    }
+
+    /// log σ(a), computed stably.
+    public func logSigmoid(_ a: Variable) -> Variable {
+        let compute = self.compute
+        var value = Matrix(uninitializedRows: a.value.rows, columns: a.value.columns)
+        for i in 0..<value.values.count { let x = a.value.values[i]; value.values[i] = min(x, 0) - log1p(Foundation.exp(-abs(x))) }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(out.grad!.zipMap(a.value, compute) { g, x in g * Lanes.sigmoid(-x) }) }
+    }
+
+    /// exp(a).
+    public func exp(_ a: Variable) -> Variable {
+        let compute = self.compute
+        let out = Variable(a.value.map(compute) { Lanes.exp($0) }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(out.grad!.zipMap(out.value, compute) { $0 * $1 }) }
+    }
+
+    /// a².
+    public func square(_ a: Variable) -> Variable {
+        let compute = self.compute
+        let out = Variable(a.value.map(compute) { $0 * $0 }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(out.grad!.zipMap(a.value, compute) { g, x in 2 * x * g }) }
+    }
+}

@@ -1,0 +1,91 @@
+import Linalg
+
+/// Elementwise arithmetic, broadcasts and reductions.
+extension Tape {
+    /// a + b (same shape).
+    public func add(_ a: Variable, _ b: Variable) -> Variable {
+        let out = Variable(a.value.zipMap(b.value, compute) { $0 + $1 }, requiresGrad: a.requiresGrad || b.requiresGrad)
+        return record(out) {
+            if a.requiresGrad { a.accumulate(out.grad!) }
+            if b.requiresGrad { b.accumulate(out.grad!) }
+        }
+    }
+
+    /// a − b (same shape).
+    public func sub(_ a: Variable, _ b: Variable) -> Variable {
+        let compute = self.compute
+        let out = Variable(a.value.zipMap(b.value, compute) { $0 - $1 }, requiresGrad: a.requiresGrad || b.requiresGrad)
+        return record(out) {
+            if a.requiresGrad { a.accumulate(out.grad!) }
+            if b.requiresGrad { b.accumulate(out.grad!.map(compute) { -$0 }) }
+        }
+    }
+
+    /// a ⊙ b (elementwise, same shape).
+    public func mul(_ a: Variable, _ b: Variable) -> Variable {
+        let compute = self.compute
+        let out = Variable(a.value.zipMap(b.value, compute) { $0 * $1 }, requiresGrad: a.requiresGrad || b.requiresGrad)
+        return record(out) {
+            if a.requiresGrad { a.accumulate(out.grad!.zipMap(b.value, compute) { $0 * $1 }) }
+            if b.requiresGrad { b.accumulate(out.grad!.zipMap(a.value, compute) { $0 * $1 }) }
+        }
+    }
+
+    /// s · a + c for constants s, c.
+    public func affine(_ a: Variable, scale s: Float, shift c: Float = 0) -> Variable {
+        let compute = self.compute
+        let out = Variable(a.value.map(compute) { s * $0 + c }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(out.grad!.map(compute) { s * $0 }) }
+    }
+
+    /// Each row r scaled by the constant `weights[r]`.
+    public func scaleRows(_ a: Variable, by weights: [Float]) -> Variable {
+        precondition(weights.count == a.value.rows, "scaleRows: one weight per row")
+        let scales = Matrix(rows: weights.count, columns: 1, values: weights)
+        let out = Variable(RowKernels.scaleRows(a.value, by: scales), requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(RowKernels.scaleRows(out.grad!, by: scales)) }
+    }
+
+    /// Columns `range` of a.
+    public func columns(_ a: Variable, _ range: Range<Int>) -> Variable {
+        let n = a.value.columns, m = range.count
+        var value = Matrix(rows: a.value.rows, columns: m)
+        for r in 0..<a.value.rows { for j in 0..<m { value.values[r * m + j] = a.value.values[r * n + range.lowerBound + j] } }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            a.accumulate { grad in
+                for r in 0..<g.rows { for j in 0..<m { grad.values[r * n + range.lowerBound + j] += g.values[r * m + j] } }
+            }
+        }
+    }
+
+    /// Row sums: rows × 1.
+    public func sumRows(_ a: Variable) -> Variable {
+        let rows = a.value.rows, n = a.value.columns
+        var value = Matrix(rows: rows, columns: 1)
+        for r in 0..<rows {
+            var s: Float = 0
+            for j in 0..<n { s += a.value.values[r * n + j] }
+            value.values[r] = s
+        }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            var d = Matrix(uninitializedRows: rows, columns: n)
+            for r in 0..<rows { for j in 0..<n { d.values[r * n + j] = g.values[r] } }
+            a.accumulate(d)
+        }
+    }
+
+    /// The mean of every element: 1 × 1.
+    public func mean(_ a: Variable) -> Variable {
+        let count = Float(a.value.values.count)
+        let total = a.value.values.reduce(0.0) { $0 + Double($1) }
+        let out = Variable(Matrix(rows: 1, columns: 1, values: [Float(total / Double(count))]), requiresGrad: a.requiresGrad)
+        return record(out) {
+            let g = out.grad!.values[0] / count
+            a.accumulate(Matrix(rows: a.value.rows, columns: a.value.columns, repeating: g))
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Linalg
+
+/// Products, dense layers, normalisation and embeddings.
+extension Tape {
+    /// a · b (BLAS sgemm).
+    public func matmul(_ a: Variable, _ b: Variable) -> Variable {
+        let out = Variable(BLAS.gemm(a.value, b.value, compute: compute), requiresGrad: a.requiresGrad || b.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            if a.requiresGrad { a.accumulateProduct(g, b.value, transposeB: true) }
+            if b.requiresGrad { b.accumulateProduct(a.value, transposeA: true, g) }
+        }
+    }
+
+    /// x · w + b with the 1 × n b added to every row (a dense layer). The output starts as b
+    /// in every row and the GEMM adds x · w to it (β = 1): the bias costs one write, not a
+    /// copy of the product and a pass over it.
+    public func linear(_ x: Variable, _ w: Variable, _ b: Variable) -> Variable {
+        let compute = self.compute
+        var value = Matrix(repeatingRow: b.value, count: x.value.rows, compute: compute)
+        BLAS.gemm(x.value, w.value, alpha: 1, beta: 1, into: &value, compute: compute)
+        let out = Variable(value, requiresGrad: x.requiresGrad || w.requiresGrad || b.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            if x.requiresGrad { x.accumulateProduct(g, w.value, transposeB: true) }
+            if w.requiresGrad { w.accumulateProduct(x.value, transposeA: true, g) }
+            if b.requiresGrad { b.accumulate(g.columnSums(compute)) }
+        }
+    }
+
+    /// x · w + b for a constant sparse x (an input layer): the product costs nnz(x)·columns
+    /// and so does the weight gradient xᵀ·g, which touches only the rows of w that x uses.
+    public func linear(_ x: SparseMatrix, _ w: Variable, _ b: Variable) -> Variable {
+        let compute = self.compute
+        var value = Matrix(repeatingRow: b.value, count: x.rows, compute: compute)
+        x.multiply(rows: Array(0..<Int32(x.rows))[...], by: w.value, into: &value, adding: true, compute: compute)
+        let out = Variable(value, requiresGrad: w.requiresGrad || b.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            if w.requiresGrad { w.accumulateProduct(x.transposed(), g) }   // xᵀ's row c lists the batch rows that have item c
+            if b.requiresGrad { b.accumulate(g.columnSums(compute)) }
+        }
+    }
+
+    /// Row-wise layer normalisation with a learned 1 × n scale and shift (biased variance,
+    /// `eps` added to it, as torch's LayerNorm).
+    public func layerNorm(_ a: Variable, scale gamma: Variable, shift beta: Variable, eps: Float) -> Variable {
+        let compute = self.compute
+        let (value, normalized, inverseStd) = LayerNormKernels.forward(a.value, scale: gamma.value, shift: beta.value, eps: eps, compute: compute)
+        let out = Variable(value, requiresGrad: a.requiresGrad || gamma.requiresGrad || beta.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            if gamma.requiresGrad { gamma.accumulate(g.zipMap(normalized, compute) { $0 * $1 }.columnSums(compute)) }
+            if beta.requiresGrad { beta.accumulate(g.columnSums(compute)) }
+            if a.requiresGrad {
+                a.accumulate(LayerNormKernels.inputGradient(g, normalized: normalized, inverseStd: inverseStd, scale: gamma.value, compute: compute))
+            }
+        }
+    }
+
+    // Embedding-sized work (a batch of 64-wide rows) runs on the calling thread: waking a
+    // worker costs more than the rows do.
+
+    /// Rows `indices` of `table` (an embedding lookup); the gradient scatter-adds back.
+    public func gather(_ table: Variable, rows indices: [Int32]) -> Variable {
+        let out = Variable(RowKernels.gather(table.value, rows: indices), requiresGrad: table.requiresGrad)
+        return record(out) { table.accumulateRows(out.grad!, at: indices) }
+    }
+
+    /// Σ_j a[r, j] · b[r, j]: rows × 1.
+    public func rowDot(_ a: Variable, _ b: Variable) -> Variable {
+        let out = Variable(RowKernels.rowDot(a.value, b.value), requiresGrad: a.requiresGrad || b.requiresGrad)
+        return record(out) {
+            if a.requiresGrad { a.accumulate(RowKernels.scaleRows(b.value, by: out.grad!)) }
+            if b.requiresGrad { b.accumulate(RowKernels.scaleRows(a.value, by: out.grad!)) }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Linalg
+
+/// Likelihoods and densities the models' losses are built from.
+extension Tape {
+    /// Σ_j x[r, j] · log softmax(a)[r, j] for a constant sparse x: rows × 1 (the multinomial
+    /// log-likelihood of a user's items), without the rows × n log-softmax matrix. The
+    /// forward keeps e^{a − max_r}, which the pullback scales into the gradient in place, so
+    /// each element's exponential is computed once.
+    public func multinomialLogLikelihood(_ a: Variable, _ x: SparseMatrix) -> Variable {
+        precondition(x.rows == a.value.rows && x.columns == a.value.columns, "multinomialLogLikelihood: shapes differ")
+        let compute = self.compute
+        var (value, exponentials, rowSums) = MultinomialKernels.forward(a.value, x, compute: compute)
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) {
+            MultinomialKernels.gradient(out.grad!, x, exponentials: &exponentials, rowSums: rowSums, compute: compute)
+            a.accumulate(exponentials)
+            exponentials = Matrix(rows: 0, columns: 0)   // the gradient now owns the buffer
+        }
+    }
+
+    /// The Gaussian log-density log N(x; μ, exp(logvar)), elementwise.
+    public func logNormalDensity(_ x: Variable, mean mu: Variable, logVariance lv: Variable) -> Variable {
+        let n = x.value.values.count
+        precondition(mu.value.values.count == n && lv.value.values.count == n, "logNormalDensity: shapes differ")
+        let compute = self.compute
+        let (value, scaled) = GaussianKernels.logDensity(x.value, mean: mu.value, logVariance: lv.value, compute: compute)
+        let out = Variable(value, requiresGrad: x.requiresGrad || mu.requiresGrad || lv.requiresGrad)
+        return record(out) {
+            let (dx, dl) = GaussianKernels.gradients(out.grad!, scaled: scaled, x: x.value, mean: mu.value, compute: compute)
+            if x.requiresGrad { x.accumulate(dx) }
+            if mu.requiresGrad { mu.accumulate(dx.map(compute) { -$0 }) }
+            if lv.requiresGrad { lv.accumulate(dl) }
+        }
+    }
+
+    /// log Σ_i exp(terms[i]), elementwise over same-shaped terms.
+    public func logSumExp(_ terms: [Variable]) -> Variable {
+        let compute = self.compute
+        let out = Variable(GaussianKernels.logSumExp(terms.map(\.value), compute: compute), requiresGrad: terms.contains { $0.requiresGrad })
+        return record(out) {
+            let g = out.grad!
+            for t in terms where t.requiresGrad {
+                // d/dt_i = g · exp(t_i − lse).
+                t.accumulate(g.zipMap(t.value.zipMap(out.value, compute) { $0 - $1 }, compute) { gi, d in gi * Lanes.exp(d) })
+            }
+        }
+    }
+}

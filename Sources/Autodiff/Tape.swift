@@ -1,0 +1,38 @@
+import Linalg
+
+/// Reverse-mode autodiff: ops record pullbacks in execution order; `backward` runs them in
+/// reverse (micrograd's design over matrices).
+public final class Tape {
+    private var pullbacks: [() -> Void] = []
+    /// The threads the ops and their pullbacks may use.
+    public let compute: Compute
+
+    /// An empty tape whose ops run with `compute`.
+    public init(compute: Compute) { self.compute = compute }
+
+    /// A trainable leaf (gradient wanted).
+    public func parameter(_ value: Matrix) -> Variable {
+        let leaf = Variable(value, requiresGrad: true)
+        leaf.compute = compute
+        return leaf
+    }
+
+    /// A constant leaf (no gradient).
+    public func constant(_ value: Matrix) -> Variable { Variable(value) }
+
+    /// Records the result of an op: `pullback` runs during `backward` when `output` needs a
+    /// gradient. Ops outside this module (test references, new layers) use it too.
+    public func record(_ output: Variable, _ pullback: @escaping () -> Void) -> Variable {
+        output.compute = compute
+        if output.requiresGrad { pullbacks.append(pullback) }
+        return output
+    }
+
+    /// d(loss)/d(every node): seeds the 1×1 `loss` with 1 and runs the pullbacks in reverse.
+    public func backward(_ loss: Variable) {
+        precondition(loss.value.rows == 1 && loss.value.columns == 1, "backward needs a scalar loss")
+        loss.accumulate(Matrix(rows: 1, columns: 1, repeating: 1))
+        for pullback in pullbacks.reversed() { pullback() }
+        pullbacks.removeAll()
+    }
+}

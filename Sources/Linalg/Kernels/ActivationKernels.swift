@@ -1,0 +1,37 @@
+/// Activations whose pullback reuses forward values, as fused passes.
+public enum ActivationKernels {
+    /// swish(x) = x · σ(x), and σ(x) (kept for the gradient).
+    public static func swish(_ x: Matrix, compute: Compute) -> (value: Matrix, sigmoid: Matrix) {
+        let count = x.values.count
+        var outputs = [Matrix(uninitializedRows: x.rows, columns: x.columns), Matrix(uninitializedRows: x.rows, columns: x.columns)]
+        guard count > 0 else { return (outputs[0], outputs[1]) }
+        Matrix.withBuffers(reading: [x], writing: &outputs) { b in
+            compute.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in   // disjoint ranges
+                let (xp, yp, ss) = (b.read[0], b.write[0], b.write[1])
+                for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
+                    let x = Lanes.load(xp, i, count: count), s = Lanes.sigmoid(x)
+                    s.store(ss, i, count: count)
+                    (x * s).store(yp, i, count: count)
+                }
+            }
+        }
+        return (outputs[0], outputs[1])
+    }
+
+    /// d swish: g · (σ + y · (1 − σ)) for the forward's output y and σ.
+    public static func swishGradient(_ g: Matrix, value y: Matrix, sigmoid: Matrix, compute: Compute) -> Matrix {
+        let count = g.values.count
+        var outputs = [Matrix(uninitializedRows: g.rows, columns: g.columns)]
+        guard count > 0 else { return outputs[0] }
+        Matrix.withBuffers(reading: [g, y, sigmoid], writing: &outputs) { b in
+            compute.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in
+                let (dd, gg, yy, ss) = (b.write[0], b.read[0], b.read[1], b.read[2])
+                for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
+                    let s = Lanes.load(ss, i, count: count)
+                    (Lanes.load(gg, i, count: count) * (s + Lanes.load(yy, i, count: count) * (1 - s))).store(dd, i, count: count)
+                }
+            }
+        }
+        return outputs[0]
+    }
+}

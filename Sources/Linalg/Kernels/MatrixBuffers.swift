@@ -1,0 +1,92 @@
+/// The storage of several matrices at once, for kernels that make one pass over many
+/// buffers: read-only inputs and outputs written in place. Valid only inside
+/// `Matrix.withBuffers`; parallel workers must write disjoint ranges.
+public struct MatrixBuffers: @unchecked Sendable {
+    /// Base addresses of the inputs, in the order given.
+    public let read: [UnsafePointer<Float>]
+    /// Base addresses of the outputs, in the order given.
+    public let write: [UnsafeMutablePointer<Float>]
+}
+
+extension Matrix {
+    /// Runs `body` with the base addresses of `inputs` and `outputs` (each non-empty): one
+    /// call instead of one nested closure per buffer.
+    public static func withBuffers<R>(reading inputs: [Matrix], writing outputs: inout [Matrix], _ body: (MatrixBuffers) -> R) -> R {
+        withReadable(inputs[...], []) { read in
+            withWritable(&outputs, []) { write in body(MatrixBuffers(read: read, write: write)) }
+        }
+    }
+
+    /// Runs `body` with the base addresses of `inputs` (each non-empty).
+    public static func withBuffers<R>(reading inputs: [Matrix], _ body: (MatrixBuffers) -> R) -> R {
+        withReadable(inputs[...], []) { read in body(MatrixBuffers(read: read, write: [])) }
+    }
+
+    private static func withReadable<R>(_ rest: ArraySlice<Matrix>, _ done: [UnsafePointer<Float>],
+                                        _ body: ([UnsafePointer<Float>]) -> R) -> R {
+        guard let m = rest.first else { return body(done) }
+        return m.values.withUnsafeBufferPointer { p in withReadable(rest.dropFirst(), done + [p.baseAddress!], body) }
+    }
+
+    private static func withWritable<R>(_ all: inout [Matrix], _ done: [UnsafeMutablePointer<Float>],
+                                        _ body: ([UnsafeMutablePointer<Float>]) -> R) -> R {
+        let i = done.count
+        guard i < all.count else { return body(done) }
+        // Moved out of the array while its pointer is in use, so the array does not share
+        // (and copy-on-write does not duplicate) its storage.
+        var m = Matrix(rows: 0, columns: 0)
+        swap(&m, &all[i])
+        defer { swap(&m, &all[i]) }
+        return m.values.withUnsafeMutableBufferPointer { p in withWritable(&all, done + [p.baseAddress!], body) }
+    }
+}
+
+/// Elements per parallel chunk of elementwise work (fixed, so results never depend on cores).
+public let elementwiseChunk = LaneKernels.chunk
+
+extension Matrix {
+    /// f over every element, eight lanes at a time.
+    @inlinable @inline(__always)
+    public func map(_ compute: Compute, _ f: @Sendable (Lanes) -> Lanes) -> Matrix {
+        var out = Matrix(uninitializedRows: rows, columns: columns)
+        let count = out.values.count
+        guard count > 0 else { return out }
+        out.values.withUnsafeMutableBufferPointer { o in
+            values.withUnsafeBufferPointer { x in LaneKernels.map(x.baseAddress!, into: o.baseAddress!, count: count, compute: compute, f) }
+        }
+        return out
+    }
+
+    /// f over the elements of this matrix and a same-shaped one, eight lanes at a time.
+    @inlinable @inline(__always)
+    public func zipMap(_ other: Matrix, _ compute: Compute, _ f: @Sendable (Lanes, Lanes) -> Lanes) -> Matrix {
+        precondition(rows == other.rows && columns == other.columns, "shape \(rows)×\(columns) vs \(other.rows)×\(other.columns)")
+        var out = Matrix(uninitializedRows: rows, columns: columns)
+        let count = out.values.count
+        guard count > 0 else { return out }
+        out.values.withUnsafeMutableBufferPointer { o in
+            values.withUnsafeBufferPointer { x in other.values.withUnsafeBufferPointer { y in
+                LaneKernels.zipMap(x.baseAddress!, y.baseAddress!, into: o.baseAddress!, count: count, compute: compute, f)
+            } }
+        }
+        return out
+    }
+
+    /// Column sums as a 1 × n matrix: rows added in order (vectorised along the row), blocks
+    /// of columns in parallel, so each column's sum has a fixed order.
+    public func columnSums(_ compute: Compute) -> Matrix {
+        let rows = self.rows, n = columns
+        var outputs = [Matrix(rows: 1, columns: n)]
+        guard rows > 0 && n > 0 else { return outputs[0] }
+        Matrix.withBuffers(reading: [self], writing: &outputs) { b in
+            compute.forEachChunk(count: n, chunkSize: 256) { columns in   // disjoint column blocks
+                let (out, input) = (b.write[0], b.read[0])
+                for r in 0..<rows {
+                    let row = input + r * n
+                    for j in columns { out[j] += row[j] }
+                }
+            }
+        }
+        return outputs[0]
+    }
+}

@@ -1,0 +1,66 @@
+/// Row operations on embedding-sized matrices (a batch of short rows). They run on the
+/// calling thread: waking a worker costs more than the rows do.
+public enum RowKernels {
+    /// Rows `indices` of `table`, in order.
+    public static func gather(_ table: Matrix, rows indices: [Int32]) -> Matrix {
+        let d = table.columns
+        var outputs = [Matrix(uninitializedRows: indices.count, columns: d)]
+        guard !indices.isEmpty && d > 0 else { return outputs[0] }
+        Matrix.withBuffers(reading: [table], writing: &outputs) { b in
+            for (r, i) in indices.enumerated() { (b.write[0] + r * d).update(from: b.read[0] + Int(i) * d, count: d) }
+        }
+        return outputs[0]
+    }
+
+    /// Σ_j a[r, j] · b[r, j] per row: rows × 1. Eight partial sums, then their total: a fixed
+    /// order without a chain of n dependent adds.
+    public static func rowDot(_ a: Matrix, _ b: Matrix) -> Matrix {
+        let n = a.columns, rows = a.rows
+        precondition(b.rows == rows && b.columns == n, "rowDot: shapes differ")
+        var outputs = [Matrix(uninitializedRows: rows, columns: 1)]
+        guard rows > 0 && n > 0 else { return Matrix(rows: rows, columns: 1) }
+        Matrix.withBuffers(reading: [a, b], writing: &outputs) { p in
+            for r in 0..<rows {
+                let xr = p.read[0] + r * n, yr = p.read[1] + r * n
+                var sum = Lanes()
+                for j in stride(from: 0, to: n, by: 8) { sum += Lanes.load(xr, j, count: n) * Lanes.load(yr, j, count: n) }
+                p.write[0][r] = sum.total
+            }
+        }
+        return outputs[0]
+    }
+
+    /// Row r of m times s[r].
+    public static func scaleRows(_ m: Matrix, by s: Matrix) -> Matrix {
+        let rows = m.rows, n = m.columns
+        precondition(s.values.count == rows, "scaleRows: one scale per row")
+        var outputs = [Matrix(uninitializedRows: rows, columns: n)]
+        guard rows > 0 && n > 0 else { return outputs[0] }
+        Matrix.withBuffers(reading: [m], writing: &outputs) { b in
+            for r in 0..<rows {
+                let scale = s.values[r], from = b.read[0] + r * n, to = b.write[0] + r * n
+                for j in stride(from: 0, to: n, by: 8) { (scale * Lanes.load(from, j, count: n)).store(to, j, count: n) }
+            }
+        }
+        return outputs[0]
+    }
+
+    /// Adds row r of `g` to row `indices[r]` of `m` (a gather's pullback), in index order:
+    /// `g` is read front to back and the table's rows stay in cache.
+    public static func addRows(_ g: Matrix, at indices: [Int32], into m: inout Matrix) {
+        let d = m.columns
+        precondition(g.rows == indices.count && g.columns == d, "addRows: shapes differ")
+        guard !indices.isEmpty && d > 0 else { return }
+        var outputs = [m]
+        m = Matrix(rows: 0, columns: 0)   // the buffer moves into `outputs`, unshared
+        Matrix.withBuffers(reading: [g], writing: &outputs) { b in
+            for (r, i) in indices.enumerated() {
+                let row = b.write[0] + Int(i) * d, from = b.read[0] + r * d
+                for j in stride(from: 0, to: d, by: 8) {
+                    (Lanes.load(row, j, count: d) + Lanes.load(from, j, count: d)).store(row, j, count: d)
+                }
+            }
+        }
+        m = outputs[0]
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// What `recbench bench` compares with, read from a YAML file (`Configs/bench/`): another
+/// tool's measured walls and epochs, the machine's measured peaks, and the targets. Data,
+/// not code, so a new measurement is an edit to that file.
+public struct BenchmarkReference: Sendable {
+    /// One model's reference run.
+    public struct Model: Sendable {
+        /// Process wall seconds.
+        public let wall: Double
+        /// Peak RSS in MiB.
+        public let rss: Double
+        /// Epochs the reference run trained (learned models).
+        public let epochs: Int?
+        /// The speed-up recbench should reach (reference wall / recbench wall).
+        public let speedup: Double?
+        /// The whole-process seconds recbench should stay under.
+        public let wallTarget: Double?
+    }
+
+    /// Folder of the reference's own split, relative to the file's repository root.
+    public let recboleSplit: String?
+    /// sgemm peak, FLOP/s.
+    public let sgemmPeak: Double
+    /// spotrf + spotri rate, n³ / seconds.
+    public let choleskyInverseRate: Double
+    /// Reference runs by model name.
+    public let models: [String: Model]
+
+    /// Reads the reference file at `path`.
+    public init(path: String) throws {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw RecBenchError.file(path, "cannot be read") }
+        guard case .map(let top) = try ConfigValue.parse(yaml: text) else { throw RecBenchError.file(path, "expected a YAML map") }
+        func number(_ v: ConfigValue?, _ key: String) throws -> Double {
+            guard let d = v?.doubleValue else { throw RecBenchError.file(path, field: key, "expected a number") }
+            return d
+        }
+        recboleSplit = top["recbole_split"]?.stringValue
+        sgemmPeak = try number(top["sgemm_peak_gflops"], "sgemm_peak_gflops") * 1e9
+        choleskyInverseRate = try number(top["cholesky_inverse_gflops"], "cholesky_inverse_gflops") * 1e9
+        guard case .map(let entries)? = top["models"] else { throw RecBenchError.file(path, field: "models", "expected a map of models") }
+        models = try entries.mapValues { entry in
+            guard case .map(let m) = entry else { throw RecBenchError.file(path, field: "models", "expected a map per model") }
+            return Model(wall: try number(m["wall"], "wall"), rss: try number(m["rss"], "rss"), epochs: m["epochs"]?.intValue,
+                         speedup: m["speedup"]?.doubleValue, wallTarget: m["wall_target"]?.doubleValue)
+        }
+    }
+
+    /// The entry for `model`, or an error naming the file's missing entry.
+    public func model(_ name: String) throws -> Model {
+        guard let m = models[name] else { throw RecBenchError(field: name, "no reference run for this model in the benchmark reference file") }
+        return m
+    }
+}

@@ -1,0 +1,28 @@
+/// The sizes a model's work depends on.
+public struct WorkShape: Sendable {
+    /// Users (all, as the training loop and validation see them).
+    public let users: Int
+    /// Items.
+    public let items: Int
+    /// Train interactions (with repeats).
+    public let trainInteractions: Int
+    /// Distinct (user, item) train pairs.
+    public let trainPairs: Int
+
+    /// A shape.
+    public init(users: Int, items: Int, trainInteractions: Int, trainPairs: Int) {
+        self.users = users; self.items = items; self.trainInteractions = trainInteractions; self.trainPairs = trainPairs
+    }
+}
+
+/// FLOPs of one training epoch including one validation pass (a multiply-add is 2 FLOPs;
+/// elementwise work is not counted), for the benchmark's share-of-peak figures.
+public struct ModelCost: Sendable {
+    /// RecBole's algorithm as the reference computes it (dense input layers).
+    public let nominal: Double
+    /// What recbench executes (sparse input layers, cached forwards).
+    public let executed: Double
+
+    /// A cost.
+    public init(nominal: Double, executed: Double) { self.nominal = nominal; self.executed = executed }
+}

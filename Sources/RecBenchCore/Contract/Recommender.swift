@@ -1,0 +1,57 @@
+import Logging
+import Linalg
+
+/// The family a model belongs to (the report's "type" column).
+public enum ModelKind: String, Sendable, Codable {
+    case baseline, neighbourhood, linear, factorisation, autoencoder
+}
+
+/// What a model is given to learn from.
+public struct TrainingData: Sendable {
+    /// The dataset (ids, features).
+    public let dataset: Dataset
+    /// The split (train / valid / test matrices).
+    public let split: SplitData
+
+    /// users × items train counts.
+    public var trainMatrix: SparseMatrix { split.trainMatrix }
+    /// Number of users.
+    public var userCount: Int { split.userCount }
+    /// Number of items.
+    public var itemCount: Int { split.itemCount }
+
+    /// Bundles a dataset and its split.
+    public init(dataset: Dataset, split: SplitData) {
+        self.dataset = dataset
+        self.split = split
+    }
+}
+
+/// The contract every model meets, closed-form and learned alike.
+public protocol Recommender: Scorer, Sendable {
+    /// Registry key and CLI name (matched case-insensitively).
+    static var name: String { get }
+    /// One line for `recbench models`.
+    static var summary: String { get }
+    /// The model family.
+    static var kind: ModelKind { get }
+    /// Hyperparameters with defaults (RecBole's), documented like config keys.
+    static var parameters: [ConfigKey] { get }
+
+    /// Reads and validates hyperparameters.
+    init(parameters: ModelParameters) throws
+    /// Learns from the train split.
+    mutating func fit(_ data: TrainingData, context: FitContext) throws
+    /// Seconds per named step of the last fit, for models that report them.
+    var fitSteps: [String: Double] { get }
+    /// What training did (learned models only).
+    var trainingSummary: TrainingSummary? { get }
+    /// FLOPs per epoch on data of `shape`, for models that declare them (learned models).
+    func cost(_ shape: WorkShape) -> ModelCost?
+}
+
+extension Recommender {
+    public var fitSteps: [String: Double] { [:] }
+    public var trainingSummary: TrainingSummary? { nil }
+    public func cost(_ shape: WorkShape) -> ModelCost? { nil }
+}

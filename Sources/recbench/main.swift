@@ -1,0 +1,12 @@
+import RecBenchCLI
+
+// Training allocates many same-sized multi-megabyte matrices per step. glibc would hand
+// freed ones back to the kernel and fault them in again (12 % of a MultiDAE run); keep
+// them in the process instead.
+_ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 512 << 20)
+_ = glibcMallopt(-1 /* M_TRIM_THRESHOLD */, 1 << 30)
+Recbench.main()
+
+/// glibc's `mallopt` (declared in malloc.h, which Swift's Glibc module does not export).
+@_silgen_name("mallopt")
+func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32

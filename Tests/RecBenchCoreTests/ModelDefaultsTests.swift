@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+import RecBenchCore
+
+/// Model defaults have one source, the Swift declaration: the shipped YAML files are
+/// generated from it, and the benchmark's FLOP counts come from the models.
+struct ModelDefaultsTests {
+    @Test func shippedDefaultsFilesAreTheGeneratedOnes() throws {
+        let folder = Fixtures.repoRoot + "/Configs/models"
+        for model in ModelRegistry.models {
+            let path = "\(folder)/\(model.name).yml"
+            let shipped = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(shipped == ModelRegistry.defaultsFile(for: model),
+                    "\(path) differs from the declaration: run `recbench models --defaults --write Configs/models`")
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".yml") }
+        #expect(Set(files) == Set(ModelRegistry.models.map { "\($0.name).yml" }), "a defaults file without a registered model")
+    }
+
+    @Test func aDefaultsFileReadsBackAsTheDeclaredDefaults() throws {
+        for model in ModelRegistry.models {
+            let parsed = try ConfigValue.parse(yaml: ModelRegistry.defaultsFile(for: model))
+            let values: [String: ConfigValue]
+            switch parsed {
+            case .map(let m): values = m
+            case .null: values = [:]
+            default: Issue.record("\(model.name): not a map"); continue
+            }
+            #expect(values.count == model.parameters.count, "\(model.name)")
+            for p in model.parameters { #expect(values[p.name] == p.defaultValue, "\(model.name).\(p.name)") }
+        }
+    }
+
+    @Test func autoEncoderCostCountsEveryDenseLayer() throws {
+        // MultiDAE with one hidden layer h: encoder n→h→l, decoder l→h→n. Per user, dense
+        // layers h·l + l·h + h·n (the first layer n·h is counted apart).
+        let shape = WorkShape(users: 10, items: 100, trainInteractions: 50, trainPairs: 40)
+        let model = try ModelRegistry.model(named: "MultiDAE", hyperparameters: ["mlp_hidden_size": .list([.int(20)]), "latent_dimension": .int(8)])
+        let cost = try #require(model.cost(shape))
+        let users: Double = 10, items: Double = 100, pairs: Double = 40, hidden: Double = 20, latent: Double = 8
+        let perUser: Double = hidden * latent + latent * hidden + hidden * items
+        let dense: Double = 2 * users * perUser
+        let first: Double = 2 * users * items * hidden, firstSparse: Double = 2 * pairs * hidden
+        #expect(cost.nominal == 4 * dense + 3 * first)
+        #expect(cost.executed == 4 * dense + 3 * firstSparse)
+        #expect(try ModelRegistry.model(named: "EASE", hyperparameters: [:]).cost(shape) == nil)
+    }
+
+    @Test func theShippedBenchmarkReferenceCoversEveryBenchedModel() throws {
+        let reference = try BenchmarkReference(path: Fixtures.repoRoot + "/Configs/bench/recbole-1.2.1.yml")
+        #expect(reference.sgemmPeak > 1e10)
+        for name in ["BPR", "MultiVAE", "MultiDAE", "RecVAE"] {
+            let m = try reference.model(name)
+            #expect(m.wall > 0 && m.epochs != nil && m.speedup != nil, "\(name)")
+        }
+        #expect(try reference.model("EASE").wallTarget != nil)
+        #expect(throws: RecBenchError.self) { try reference.model("NoSuchModel") }
+    }
+}
