@@ -7,7 +7,8 @@ public enum RowKernels {
         var outputs = [Matrix(uninitializedRows: indices.count, columns: d)]
         guard !indices.isEmpty && d > 0 else { return outputs[0] }
         Matrix.withBuffers(reading: [table], writing: &outputs) { b in
-            for (r, i) in indices.enumerated() { (b.write[0] + r * d).update(from: b.read[0] + Int(i) * d, count: d) }
+            let (out, source) = (b.write[0], b.read[0])
+            for (r, i) in indices.enumerated() { (out + r * d).update(from: source + Int(i) * d, count: d) }
         }
         return outputs[0]
     }
@@ -20,11 +21,12 @@ public enum RowKernels {
         var outputs = [Matrix(uninitializedRows: rows, columns: 1)]
         guard rows > 0 && n > 0 else { return Matrix(rows: rows, columns: 1) }
         Matrix.withBuffers(reading: [a, b], writing: &outputs) { p in
+            let (x, y, out) = (p.read[0], p.read[1], p.write[0])
             for r in 0..<rows {
-                let xr = p.read[0] + r * n, yr = p.read[1] + r * n
+                let xr = x + r * n, yr = y + r * n
                 var sum = Lanes()
                 for j in stride(from: 0, to: n, by: 8) { sum += Lanes.load(xr, j, count: n) * Lanes.load(yr, j, count: n) }
-                p.write[0][r] = sum.total
+                out[r] = sum.total
             }
         }
         return outputs[0]
@@ -36,9 +38,10 @@ public enum RowKernels {
         precondition(s.values.count == rows, "scaleRows: one scale per row")
         var outputs = [Matrix(uninitializedRows: rows, columns: n)]
         guard rows > 0 && n > 0 else { return outputs[0] }
-        Matrix.withBuffers(reading: [m], writing: &outputs) { b in
+        Matrix.withBuffers(reading: [m, s], writing: &outputs) { b in
+            let (source, scales, out) = (b.read[0], b.read[1], b.write[0])
             for r in 0..<rows {
-                let scale = s.values[r], from = b.read[0] + r * n, to = b.write[0] + r * n
+                let scale = scales[r], from = source + r * n, to = out + r * n
                 for j in stride(from: 0, to: n, by: 8) { (scale * Lanes.load(from, j, count: n)).store(to, j, count: n) }
             }
         }
@@ -54,8 +57,9 @@ public enum RowKernels {
         var outputs = [m]
         m = Matrix(rows: 0, columns: 0)   // the buffer moves into `outputs`, unshared
         Matrix.withBuffers(reading: [g], writing: &outputs) { b in
+            let (table, rows) = (b.write[0], b.read[0])
             for (r, i) in indices.enumerated() {
-                let row = b.write[0] + Int(i) * d, from = b.read[0] + r * d
+                let row = table + Int(i) * d, from = rows + r * d
                 for j in stride(from: 0, to: d, by: 8) {
                     (Lanes.load(row, j, count: d) + Lanes.load(from, j, count: d)).store(row, j, count: d)
                 }
