@@ -60,22 +60,11 @@ extension Tape {
         }
     }
 
-    /// Row sums: rows × 1.
+    /// Row sums: rows × 1 (each row added in order).
     public func sumRows(_ a: Variable) -> Variable {
         let rows = a.value.rows, n = a.value.columns
-        var value = Matrix(rows: rows, columns: 1)
-        for r in 0..<rows {
-            var s: Float = 0
-            for j in 0..<n { s += a.value.values[r * n + j] }
-            value.values[r] = s
-        }
-        let out = Variable(value, requiresGrad: a.requiresGrad)
-        return record(out) {
-            let g = out.grad!
-            var d = Matrix(uninitializedRows: rows, columns: n)
-            for r in 0..<rows { for j in 0..<n { d.values[r * n + j] = g.values[r] } }
-            a.accumulate(d)
-        }
+        let out = Variable(RowKernels.rowSums(a.value), requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(RowKernels.broadcastRows(out.grad!, columns: n)) }
     }
 
     /// The mean of every element: 1 × 1.

@@ -67,4 +67,32 @@ public enum RowKernels {
         }
         m = outputs[0]
     }
+
+    /// Σ_j m[r, j] per row, added in order: rows × 1.
+    public static func rowSums(_ m: Matrix) -> Matrix {
+        let rows = m.rows, n = m.columns
+        var outputs = [Matrix(rows: rows, columns: 1)]
+        guard rows > 0 && n > 0 else { return outputs[0] }
+        Matrix.withBuffers(reading: [m], writing: &outputs) { b in
+            let (source, out) = (b.read[0], b.write[0])
+            for r in 0..<rows {
+                var s: Float = 0
+                for j in 0..<n { s += source[r * n + j] }
+                out[r] = s
+            }
+        }
+        return outputs[0]
+    }
+
+    /// Each entry of the column `v` repeated across `columns`: rows × columns.
+    public static func broadcastRows(_ v: Matrix, columns n: Int) -> Matrix {
+        let rows = v.values.count
+        var outputs = [Matrix(uninitializedRows: rows, columns: n)]
+        guard rows > 0 && n > 0 else { return outputs[0] }
+        Matrix.withBuffers(reading: [v], writing: &outputs) { b in
+            let (source, out) = (b.read[0], b.write[0])
+            for r in 0..<rows { (out + r * n).update(repeating: source[r], count: n) }
+        }
+        return outputs[0]
+    }
 }
