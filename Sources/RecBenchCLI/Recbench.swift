@@ -15,7 +15,7 @@ public struct Recbench: ParsableCommand {
             item for every user and reports \(MetricRegistry.names.joined(separator: ", ")) @K.
             """,
         version: recbenchVersion,
-        subcommands: [Run.self, Sweep.self, ReportCommand.self, Convert.self, Sample.self, Models.self, Bench.self])
+        subcommands: [Run.self, Sweep.self, ReportCommand.self, Convert.self, Sample.self, Models.self, Keys.self, Bench.self])
 }
 
 /// Options every command that logs shares.
@@ -25,13 +25,13 @@ public struct LoggingOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print informational messages (filtering, timings) on stderr.")
     public var verbose = false
 
-    @Flag(name: .shortAndLong, help: "Print only warnings and errors on stderr.")
+    @Flag(name: .shortAndLong, help: "Print only errors and the final table (warnings stay in the result record).")
     public var quiet = false
 
     /// A logger that writes one line per message to stderr.
     func makeLogger() -> Logger {
         var logger = Logger(label: "recbench") { _ in TerminalLogHandler() }
-        logger.logLevel = verbose ? .info : (quiet ? .warning : .notice)
+        logger.logLevel = verbose ? .info : (quiet ? .error : .notice)
         return logger
     }
 }

@@ -15,7 +15,10 @@ enum Terminal {
     }
 
     /// Prints a line of results to stdout.
-    static func out(_ line: String = "") { print(line) }
+    /// Flushed at once, so a log file shows it in order with the stderr lines.
+    static func out(_ line: String = "") {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
 }
 
 /// swift-log handler: one short line per message on stderr ("warning: …").

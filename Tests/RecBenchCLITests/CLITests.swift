@@ -96,6 +96,22 @@ struct Workspace {
         }
     }
 
+    /// Off a terminal (nohup, a scheduler) every epoch is one plain stderr line; --quiet
+    /// leaves only the final tables.
+    @Test func logsForLongRunsAndQuiet() throws {
+        let w = try Workspace()
+        let out = try w.run(["run", "--model", "BPR", "--config", "run.yml", "--set", "epochs=3", "--set", "stopping_step=5", "--no-save"])
+        #expect(out.status == 0, "\(out.stderr)")
+        let epochs = out.stderr.split(separator: "\n").filter { $0.hasPrefix("epoch ") }
+        #expect(epochs.count == 3, "\(out.stderr)")
+        #expect(epochs.allSatisfy { $0.contains("loss ") && $0.lowercased().contains("valid mrr@2") && $0.contains("best ") })
+        #expect(!out.stderr.contains("\u{1B}"))   // no bar escapes in a log file
+        #expect(epochs.first?.contains("ETA") == true && epochs.last?.contains("ETA") == false)
+        let quiet = try w.run(["run", "--model", "BPR", "--config", "run.yml", "--set", "epochs=3", "--no-save", "--quiet"])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+        #expect(quiet.stdout.hasPrefix("valid (") && quiet.stdout.contains("test ("), "\(quiet.stdout)")
+    }
+
     @Test func malformedHeader() throws {
         let w = try Workspace(inter: "user_id:token\titem_id\ttimestamp:float\nu1\ti1\t1\n")
         try expectFailure(w, ["run", "--model", "Pop", "--config", "run.yml"], mentions: ["tiny.inter:1", "item_id"])

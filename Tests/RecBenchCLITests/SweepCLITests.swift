@@ -80,15 +80,34 @@ import Testing
         #expect(report.stdout.contains("Failed runs") && report.stdout.contains("EASE"))
     }
 
+    /// On repeat-purchase data under RecBole's mask, the page's caveat renders its Markdown.
+    @Test func theHTMLCaveatRendersInlineCode() throws {
+        var rows = "user_id:token\titem_id:token\ttimestamp:float\n"
+        for u in 0..<6 { for i in 0..<5 where (u + i) % 3 != 0 { rows += "u\(u)\ti\(i)\t\(u * 10 + i)\n" } }
+        rows += "u1\ti2\t98\nu1\ti1\t99\n"   // u1 buys i1 again last: a repeat in test
+        let w = try Workspace(inter: rows)
+        #expect(try w.run(["sweep", "--config", "run.yml", "--models", "Pop", "--quiet"]).status == 0)
+        #expect(try w.run(["report", "out", "--format", "html", "-o", "page.html"]).status == 0)
+        let page = try String(contentsOfFile: w.root + "/page.html", encoding: .utf8)
+        #expect(page.contains("<code>history_mask: recbole</code>"))
+        #expect(!page.contains("`"))
+    }
+
     @Test func reportFormatsAndPerUserExport() throws {
         let w = try Workspace()
-        #expect(try w.run(["sweep", "--config", "run.yml", "--models", "Pop,EASE"]).status == 0)
+        let quiet = try w.run(["sweep", "--config", "run.yml", "--models", "Pop,EASE", "--quiet"])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+        #expect(quiet.stdout.split(separator: "\n").count == 1 && quiet.stdout.hasPrefix("sweep: 2 runs"))
         let md = try w.run(["report", "out", "--significance", "ndcg@2", "--test", "wilcoxon"])
         #expect(md.status == 0, "\(md.stderr)")
         #expect(md.stdout.contains("| model | recall@2 |"))
         #expect(md.stdout.contains("Wilcoxon"))
         let csv = try w.run(["report", "out", "--format", "csv"])
-        #expect(csv.stdout.split(separator: "\n").count == 3)   // header + 2 runs
+        let rows = csv.stdout.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        #expect(rows.count == 3)   // header + 2 runs
+        let hits = try #require(rows[0].firstIndex(of: "users_with_hit@2")), ndcg = try #require(rows[0].firstIndex(of: "ndcg@2"))
+        #expect(rows.dropFirst().allSatisfy { Int($0[hits]) != nil }, "counts are integers: \(csv.stdout)")
+        #expect(rows.dropFirst().allSatisfy { $0[ndcg].split(separator: ".").last?.count == 4 }, "metrics at metric_decimal_place")
         let json = try w.run(["report", "out", "--format", "json"])
         #expect((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["groups"] != nil)
         let latex = try w.run(["report", "out", "--format", "latex"])
@@ -96,7 +115,9 @@ import Testing
         let html = try w.run(["report", "out", "--format", "html", "-o", "page.html"])
         #expect(html.status == 0)
         let page = try String(contentsOfFile: w.root + "/page.html", encoding: .utf8)
-        #expect(page.components(separatedBy: "<svg").count - 1 == 5)   // four analyses + timing
+        // Three analyses + timing: no repeats in this data, so the repeat-share chart is a note.
+        #expect(page.components(separatedBy: "<svg").count - 1 == 4)
+        #expect(page.contains("No repeat hits in this data"))
         #expect(!page.contains("http://") && !page.contains("https://"))   // self-contained
 
         let run = try w.run(["run", "--model", "EASE", "--config", "run.yml", "--per-user"])

@@ -141,20 +141,20 @@ struct MartSampleTests {
         #expect(Double(pairs.count) < 0.6 * Double(d.interactions.count))   // > 40 % of rows re-buy an item
     }
 
-    /// The seed's RecBole config, as kept in mart.yml's header comment, loads unchanged.
-    @Test func theSeedConfigInMartYmlLoadsUnchanged() throws {
+    /// The shop's RecBole config, the first document of mart.yml, plans unchanged on its own:
+    /// TO split (its unused timestamp still orders the split), its metrics, two notes.
+    @Test func theShopsConfigInMartYmlPlansUnchanged() throws {
         let text = try String(contentsOfFile: Fixtures.repoRoot + "/Configs/mart.yml", encoding: .utf8)
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let begin = lines.firstIndex { $0.contains("--- seed config begins ---") }!
-        let end = lines.firstIndex { $0.contains("--- seed config ends ---") }!
-        let yaml = lines[(begin + 1)..<end].map { String($0.dropFirst(2)) }.joined(separator: "\n")
-        let dir = Fixtures.temporaryDirectory()
-        let path = dir + "/seed.yml"
-        try yaml.write(toFile: path, atomically: true, encoding: .utf8)
+        let begin = try #require(text.range(of: "--- # the shop's config, verbatim\n"))
+        let end = try #require(text.range(of: "--- # overrides for the shipped sample\n"))
+        let path = Fixtures.temporaryDirectory() + "/seed.yml"
+        try String(text[begin.upperBound..<end.lowerBound]).write(toFile: path, atomically: true, encoding: .utf8)
         let plan = try Experiment.plan(RunRequest(model: "EASE", configFiles: [path],
                                                   assignments: ["data_path=\(Fixtures.repoRoot)/Datasets/"], dataset: "mart-sample"))
         #expect(plan.evaluation.keys == ["recall@10", "mrr@10", "ndcg@10", "hit@10", "precision@10"])
         #expect(plan.split.order == .time)
-        #expect(plan.notices.count == 1 && plan.notices[0].contains("gpu_id"))
+        #expect(plan.data.unusedColumns == ["inter": ["timestamp"]])
+        #expect(plan.notices.count == 2)
+        #expect(plan.notices.contains { $0.contains("gpu_id") } && plan.notices.contains { $0.contains("'neg_sampling'") })
     }
 }

@@ -46,9 +46,9 @@ public struct Run: ParsableCommand {
                 Terminal.out(plan.config.rendered())
                 Terminal.out()
             }
-            let report = RunReport(decimals: plan.evaluation.decimalPlaces, enabled: !json,
-                                   epochLines: Terminal.stdoutIsTTY || Terminal.stderrIsTTY || logging.verbose,
-                                   bar: Terminal.stderrIsTTY, validMetric: plan.evaluation.validMetric)
+            let report = RunReport(decimals: plan.evaluation.decimalPlaces, enabled: !json && !logging.quiet,
+                                   epochLines: !logging.quiet, bar: Terminal.stderrIsTTY && !logging.quiet,
+                                   validMetric: plan.evaluation.validMetric, tables: !json)
             report.header(plan)
             let outcome = try Experiment.run(plan, logger: logger) { report.event($0) }
             var savedPath: String?
@@ -73,25 +73,28 @@ public struct Run: ParsableCommand {
 struct RunReport: Sendable {
     let decimals: Int
     let enabled: Bool
-    /// Per-epoch lines (on a terminal, or with --verbose).
+    /// Per-epoch lines on stderr (all but --quiet): under nohup or a scheduler they are the log.
     public var epochLines = false
     /// A batch progress bar (stderr is a terminal).
     public var bar = false
     public var validMetric = ""
+    /// The metric tables (all but --json); with --quiet they are all that is printed.
+    public var tables = true
 
     func header(_ plan: ExperimentPlan) {
         guard enabled else { return }
         Terminal.out("recbench \(recbenchVersion) · \(plan.modelType.name) on \(plan.data.dataset) · history mask: \(plan.evaluation.historyMask.rawValue)")
         let params = plan.parameters.resolved.keys.sorted().map { "\($0)=\(plan.parameters.resolved[$0]!)" }
         if !params.isEmpty { Terminal.out("model     \(params.joined(separator: " · "))") }
+        let unused = plan.data.unusedColumns.keys.sorted().flatMap { suffix in plan.data.unusedColumns[suffix]!.map { "\(suffix).\($0)" } }
+        if !unused.isEmpty { Terminal.out("columns   not model inputs (unused_col): \(unused.joined(separator: ", "))") }
     }
 
     func event(_ event: Experiment.Event) {
         switch event {
         case .epoch(let e):
             guard epochLines else { return }
-            let valid = e.validScore.map { " · valid \(validMetric) \(String(format: "%.4f", $0))\(e.improved ? " *" : "")" } ?? ""
-            Terminal.writeError("\(bar ? "\r\u{1B}[K" : "")epoch \(String(format: "%3d", e.epoch))/\(e.epochs) · loss \(String(format: "%.4f", e.loss))\(valid) · \(time(e.seconds))\n")
+            Terminal.writeError("\(bar ? "\r\u{1B}[K" : "")\(epochLine(e))\n")
             return
         case .batch(let done, let total, let elapsed):
             guard bar, total > 1 else { return }
@@ -117,17 +120,28 @@ struct RunReport: Sendable {
         }
     }
 
+    /// "epoch  7/50 · loss 0.1234 · valid MRR@10 0.2100 * · best 0.2100 (7) · 0.81 s · ETA ≤ 35 s"
+    func epochLine(_ e: EpochReport) -> String {
+        var parts = ["epoch \(String(format: "%3d", e.epoch))/\(e.epochs)", "loss \(String(format: "%.4f", e.loss))"]
+        if let v = e.validScore { parts.append("valid \(validMetric) \(String(format: "%.4f", v))\(e.improved ? " *" : "")") }
+        if let best = e.best { parts.append("best \(String(format: "%.4f", best.score)) (\(best.epoch))") }
+        parts.append(time(e.seconds))
+        if e.epoch < e.epochs { parts.append("ETA ≤ \(time(e.remainingSeconds))") }
+        return parts.joined(separator: " · ")
+    }
+
     func footer(_ outcome: RunOutcome, savedPath: String?) {
+        guard tables else { return }
         let r = outcome.result
         let s = r.seconds
-        Terminal.out("time      load \(time(s["load"]!)) · split \(time(s["split"]!)) · fit \(time(s["fit"]!)) · evaluate \(time(s["evaluate_valid"]! + s["evaluate_test"]!)) · total \(time(s["total"]!)) · peak memory \(Int(r.peakMemoryMiB.rounded())) MiB")
+        if enabled { Terminal.out("time      load \(time(s["load"]!)) · split \(time(s["split"]!)) · fit \(time(s["fit"]!)) · evaluate \(time(s["evaluate_valid"]! + s["evaluate_test"]!)) · total \(time(s["total"]!)) · peak memory \(Int(r.peakMemoryMiB.rounded())) MiB") }
         if let valid = outcome.valid {
-            Terminal.out()
+            if enabled { Terminal.out() }
             Terminal.out(table(title: "valid (\(group(valid.users.count)) users)", keys: r.metricKeys, values: r.valid))
         }
         Terminal.out()
         Terminal.out(table(title: "test (\(group(outcome.test.users.count)) users)", keys: r.metricKeys, values: r.test))
-        if let savedPath {
+        if let savedPath, enabled {
             Terminal.out()
             Terminal.out("result    \(savedPath)")
         }

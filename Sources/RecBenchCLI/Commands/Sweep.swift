@@ -44,7 +44,7 @@ public struct Sweep: ParsableCommand {
             let total = plan.runs.count
             let pending = plan.runs.enumerated().filter { !SweepPlanner.isDone($0.element) }
             let skipped = total - pending.count
-            var progress = Progress(total: total, done: skipped, jobs: jobs)
+            var progress = Progress(total: total, done: skipped, jobs: jobs, quiet: logging.quiet)
             for (index, run) in plan.runs.enumerated() where !pending.contains(where: { $0.offset == index }) {
                 progress.line("[\(index + 1)/\(total)] \(run.label): already done, skipped")
             }
@@ -83,7 +83,7 @@ public struct Sweep: ParsableCommand {
                     let encoder = JSONEncoder()
                     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
                     try AtomicWrite.write(try encoder.encode(record), to: finished.run.failurePath)
-                    progress.line("\(tag): FAILED: \(error)")
+                    progress.line("\(tag): FAILED: \(error)", always: true)
                 }
                 unlink(finished.log)
             }
@@ -114,16 +114,21 @@ struct Progress {
     let total: Int
     public var done: Int
     let jobs: Int
+    /// --quiet: only failures.
+    let quiet: Bool
     public var durations: [Double] = []
 
-    init(total: Int, done: Int, jobs: Int) { self.total = total; self.done = done; self.jobs = jobs }
+    init(total: Int, done: Int, jobs: Int, quiet: Bool = false) {
+        self.total = total; self.done = done; self.jobs = jobs; self.quiet = quiet
+    }
 
     mutating func finished(seconds: Double) {
         done += 1
         durations.append(seconds)
     }
 
-    func line(_ text: String) {
+    func line(_ text: String, always: Bool = false) {
+        guard always || !quiet else { return }
         var eta = ""
         if !durations.isEmpty && done < total {
             let remaining = durations.reduce(0, +) / Double(durations.count) * Double(total - done) / Double(jobs)

@@ -18,15 +18,31 @@ public struct ConfigLayer: Sendable {
         self.lines = lines
     }
 
+    /// "file:line" of `key`, or the layer's source.
+    public func origin(of key: String) -> String {
+        lines[key].map { "\(source):\($0)" } ?? source
+    }
+
     /// Reads a YAML file whose top level is a mapping.
     public static func file(_ path: String) throws -> ConfigLayer {
+        let layers = try fileDocuments(path)
+        guard layers.count <= 1 else {
+            throw RecBenchError.file(path, "expected one YAML document, found \(layers.count)")
+        }
+        return layers.first ?? ConfigLayer(source: path, values: [:])
+    }
+
+    /// Reads a YAML file of one or more documents (separated by `---`), each a mapping and
+    /// each one layer, in order: a later document overrides an earlier one, so a verbatim
+    /// RecBole config can be followed by local overrides in the same file.
+    public static func fileDocuments(_ path: String) throws -> [ConfigLayer] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw RecBenchError.file(path, "config file not found")
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw RecBenchError.file(path, "config file is not valid UTF-8")
         }
-        return try yaml(text, source: path)
+        return try documents(text, source: path)
     }
 
     /// Parses YAML text whose top level is a mapping (an empty document is an empty layer).
@@ -37,6 +53,26 @@ public struct ConfigLayer: Sendable {
         } catch let error as YamlError {
             throw RecBenchError.file(source, line: yamlErrorLine(error), "invalid YAML: \(yamlErrorSummary(error))")
         }
+        return try layer(node, source: source)
+    }
+
+    /// Parses YAML text of one or more documents, one layer each.
+    public static func documents(_ text: String, source: String) throws -> [ConfigLayer] {
+        var nodes: YamlSequence<Node>
+        do { nodes = try Yams.compose_all(yaml: text) } catch let error as YamlError {
+            throw RecBenchError.file(source, line: yamlErrorLine(error), "invalid YAML: \(yamlErrorSummary(error))")
+        }
+        var layers: [ConfigLayer] = []
+        while let node = nodes.next() { layers.append(try layer(node, source: source)) }
+        if let error = nodes.error {
+            let yamlError = error as? YamlError
+            throw RecBenchError.file(source, line: yamlError.flatMap(yamlErrorLine),
+                                     "invalid YAML: \(yamlError.map(yamlErrorSummary) ?? "\(error)")")
+        }
+        return layers
+    }
+
+    static func layer(_ node: Node?, source: String) throws -> ConfigLayer {
         guard let node else { return ConfigLayer(source: source, values: [:]) }
         guard case .mapping(let mapping) = node else {
             throw RecBenchError.file(source, line: node.mark?.line, "the top level must be a mapping of `key: value` lines")
@@ -129,23 +165,23 @@ public struct Config: Sendable {
         let known = Set(ConfigKeys.byName.keys).union(modelKeys.keys)
         for layer in layers {
             var ignored: [String] = []
-            defer {
-                if !ignored.isEmpty {
-                    notices.append("\(layer.source): RecBole keys recbench does not use, ignored: \(ignored.joined(separator: ", "))")
-                }
-            }
             for key in layer.values.keys.sorted() {
                 let value = layer.values[key]!
-                let origin = layer.lines[key].map { "\(layer.source):\($0)" } ?? layer.source
-                if let reason = ConfigKeys.unsupported[key] {
-                    throw RecBenchError.config(key, origin: origin, "RecBole key not supported: \(reason)")
-                }
-                guard known.contains(key) else {
-                    throw RecBenchError.config(key, origin: origin, "unknown config key\(Suggestion.hint(for: key, in: known))")
-                }
-                if ConfigKeys.byName[key]?.role == .ignored {
+                let origin = layer.origin(of: key)
+                switch ConfigKeys.byName[key]?.role {
+                case .ignored?:
                     ignored.append(key)
                     continue
+                case .mapped?:
+                    continue   // read below, after the layer's own keys
+                case .refused(let closest)?:
+                    if value == .null || value == ConfigKeys.byName[key]!.defaultValue { ignored.append(key); continue }
+                    let hint = closest.map { "; the closest recbench key is '\($0)'" } ?? ""
+                    throw RecBenchError.config(key, origin: origin, "RecBole key not supported: \(ConfigKeys.byName[key]!.summary)\(hint)")
+                case .used?, nil:
+                    guard known.contains(key) else {
+                        throw RecBenchError.config(key, origin: origin, "unknown config key\(Suggestion.hint(for: key, in: known))")
+                    }
                 }
                 if key == "eval_args", case .map(let new) = value, case .map(let old)? = values[key] {
                     // RecBole merges eval_args entry by entry with its defaults.
@@ -154,6 +190,16 @@ public struct Config: Sendable {
                     values[key] = value
                 }
                 origins[key] = origin
+            }
+            if let mapped = try DeprecatedKeys.negativeSampling(in: layer) {
+                notices.append(mapped.notice)
+                if let value = mapped.value {
+                    values["train_neg_sample_args"] = value
+                    origins["train_neg_sample_args"] = mapped.origin
+                }
+            }
+            if !ignored.isEmpty {
+                notices.append("\(layer.source): RecBole keys recbench does not use, ignored: \(ignored.joined(separator: ", "))")
             }
         }
         self.values = values

@@ -3,12 +3,18 @@ import Linalg
 /// One documented config key: its name, the type users write, the default, and its meaning.
 public struct ConfigKey: Sendable {
     /// How recbench treats the key.
-    public enum Role: Sendable {
-        /// Read and used.
+    public enum Role: Sendable, Equatable {
+        /// Read and used, with RecBole's meaning.
         case used
         /// A RecBole key for infrastructure recbench has no use for (GPUs, caches): accepted
         /// with a one-line notice so RecBole configs run unchanged.
         case ignored
+        /// A deprecated RecBole alias, read as the current key `to` (one notice line).
+        case mapped(to: String)
+        /// A RecBole key that would change the data or protocol and that recbench does not
+        /// implement: an error naming the reason and `closest` supported key. Set to its
+        /// RecBole default (`defaultValue`, usually null) it changes nothing and is ignored.
+        case refused(closest: String?)
     }
     /// The key as written in YAML.
     public let name: String
@@ -34,7 +40,7 @@ public struct ConfigKey: Sendable {
 /// Every global (non-model) config key recbench knows. Model hyperparameters are declared
 /// next to each model (`Recommender.parameters`).
 public enum ConfigKeys {
-    /// The keys that describe the data, the protocol, and the run.
+    /// The keys recbench reads: the data, the protocol, and the run.
     public static let global: [ConfigKey] = [
         // Dataset and atomic files
         ConfigKey("dataset", "str", .null, "Dataset name: files are `{data_path}/{dataset}/{dataset}.inter` (or `{data_path}/{dataset}.inter`)."),
@@ -48,7 +54,7 @@ public enum ConfigKeys {
         ConfigKey("TIME_FIELD", "str or null", .string("timestamp"), "Column that holds the interaction time, used by `order: TO` and `rm_dup_inter`."),
         ConfigKey("load_col", "map of suffix → list of str, or null", .map(["inter": .list([.string("user_id"), .string("item_id")])]),
                   "Columns to load per file (`inter`, `item`, `user`); a file whose suffix is absent is not loaded; null loads every column of every file present."),
-        ConfigKey("unused_col", "map of suffix → list of str", .null, "Columns loaded (and checked) but not used."),
+        ConfigKey("unused_col", "map of suffix → list of str", .null, "Columns loaded, checked and used by the split (e.g. the time column for `order: TO`), but not model inputs, as in RecBole (which drops them after splitting)."),
         ConfigKey("rm_dup_inter", "null, first or last", .null, "Keep duplicate (user, item) rows (null), or only the first / last by time."),
         ConfigKey("user_inter_num_interval", "interval str or null", .null, "Keep users whose interaction count lies in the interval, e.g. `[5,inf)`; with the item interval, repeated until stable (k-core)."),
         ConfigKey("item_inter_num_interval", "interval str or null", .null, "Keep items whose interaction count lies in the interval, e.g. `[5,inf)`."),
@@ -57,7 +63,7 @@ public enum ConfigKeys {
         ConfigKey("eval_args", "map", .map([
             "split": .map(["RS": .list([.double(0.8), .double(0.1), .double(0.1)])]),
             "order": .string("RO"), "group_by": .string("user"), "mode": .string("full"),
-        ]), "Split and ranking protocol: `split` ({RS: [train, valid, test]} or {LS: valid_and_test | test_only}), `order` (TO by time, RO random), `group_by` (user), `mode` (full)."),
+        ]), "Split and ranking protocol: `split` ({RS: [train, valid, test]} or {LS: valid_and_test | test_only}), `order` (TO by time, RO random), `group_by` (user), `mode` (full, or {valid: full, test: full}); entries merge with the defaults, as in RecBole."),
         ConfigKey("history_mask", "recbole, seen or none", .string("recbole"), "Which earlier-split items are excluded from ranking: RecBole's (history minus the split's positives), every seen item, or none."),
         ConfigKey("metrics", "list of str", .list(["Recall", "MRR", "NDCG", "Hit", "Precision"].map { .string($0) }), "Metrics to report, in this order (the known names are listed by `recbench run --help`)."),
         ConfigKey("topk", "int or list of int", .list([.int(10)]), "Cutoffs K for every @K metric."),
@@ -74,7 +80,7 @@ public enum ConfigKeys {
         ConfigKey("weight_decay", "float", .double(0), "L2 weight decay (learned models)."),
         ConfigKey("eval_step", "int", .int(1), "Validate every this many epochs (learned models)."),
         ConfigKey("stopping_step", "int", .int(10), "Stop after this many validations without improvement (learned models)."),
-        ConfigKey("train_neg_sample_args", "map or null", .map(["distribution": .string("uniform"), "sample_num": .int(1)]), "Negative sampling for pairwise models: `{distribution: uniform, sample_num: N}`."),
+        ConfigKey("train_neg_sample_args", "map or null", .map(["distribution": .string("uniform"), "sample_num": .int(1)]), "Negative sampling for pairwise models: `{distribution: uniform, sample_num: N}` (`alpha`, `dynamic: false`, `candidate_num` accepted at RecBole's defaults); null: none."),
         ConfigKey("clip_grad_norm", "map or null", .null, "Gradient clipping for learned models, e.g. `{max_norm: 5}`."),
         ConfigKey("checkpoint_dir", "str or null", .null, "Folder where learned models also write their best parameters (null: in memory only)."),
         // Run
@@ -83,38 +89,11 @@ public enum ConfigKeys {
         ConfigKey("reproducibility", "bool", .bool(true), "Deterministic execution: the same seed gives the same metrics."),
         ConfigKey("threads", "int", .int(0), "Threads for BLAS and for parallel loops (0 = all cores); same value, same results (learned models may differ in the last bits between values)."),
         ConfigKey("results_dir", "str", .string("results"), "Folder that receives one JSON result file per run."),
-        // RecBole infrastructure keys that recbench accepts and does not use.
-        ConfigKey("gpu_id", "str", .null, "RecBole GPU selection; recbench runs on the CPU.", role: .ignored),
-        ConfigKey("use_gpu", "bool", .null, "RecBole GPU switch; recbench runs on the CPU.", role: .ignored),
-        ConfigKey("state", "str", .null, "RecBole log level; use `--verbose` / `--quiet`.", role: .ignored),
-        ConfigKey("show_progress", "bool", .null, "RecBole progress bars; recbench shows them on a TTY only.", role: .ignored),
-        ConfigKey("save_dataset", "bool", .null, "RecBole dataset cache; recbench loads atomic files directly.", role: .ignored),
-        ConfigKey("dataset_save_path", "str", .null, "RecBole dataset cache path.", role: .ignored),
-        ConfigKey("save_dataloaders", "bool", .null, "RecBole dataloader cache.", role: .ignored),
-        ConfigKey("dataloaders_save_path", "str", .null, "RecBole dataloader cache path.", role: .ignored),
-        ConfigKey("log_wandb", "bool", .null, "RecBole Weights & Biases logging.", role: .ignored),
-        ConfigKey("wandb_project", "str", .null, "RecBole Weights & Biases project.", role: .ignored),
-        ConfigKey("worker", "int", .null, "RecBole dataloader workers; recbench uses `threads`.", role: .ignored),
-        ConfigKey("shuffle", "bool", .null, "RecBole training-data shuffle switch.", role: .ignored),
-        ConfigKey("normalize_all", "bool", .null, "RecBole float-feature min-max normalisation; it does not change rankings of implicit feedback.", role: .ignored),
-        ConfigKey("normalize_field", "list of str", .null, "RecBole per-field min-max normalisation.", role: .ignored),
-        ConfigKey("repeatable", "bool", .null, "RecBole sequential-data switch.", role: .ignored),
-        ConfigKey("nproc", "int", .null, "RecBole distributed-training processes.", role: .ignored),
-        ConfigKey("config_files", "str", .null, "RecBole config file list; use `--config`.", role: .ignored),
     ]
 
-    /// RecBole keys that would change the data or protocol but recbench does not implement:
-    /// rejected rather than silently ignored, so results never differ without a word.
-    public static let unsupported: [String: String] = [
-        "val_interval": "filtering by field value is not supported; filter the atomic files beforehand",
-        "threshold": "rating thresholds are not supported; recbench treats every loaded row as a positive",
-        "eval_neg_sample_args": "sampled evaluation is not supported; recbench ranks every item (full mode)",
-        "additional_feat_suffix": "additional feature files are not supported",
-        "alias_of_user_id": "token aliases are not supported",
-        "alias_of_item_id": "token aliases are not supported",
-        "preload_weight": "preloaded embeddings are not supported",
-    ]
+    /// Every key a config may name: recbench's own, then RecBole's that it ignores, maps or refuses.
+    public static let all: [ConfigKey] = global + RecBoleKeys.catalogue
 
     /// Lookup by name.
-    public static let byName: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: global.map { ($0.name, $0) })
+    public static let byName: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
 }

@@ -33,16 +33,29 @@ public struct TrainingSettings: Sendable, Equatable {
         weightDecay = Float(try config.double("weight_decay"))
         evalStep = try config.int("eval_step", atLeast: 1)
         stoppingStep = try config.int("stopping_step", atLeast: 0)
-        switch config["train_neg_sample_args"] {
-        case .null: negativesPerPositive = 0
-        case .map(let args):
-            if let d = args["distribution"]?.stringValue, d != "uniform" {
-                throw RecBenchError.config("train_neg_sample_args", origin: config.origin(of: "train_neg_sample_args"),
-                                           "only the uniform distribution is supported, got '\(d)'")
-            }
-            negativesPerPositive = args["sample_num"]?.intValue ?? 1
-        default: throw config.typeError("train_neg_sample_args", "a map such as {distribution: uniform, sample_num: 1}")
-        }
+        negativesPerPositive = try Self.negatives(config)
         checkpointDirectory = try config.optionalString("checkpoint_dir")
+    }
+
+    /// `train_neg_sample_args`: null (or distribution none) → 0; uniform → `sample_num` ≥ 1.
+    static func negatives(_ config: Config) throws -> Int {
+        let key = "train_neg_sample_args"
+        let fail = { (message: String) in RecBenchError.config(key, origin: config.origin(of: key), message) }
+        switch config[key] {
+        case .null: return 0
+        case .map(let args):
+            for entry in args.keys where !["distribution", "sample_num", "alpha", "dynamic", "candidate_num"].contains(entry) {
+                throw fail("unknown entry '\(entry)' (expected distribution, sample_num, alpha, dynamic, candidate_num)")
+            }
+            let distribution = args["distribution"]?.stringValue ?? "uniform"
+            if distribution.lowercased() == "none" || args["distribution"] == .null { return 0 }
+            guard distribution == "uniform" else { throw fail("only the uniform distribution is supported, got '\(distribution)'") }
+            if args["dynamic"] == .bool(true) { throw fail("dynamic negative sampling is not supported; use dynamic: false") }
+            guard let n = (args["sample_num"] ?? .int(1)).intValue, n >= 1 else {
+                throw fail("sample_num must be an integer ≥ 1, got \(args["sample_num"]!) (for no negatives, set train_neg_sample_args: ~)")
+            }
+            return n
+        default: throw config.typeError(key, "a map such as {distribution: uniform, sample_num: 1}")
+        }
     }
 }

@@ -7,6 +7,13 @@ public struct EpochReport: Sendable {
     public let validScore: Double?
     public let improved: Bool
     public let seconds: Double
+    /// The best validation score so far and its epoch (nil before the first validation).
+    public var best: (score: Double, epoch: Int)? = nil
+    /// Seconds since training began (for an ETA).
+    public var elapsed: Double = 0
+
+    /// Seconds left if every remaining epoch runs (early stopping may end sooner).
+    public var remainingSeconds: Double { elapsed / Double(max(epoch, 1)) * Double(max(epochs - epoch, 0)) }
 }
 
 /// What training did, stored with the result.

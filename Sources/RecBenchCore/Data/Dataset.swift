@@ -54,6 +54,14 @@ public struct Dataset: Sendable {
     public var isPreSplit: Bool { interactions.parts != nil }
     /// Human-readable notes on what filtering did.
     public let filterLog: [String]
+    /// `unused_col`: columns per file suffix that were loaded (and may drive the split) but
+    /// are no model input, as in RecBole.
+    public internal(set) var unusedColumns: [String: [String]] = [:]
+
+    /// Whether a model may read `column` of the `suffix` file (`inter`, `user`, `item`).
+    public func isModelInput(_ column: String, of suffix: String) -> Bool {
+        !(unusedColumns[suffix]?.contains(column) ?? false)
+    }
 
     /// A dataset built in memory (generated data, converters); `files` records no file.
     public init(name: String, userTokens: [String], itemTokens: [String], interactions: Interactions) {

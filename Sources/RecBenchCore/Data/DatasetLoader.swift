@@ -35,8 +35,10 @@ public enum DatasetLoader {
         if raw.count == 0 { throw RecBenchError.config("user_inter_num_interval", "filtering removed every interaction") }
         var files = tables.map { ($0.path, $0.sha256) }
         for t in [itemTable, userTable].compactMap({ $0 }) { files.append((t.path, t.sha256)) }
-        return try remap(raw, settings: settings, userTable: userTable.map { ($0, kept.userRows!) },
-                         itemTable: itemTable.map { ($0, kept.itemRows!) }, files: files, log: log)
+        var dataset = try remap(raw, settings: settings, userTable: userTable.map { ($0, kept.userRows!) },
+                                itemTable: itemTable.map { ($0, kept.itemRows!) }, files: files, log: log)
+        dataset.unusedColumns = settings.unusedColumns
+        return dataset
     }
 
     /// The `.inter` columns `load_col` asks for (nil: every column), checked to hold the ids.

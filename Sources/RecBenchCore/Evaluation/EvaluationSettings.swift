@@ -13,7 +13,7 @@ extension HistoryMask {
     /// The one explanation of what `recbole` does on data with repeat purchases (run notices
     /// and reports both use it); `counts` says how many positives were seen earlier, if known.
     public static func repeatLeakWarning(counts: String? = nil) -> String {
-        "history_mask: recbole on data with repeats\(counts.map { " (\($0))" } ?? ""): these items stay rankable while every other seen item is masked, which inflates repeat hits; use history_mask: none or seen for honest figures"
+        "`history_mask: recbole` on data with repeats\(counts.map { " (\($0))" } ?? ""): these items stay rankable while every other seen item is masked, which inflates repeat hits; use `history_mask: none` or `seen` for honest figures"
     }
 }
 

@@ -72,7 +72,7 @@ final class BatchClock: @unchecked Sendable {
 public enum Experiment {
     /// Resolves the config layers and validates every setting.
     public static func plan(_ request: RunRequest) throws -> ExperimentPlan {
-        let fileLayers = try request.configFiles.map { try ConfigLayer.file($0) }
+        let fileLayers = try request.configFiles.flatMap { try ConfigLayer.fileDocuments($0) }
         let setLayer = try ConfigLayer.assignments(request.assignments)
         let modelName = try request.model
             ?? (fileLayers + [setLayer]).reversed().lazy.compactMap { $0.values["model"]?.stringValue }.first

@@ -49,6 +49,9 @@ public struct BPR: LearnedModel {
         let inter = data.dataset.interactions
         pairs = (data.split.trainRows.map { inter.users[$0] }, data.split.trainRows.map { inter.items[$0] })
         negatives = max(1, context.training.negativesPerPositive)
+        if context.training.negativesPerPositive == 0 {
+            context.logger.notice("BPR: train_neg_sample_args is null, but the BPR loss needs a negative per positive: sampling 1 uniform negative")
+        }
         let workers = context.compute.activeWorkers
         if hogwild && workers > 1 {
             context.logger.notice("BPR: hogwild on \(workers) threads updates without locks, so reruns give somewhat different metrics; threads: 1 makes them identical")

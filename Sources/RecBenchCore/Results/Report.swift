@@ -27,6 +27,8 @@ public struct Report: Sendable {
     public let k: Int
     /// The key rows are sorted by (descending).
     public let sortKey: String
+    /// Decimal places of metric values in tables and CSV (the runs' `metric_decimal_place`).
+    public var decimals = 4
 
     /// Metric columns (the seed's table) at K.
     public var metricColumns: [String] { ["recall", "mrr", "ndcg", "hit", "precision"].map { MetricKey($0, k: k).description } }
@@ -69,7 +71,9 @@ public struct Report: Sendable {
             }
             groups.append(Group(dataset: parts[0], historyMask: HistoryMask(rawValue: parts[1]) ?? .recbole, entries: entries))
         }
-        return Report(groups: groups, failures: failures.sorted { ($0.dataset, $0.label) < ($1.dataset, $1.label) }, k: k, sortKey: sortKey)
+        var report = Report(groups: groups, failures: failures.sorted { ($0.dataset, $0.label) < ($1.dataset, $1.label) }, k: k, sortKey: sortKey)
+        report.decimals = results.compactMap { $0.0.config["metric_decimal_place"]?.intValue }.max() ?? 4
+        return report
     }
 
     /// A test metric or analysis value of a run.
@@ -101,9 +105,23 @@ public struct Report: Sendable {
         return group.entries.compactMap { Report.value($0.result, column) }.max()
     }
 
-    static func format(_ v: Double?, _ column: String) -> String {
-        guard let v else { return "–" }
-        return column.hasPrefix("users_with_hit@") || column.hasPrefix("users_with_new_hit@") ? String(Int(v)) : String(format: "%.4f", v)
+    /// Counts as integers, everything else at `decimals` places; "–" when absent.
+    func format(_ v: Double?, _ column: String, missing: String = "–") -> String {
+        guard let v else { return missing }
+        return Report.isCount(column) ? String(Int(v.rounded())) : String(format: "%.\(decimals)f", v)
+    }
+
+    /// Columns that count users.
+    static func isCount(_ column: String) -> Bool {
+        column.hasPrefix("users_with_hit@") || column.hasPrefix("users_with_new_hit@")
+    }
+
+    /// Seconds as shown in every table: three decimals below 0.1 s, else two.
+    static func seconds(_ s: Double) -> String { s < 0.1 ? String(format: "%.3f", s) : String(format: "%.2f", s) }
+
+    /// Fit and evaluation seconds of a run.
+    static func fitAndEvalSeconds(_ r: RunResult) -> (fit: Double, eval: Double) {
+        (r.seconds["fit"] ?? 0, (r.seconds["evaluate_valid"] ?? 0) + (r.seconds["evaluate_test"] ?? 0))
     }
 
     /// The heading and the mask caveat of a group.
@@ -130,10 +148,11 @@ public struct Report: Sendable {
             for e in g.entries {
                 let cells = columns.map { c -> String in
                     let v = Report.value(e.result, c)
-                    let text = Report.format(v, c)
+                    let text = format(v, c)
                     return v != nil && v == best(c, in: g) ? "**\(text)**" : text
                 }
-                out.append("| \(e.label) | " + cells.joined(separator: " | ") + " | \(e.result.modelType.rawValue) | \(String(format: "%.2f", e.result.seconds["fit"] ?? 0)) | \(String(format: "%.2f", (e.result.seconds["evaluate_valid"] ?? 0) + (e.result.seconds["evaluate_test"] ?? 0))) |")
+                let (fit, eval) = Report.fitAndEvalSeconds(e.result)
+                out.append("| \(e.label) | " + cells.joined(separator: " | ") + " | \(e.result.modelType.rawValue) | \(Report.seconds(fit)) | \(Report.seconds(eval)) |")
             }
             out.append("")
         }
@@ -145,16 +164,18 @@ public struct Report: Sendable {
         return out.joined(separator: "\n")
     }
 
-    /// One CSV row per run, every column at full precision.
+    /// One CSV row per run: counts as integers, metrics at `decimals` places (the JSON
+    /// report and the run records keep full precision).
     public func csv() -> String {
         let columns = metricColumns + analysisColumns
         var lines = ["dataset,history_mask,model,label,type," + columns.joined(separator: ",") + ",fit_seconds,eval_seconds,run_key"]
         for g in groups {
             for e in g.entries {
                 let r = e.result
-                let values = columns.map { Report.value(r, $0).map { String($0) } ?? "" }
+                let values = columns.map { format(Report.value(r, $0), $0, missing: "") }
+                let (fit, eval) = Report.fitAndEvalSeconds(r)
                 lines.append(([g.dataset, g.historyMask.rawValue, r.model, CSVText.escape(e.label), r.modelType.rawValue] + values
-                              + [String(r.seconds["fit"] ?? 0), String((r.seconds["evaluate_valid"] ?? 0) + (r.seconds["evaluate_test"] ?? 0)), r.runKey])
+                              + [String(format: "%.3f", fit), String(format: "%.3f", eval), r.runKey])
                     .joined(separator: ","))
             }
         }
@@ -201,7 +222,7 @@ public struct Report: Sendable {
             for e in g.entries {
                 let cells = columns.map { c -> String in
                     let v = Report.value(e.result, c)
-                    let text = Report.format(v, c)
+                    let text = format(v, c)
                     return v != nil && v == best(c, in: g) ? "\\textbf{\(text)}" : text
                 }
                 out.append("\(esc(e.label)) & " + cells.joined(separator: " & ") + " & \(e.result.modelType.rawValue) \\\\")

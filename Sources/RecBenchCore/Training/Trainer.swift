@@ -25,6 +25,7 @@ public struct Trainer {
         var stopping = EarlyStopping(patience: settings.stoppingStep, biggerIsBetter: context.validMetricBigger)
         var records: [TrainingSummary.Epoch] = []
         var checkpoint: String?
+        let trainingStart = ContinuousClock.now
         for epoch in 0..<settings.epochs where !stopping.shouldStop {
             let start = ContinuousClock.now
             let loss = try runEpoch(epoch, of: &model, state: &state, data: data)
@@ -42,8 +43,11 @@ public struct Trainer {
             }
             let seconds = (ContinuousClock.now - start).seconds
             records.append(.init(epoch: epoch + 1, loss: loss, valid: score, seconds: seconds))
-            context.onEpoch?(EpochReport(model: M.name, epoch: epoch + 1, epochs: settings.epochs, loss: loss,
-                                         validScore: score, improved: improved, seconds: seconds))
+            var report = EpochReport(model: M.name, epoch: epoch + 1, epochs: settings.epochs, loss: loss,
+                                     validScore: score, improved: improved, seconds: seconds)
+            report.best = stopping.bestEpoch > 0 ? (stopping.bestScore, stopping.bestEpoch) : nil
+            report.elapsed = (ContinuousClock.now - trainingStart).seconds
+            context.onEpoch?(report)
         }
         model.parameters = state.best ?? state.parameters
         return TrainingSummary(epochsRun: records.count, bestEpoch: state.best == nil ? records.count : stopping.bestEpoch,
