@@ -10,7 +10,7 @@ struct HogwildTests {
         let m = Fixtures.randomMatrix(rows: 7, columns: 5, seed: 3)
         let shared = SharedMatrix(m)
         #expect(shared.matrix == m)
-        var row: [Float] = [1, 2, 3, 4, 5, 6]   // rows are read and written in pairs of floats
+        var row: [Float] = [1, 2, 3, 4, 5, 6]   // one float more than a row: it must stay untouched
         row.withUnsafeBufferPointer { shared.write(row: 2, from: $0.baseAddress!) }
         let after = shared.matrix
         #expect((0..<5).map { after[2, $0] } == [1, 2, 3, 4, 5])

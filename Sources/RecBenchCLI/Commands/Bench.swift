@@ -43,6 +43,9 @@ public struct Bench: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Benchmark the learned models (BPR, MultiVAE, MultiDAE, RecVAE) on ml-100k with the shared protocol.")
     public var learned = true
 
+    @Flag(inversion: .prefixedNo, help: "Benchmark Item2vec against gensim's word2vec at the reference settings (pairs per second per thread, whole process).")
+    public var item2vec = true
+
     @Option(help: "Whole-process runs of each learned model (best is kept, as for RecBole's figures).")
     public var learnedRuns = 3
 
@@ -63,6 +66,7 @@ public struct Bench: ParsableCommand {
             let reference = try BenchmarkReference(path: self.reference)
             var rows: [BenchmarkRow] = []
             if learned { rows += try learnedRows(reference, logger: logger) }
+            if item2vec { rows += try item2vecRows(reference, logger: logger) }
             if ease { rows += try easeRows(reference, logger: logger) }
             rows.append(BenchmarkRow(step: "peak RSS of this benchmark process (MiB)", seconds: ProcessStats.peakMemoryMiB,
                                      reference: "–", referenceSeconds: .nan, target: nil))
@@ -81,7 +85,7 @@ public struct Bench: ParsableCommand {
             }
             let theirs = try reference.model("EASE")
             rows.append(BenchmarkRow(step: "recbench run --model EASE (whole process, peak RSS \(Int(rss)) MiB)", seconds: best,
-                                     reference: "reference process wall (RSS \(Int(theirs.rss)) MiB)", referenceSeconds: theirs.wall,
+                                     reference: "reference process wall (RSS \(theirs.rss.map { String(Int($0)) } ?? "?") MiB)", referenceSeconds: theirs.wall,
                                      target: theirs.wallTarget.map { $0 / theirs.wall }))
             // 2. EASE on the configured real data.
             let plan = try Experiment.plan(RunRequest(model: "EASE", configFiles: [config]))
@@ -144,6 +148,40 @@ public struct Bench: ParsableCommand {
             }
             if let row = try epochRow(model, result: result, reference: reference) { rows.append(row) }
         }
+        return rows
+    }
+
+    /// Item2vec at the reference settings (RecBole's split, 20 epochs, all of them run):
+    /// seconds per million pairs on one thread against gensim's one worker, the epoch's FLOP
+    /// rate against the sgemm peak, and the whole process on every core against the wall.
+    func item2vecRows(_ reference: BenchmarkReference, logger: Logger) throws -> [BenchmarkRow] {
+        let theirs = try reference.model("Item2vec")
+        let epochs = theirs.epochs ?? 20
+        var assignments = ["epochs=\(epochs)", "stopping_step=\(epochs)"]
+        if let split = reference.recboleSplit, FileManager.default.fileExists(atPath: split + "/ml-100k.train.inter") {
+            assignments += ["data_path=\(split)", "benchmark_filename=[train,valid,test]"]
+        }
+        logger.notice("Item2vec: \(learnedRuns) × recbench run, one thread (5 epochs) and all threads (\(epochs) epochs)")
+        let (_, _, single) = try bestRun("Item2vec", assignments.map { $0.hasPrefix("epochs=") ? "epochs=5" : $0 } + ["threads=1"])
+        let pairs = single.fitSteps["pairs_per_epoch"] ?? 0
+        // Pure training time per epoch: the epoch minus its validation pass is not recorded
+        // apart, so the epoch's seconds are an upper bound (validation is ~10 ms here).
+        let epochSeconds = single.training!.epochs.map(\.seconds).min() ?? .nan
+        let perMillion = epochSeconds / pairs * 1e6
+        var rows = [BenchmarkRow(step: "Item2vec: seconds per million pairs, one thread (\(String(format: "%.2f", 1 / perMillion)) M pairs/s; best epoch of 5, \(Int(pairs)) pairs each)",
+                                 seconds: perMillion, reference: "gensim word2vec, one worker",
+                                 referenceSeconds: theirs.examplesPerSecond.map { 1e6 / $0 } ?? .nan, target: theirs.speedup.map { 1 / $0 })]
+        guard let model = try ModelRegistry.model(named: "Item2vec", hyperparameters: single.hyperparameters) as? Item2vec else {
+            throw RecBenchError(field: "Item2vec", "not an Item2vec model")
+        }
+        let flops = model.flopsPerPair * pairs
+        rows.append(BenchmarkRow(step: "  Item2vec epoch, one thread: \(String(format: "%.1f", flops / 1e9)) GFLOP executed → \(String(format: "%.1f", flops / epochSeconds / 1e9)) GFLOP/s",
+                                 seconds: epochSeconds, reference: "those FLOPs at the \(Int(reference.sgemmPeak / 1e9)) GFLOP/s sgemm peak (2 threads)",
+                                 referenceSeconds: flops / reference.sgemmPeak, target: nil))
+        let (seconds, peak, full) = try bestRun("Item2vec", assignments)
+        rows.append(BenchmarkRow(step: "Item2vec: whole process, \(full.training!.epochsRun) epochs on \(full.threads["workers"] ?? 0) threads, test ndcg@10 \(String(format: "%.4f", full.test["ndcg@10"] ?? 0)), peak RSS \(Int(peak)) MiB",
+                                 seconds: seconds, reference: "gensim's training alone, 2 workers", referenceSeconds: theirs.wall,
+                                 target: theirs.wallTarget.map { $0 / theirs.wall }))
         return rows
     }
 

@@ -8,14 +8,16 @@ public struct BenchmarkReference: Sendable {
     public struct Model: Sendable {
         /// Process wall seconds.
         public let wall: Double
-        /// Peak RSS in MiB.
-        public let rss: Double
+        /// Peak RSS in MiB, when measured.
+        public let rss: Double?
         /// Epochs the reference run trained (learned models).
         public let epochs: Int?
         /// The speed-up recbench should reach (reference wall / recbench wall).
         public let speedup: Double?
         /// The whole-process seconds recbench should stay under.
         public let wallTarget: Double?
+        /// Training examples per second on one worker (Item2vec: pairs), when measured.
+        public let examplesPerSecond: Double?
     }
 
     /// Folder of the reference's own split, relative to the file's repository root.
@@ -41,8 +43,9 @@ public struct BenchmarkReference: Sendable {
         guard case .map(let entries)? = top["models"] else { throw RecBenchError.file(path, field: "models", "expected a map of models") }
         models = try entries.mapValues { entry in
             guard case .map(let m) = entry else { throw RecBenchError.file(path, field: "models", "expected a map per model") }
-            return Model(wall: try number(m["wall"], "wall"), rss: try number(m["rss"], "rss"), epochs: m["epochs"]?.intValue,
-                         speedup: m["speedup"]?.doubleValue, wallTarget: m["wall_target"]?.doubleValue)
+            return Model(wall: try number(m["wall"], "wall"), rss: m["rss"]?.doubleValue, epochs: m["epochs"]?.intValue,
+                         speedup: m["speedup"]?.doubleValue, wallTarget: m["wall_target"]?.doubleValue,
+                         examplesPerSecond: m["pairs_per_second"]?.doubleValue)
         }
     }
 

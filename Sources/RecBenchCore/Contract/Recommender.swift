@@ -3,7 +3,7 @@ import Linalg
 
 /// The family a model belongs to (the report's "type" column).
 public enum ModelKind: String, Sendable, Codable {
-    case baseline, neighbourhood, linear, factorisation, autoencoder
+    case baseline, neighbourhood, linear, factorisation, autoencoder, embedding
 }
 
 /// What a model is given to learn from.
@@ -42,7 +42,8 @@ public protocol Recommender: Scorer, Sendable {
     init(parameters: ModelParameters) throws
     /// Learns from the train split.
     mutating func fit(_ data: TrainingData, context: FitContext) throws
-    /// Seconds per named step of the last fit, for models that report them.
+    /// Named figures of the last fit, for models that report them: seconds per step
+    /// (EASE), counts of the work done (Item2vec's sessions and pairs per epoch).
     var fitSteps: [String: Double] { get }
     /// What training did (learned models only).
     var trainingSummary: TrainingSummary? { get }

@@ -57,6 +57,8 @@ public struct Dataset: Sendable {
     /// `unused_col`: columns per file suffix that were loaded (and may drive the split) but
     /// are no model input, as in RecBole.
     public internal(set) var unusedColumns: [String: [String]] = [:]
+    /// The `.inter` column the timestamps came from (TIME_FIELD), when loaded.
+    public internal(set) var timeField: String?
 
     /// Whether a model may read `column` of the `suffix` file (`inter`, `user`, `item`).
     public func isModelInput(_ column: String, of suffix: String) -> Bool {

@@ -38,6 +38,7 @@ public enum DatasetLoader {
         var dataset = try remap(raw, settings: settings, userTable: userTable.map { ($0, kept.userRows!) },
                                 itemTable: itemTable.map { ($0, kept.itemRows!) }, files: files, log: log)
         dataset.unusedColumns = settings.unusedColumns
+        dataset.timeField = dataset.interactions.timestamps == nil ? nil : settings.timeField
         return dataset
     }
 

@@ -11,6 +11,7 @@ public enum ModelRegistry {
         MultiDAE.self,
         MultiVAE.self,
         RecVAE.self,
+        Item2vec.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

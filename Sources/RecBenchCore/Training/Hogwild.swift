@@ -1,4 +1,3 @@
-import Synchronization
 import Linalg
 
 /// Lock-free parallel SGD (Hogwild!, Niu et al. 2011; the `implicit` library's BPR): workers
@@ -16,8 +15,16 @@ public enum Hogwild {
         count: Int, workers: Int, seed: UInt64, epoch: Int,
         _ body: @Sendable (Range<Int>, inout SeededGenerator) -> Double
     ) -> Double {
+        slices(count: count, workers: workers, seed: seed, epoch: epoch, body).reduce(0, +)
+    }
+
+    /// As `run`, returning each slice's result, in slice order.
+    public static func slices<Result: Sendable>(
+        count: Int, workers: Int, seed: UInt64, epoch: Int,
+        _ body: @Sendable (Range<Int>, inout SeededGenerator) -> Result
+    ) -> [Result] {
         let slices = max(1, min(workers, count))
-        var results = [Double](repeating: 0, count: slices)
+        var results = [Result?](repeating: nil, count: slices)
         results.withUnsafeMutableBufferPointer { out in
             let shared = UnsafeShared(out.baseAddress!)   // one result slot per slice
             Compute(threads: slices).forEachChunk(count: slices, chunkSize: 1) { range in
@@ -26,63 +33,46 @@ public enum Hogwild {
                 shared.value[slice] = body((slice * count / slices)..<((slice + 1) * count / slices), &rng)
             }
         }
-        return results.reduce(0, +)
+        return results.map { $0! }
     }
 }
 
-/// A float matrix that several threads read and write at once without locks. Storage is
-/// relaxed atomics of two floats each: concurrent updates may overwrite one another
-/// (Hogwild! accepts that) but never tear, and the program has no data race. On x86-64 and
-/// arm64 a relaxed atomic load or store is an ordinary load or store.
-public final class SharedMatrix: @unchecked Sendable {   // all access goes through the atomics
+/// A float matrix that several threads read and write at once without locks, as Hogwild!
+/// prescribes and as word2vec, gensim and `implicit` do: plain aligned float loads and
+/// stores, so concurrent updates of one row may overwrite one another (a lost part of one
+/// update, which Hogwild! accepts) but a float is never torn and no access leaves the
+/// buffer. Rows are used in place (`row(_:)`) or through a local copy (`read` / `write`).
+public final class SharedMatrix: @unchecked Sendable {   // shared on purpose: see above
     public let rows: Int, columns: Int
-    private let pairsPerRow: Int
-    private let storage: UnsafeMutablePointer<Atomic<UInt64>>
+    private let storage: UnsafeMutablePointer<Float>
 
     /// A shared copy of `matrix`.
     public init(_ matrix: Matrix) {
         rows = matrix.rows; columns = matrix.columns
-        pairsPerRow = (columns + 1) / 2
-        storage = .allocate(capacity: max(1, rows * pairsPerRow))
-        for r in 0..<rows {
-            for k in 0..<pairsPerRow {
-                let low = matrix.values[r * columns + 2 * k].bitPattern
-                let high = 2 * k + 1 < columns ? matrix.values[r * columns + 2 * k + 1].bitPattern : 0
-                (storage + r * pairsPerRow + k).initialize(to: Atomic(UInt64(low) | UInt64(high) << 32))
-            }
-        }
+        storage = .allocate(capacity: max(1, rows * columns))
+        matrix.values.withUnsafeBufferPointer { storage.initialize(from: $0.baseAddress!, count: rows * columns) }
     }
 
-    deinit {
-        storage.deinitialize(count: rows * pairsPerRow)
-        storage.deallocate()
-    }
+    deinit { storage.deallocate() }
 
-    /// Copies row `r` into `buffer`, which must hold an even number of floats ≥ `columns`.
+    /// Row `r`, in place (other threads may be writing it).
+    @inline(__always)
+    public func row(_ r: Int) -> UnsafeMutablePointer<Float> { storage + r * columns }
+
+    /// Copies row `r` into `buffer` (at least `columns` floats).
     @inline(__always)
     public func read(row r: Int, into buffer: UnsafeMutablePointer<Float>) {
-        let source = storage + r * pairsPerRow
-        let target = UnsafeMutableRawPointer(buffer)
-        for k in 0..<pairsPerRow { target.storeBytes(of: source[k].load(ordering: .relaxed), toByteOffset: 8 * k, as: UInt64.self) }
+        buffer.update(from: storage + r * columns, count: columns)
     }
 
-    /// Overwrites row `r` with `buffer` (an even number of floats ≥ `columns`).
+    /// Overwrites row `r` with `buffer` (at least `columns` floats).
     @inline(__always)
     public func write(row r: Int, from buffer: UnsafePointer<Float>) {
-        let target = storage + r * pairsPerRow
-        let source = UnsafeRawPointer(buffer)
-        for k in 0..<pairsPerRow { target[k].store(source.loadUnaligned(fromByteOffset: 8 * k, as: UInt64.self), ordering: .relaxed) }
+        (storage + r * columns).update(from: buffer, count: columns)
     }
 
     /// A snapshot as a plain matrix.
     public var matrix: Matrix {
-        var values = [Float](repeating: 0, count: rows * columns)
-        withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * pairsPerRow) { row in
-            for r in 0..<rows {
-                read(row: r, into: row.baseAddress!)
-                for c in 0..<columns { values[r * columns + c] = row[c] }
-            }
-        }
-        return Matrix(rows: rows, columns: columns, values: values)
+        Matrix(rows: rows, columns: columns, values: Array(UnsafeBufferPointer(start: storage, count: rows * columns)))
     }
 }

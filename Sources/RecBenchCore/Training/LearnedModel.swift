@@ -45,6 +45,11 @@ extension LearnedModel {
         preconditionFailure("\(Self.name) declares the custom pass '\(pass.name)' but does not implement customPass")
     }
 
+    /// Models whose passes are all `.custom` (Item2vec's SGD) have no batch loss.
+    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
+        preconditionFailure("\(Self.name) has a gradient pass but does not implement loss")
+    }
+
     /// Trains with the shared trainer.
     public mutating func fit(_ data: TrainingData, context: FitContext) throws {
         trainingSummary = try Trainer(context: context).train(&self, data: data)
