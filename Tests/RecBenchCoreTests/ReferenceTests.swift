@@ -73,6 +73,25 @@ struct ReferenceTests {
         #expect(got["EASE/recbole"] == got["EASE/seen"])
     }
 
+    /// Item2vec at the reference settings (shared reference, "Item2vec") on RecBole's split,
+    /// one thread (reproducible), mean of seeds 2020–2022: within 0.01 of gensim's word2vec.
+    @Test func item2vecIsWithinTheGensimBand() throws {
+        let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"
+        var ndcg = 0.0, recall = 0.0
+        for seed in 2020...2022 {
+            let request = RunRequest(model: "Item2vec", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
+                                     assignments: ["data_path=\(data)", "benchmark_filename=[train,valid,test]", "threads=1", "seed=\(seed)",
+                                                   "epochs=20", "stopping_step=20", "session_gap=86400", "subsample=0"],
+                                     modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+            let result = try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result
+            ndcg += result.test["ndcg@10"]! / 3
+            recall += result.test["recall@10"]! / 3
+        }
+        print("Item2vec, RecBole's split, one thread, mean of 3 seeds: ndcg@10 \(ndcg), recall@10 \(recall) (gensim 0.1130 / 0.1143)")
+        #expect(ndcg >= 0.1130 - 0.01, "ndcg@10 \(ndcg)")
+        #expect(recall >= 0.1143 - 0.01, "recall@10 \(recall)")
+    }
+
     /// Same seed, same data, same config → the same record (metrics and fingerprints).
     @Test func aRerunReproducesEveryMetric() throws {
         let request = RunRequest(model: "ItemKNN", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],

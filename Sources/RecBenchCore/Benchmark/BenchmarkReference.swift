@@ -18,6 +18,8 @@ public struct BenchmarkReference: Sendable {
         public let wallTarget: Double?
         /// Training examples per second on one worker (Item2vec: pairs), when measured.
         public let examplesPerSecond: Double?
+        /// Hyperparameters the reference ran with, as `--set key=value` assignments.
+        public let settings: [String]
     }
 
     /// Folder of the reference's own split, relative to the file's repository root.
@@ -45,7 +47,11 @@ public struct BenchmarkReference: Sendable {
             guard case .map(let m) = entry else { throw RecBenchError.file(path, field: "models", "expected a map per model") }
             return Model(wall: try number(m["wall"], "wall"), rss: m["rss"]?.doubleValue, epochs: m["epochs"]?.intValue,
                          speedup: m["speedup"]?.doubleValue, wallTarget: m["wall_target"]?.doubleValue,
-                         examplesPerSecond: m["pairs_per_second"]?.doubleValue)
+                         examplesPerSecond: m["pairs_per_second"]?.doubleValue,
+                         settings: m["settings"].flatMap { v in
+                             guard case .map(let pairs) = v else { return nil }
+                             return pairs.keys.sorted().map { "\($0)=\(pairs[$0]!)" }
+                         } ?? [])
         }
     }
 

@@ -44,35 +44,47 @@ public enum Hogwild {
 /// buffer. Rows are used in place (`row(_:)`) or through a local copy (`read` / `write`).
 public final class SharedMatrix: @unchecked Sendable {   // shared on purpose: see above
     public let rows: Int, columns: Int
+    /// Floats from one row to the next: rows start on 64-byte cache lines, so two threads
+    /// updating neighbouring rows never write the same line (false sharing).
+    private let stride: Int
     private let storage: UnsafeMutablePointer<Float>
 
     /// A shared copy of `matrix`.
     public init(_ matrix: Matrix) {
         rows = matrix.rows; columns = matrix.columns
-        storage = .allocate(capacity: max(1, rows * columns))
-        matrix.values.withUnsafeBufferPointer { storage.initialize(from: $0.baseAddress!, count: rows * columns) }
+        stride = (columns + 15) / 16 * 16
+        storage = UnsafeMutableRawPointer.allocate(byteCount: max(1, rows * stride) * 4, alignment: 64)
+            .bindMemory(to: Float.self, capacity: max(1, rows * stride))
+        storage.initialize(repeating: 0, count: max(1, rows * stride))
+        matrix.values.withUnsafeBufferPointer { values in
+            for r in 0..<rows { (storage + r * stride).update(from: values.baseAddress! + r * columns, count: columns) }
+        }
     }
 
     deinit { storage.deallocate() }
 
     /// Row `r`, in place (other threads may be writing it).
     @inline(__always)
-    public func row(_ r: Int) -> UnsafeMutablePointer<Float> { storage + r * columns }
+    public func row(_ r: Int) -> UnsafeMutablePointer<Float> { storage + r * stride }
 
     /// Copies row `r` into `buffer` (at least `columns` floats).
     @inline(__always)
     public func read(row r: Int, into buffer: UnsafeMutablePointer<Float>) {
-        buffer.update(from: storage + r * columns, count: columns)
+        buffer.update(from: storage + r * stride, count: columns)
     }
 
     /// Overwrites row `r` with `buffer` (at least `columns` floats).
     @inline(__always)
     public func write(row r: Int, from buffer: UnsafePointer<Float>) {
-        (storage + r * columns).update(from: buffer, count: columns)
+        (storage + r * stride).update(from: buffer, count: columns)
     }
 
     /// A snapshot as a plain matrix.
     public var matrix: Matrix {
-        Matrix(rows: rows, columns: columns, values: Array(UnsafeBufferPointer(start: storage, count: rows * columns)))
+        var values = [Float](repeating: 0, count: rows * columns)
+        values.withUnsafeMutableBufferPointer { out in
+            for r in 0..<rows { (out.baseAddress! + r * columns).update(from: storage + r * stride, count: columns) }
+        }
+        return Matrix(rows: rows, columns: columns, values: values)
     }
 }
