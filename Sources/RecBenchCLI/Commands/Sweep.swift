@@ -32,6 +32,9 @@ public struct Sweep: ParsableCommand {
     public func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard !experiment.config.isEmpty else { throw ValidationError("give at least one --config") }
+        guard models.split(separator: ",").contains(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty }) else {
+            throw ValidationError("--models is empty: give `all` or a comma-separated list of models")
+        }
     }
 
     public func run() throws {

@@ -27,6 +27,9 @@ public struct DataSettings: Sendable, Hashable {
             throw RecBenchError.config("dataset", origin: config.origin(of: "dataset"), "must be a plain name, got '\(dataset)'")
         }
         dataPath = try config.string("data_path")
+        guard !dataPath.isEmpty else {
+            throw RecBenchError.config("data_path", origin: config.origin(of: "data_path"), "must not be empty (use `.` for the working directory)")
+        }
         benchmarkFilenames = config["benchmark_filename"] == .null ? nil : try config.stringList("benchmark_filename")
         fieldSeparator = try config.string("field_separator")
         sequenceSeparator = try config.string("seq_separator")
@@ -35,6 +38,9 @@ public struct DataSettings: Sendable, Hashable {
         }
         userField = try config.string("USER_ID_FIELD")
         itemField = try config.string("ITEM_ID_FIELD")
+        guard userField != itemField else {
+            throw RecBenchError.config("ITEM_ID_FIELD", origin: config.origin(of: "ITEM_ID_FIELD"), "names the same column as USER_ID_FIELD ('\(userField)')")
+        }
         ratingField = try config.optionalString("RATING_FIELD")
         timeField = try config.optionalString("TIME_FIELD")
         loadColumns = try config.columnMap("load_col")

@@ -194,6 +194,8 @@ public enum AtomicFileReader {
         guard let s = String(validating: field, as: UTF8.self) else {
             throw RecBenchError.file(path, line: line, field: name, "value is not valid UTF-8")
         }
+        // A NUL would make two different tokens print alike and end C strings early.
+        if field.contains(0) { throw RecBenchError.file(path, line: line, field: name, "value contains a NUL byte") }
         return s
     }
 
@@ -220,6 +222,10 @@ public enum AtomicFileReader {
         guard let value else {
             let shown = String(decoding: field, as: UTF8.self)
             throw RecBenchError.file(path, line: line, field: name, "'\(shown)' is not a number (column type float)")
+        }
+        guard value.isFinite else {   // strtod turns 1e400 into infinity
+            let shown = String(decoding: field, as: UTF8.self)
+            throw RecBenchError.file(path, line: line, field: name, "'\(shown)' is outside the range of a float")
         }
         return value
     }

@@ -110,9 +110,10 @@ public struct DatasetStatistics: Sendable, Codable, Equatable {
     public let users: Int
     public let items: Int
     public let interactions: Int
-    /// 1 − interactions / (users × items).
+    /// 1 − interactions / (users × items), as RecBole reports it; never below 0 (repeat
+    /// purchases can make interactions outnumber the cells).
     public var sparsity: Double {
-        users * items == 0 ? 1 : 1 - Double(interactions) / (Double(users) * Double(items))
+        users * items == 0 ? 1 : max(0, 1 - Double(interactions) / (Double(users) * Double(items)))
     }
 
     enum CodingKeys: String, CodingKey { case users, items, interactions, sparsity }

@@ -13,6 +13,9 @@ public enum DatasetLoader {
         let sources = sourceFiles(settings, folder: folder)
         let tables = try sources.inter.map { try read($0, interColumns) }
         var raw = try interactionLog(tables, settings: settings)
+        if raw.count == 0, let first = tables.first {
+            throw RecBenchError.file(first.path, "has a header but no interaction rows")
+        }
         // Side files.
         let itemTable = try sources.item.map { path in
             let table = try read(path, settings.loadColumns?["item"] ?? nil)
@@ -67,6 +70,11 @@ public enum DatasetLoader {
                 }
                 guard f.type == .token else {
                     throw RecBenchError.file(table.path, line: 1, field: field, "id column must have type token, found \(f.type.rawValue)")
+                }
+            }
+            for field in [settings.userField, settings.itemField] {
+                if let empty = try table.tokens(field).firstIndex(of: "") {
+                    throw RecBenchError.file(table.path, line: Int(table.lineNumbers[empty]), field: field, "empty id")
                 }
             }
             userTokens += try table.tokens(settings.userField)

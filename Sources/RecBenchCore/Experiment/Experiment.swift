@@ -98,6 +98,9 @@ public enum Experiment {
         let parameters = ModelParameters(config: config, declared: modelType.parameters)
         _ = try modelType.init(parameters: parameters)   // validates hyperparameters now, before loading data
         let threads = try config.int("threads", atLeast: 0)
+        for key in ["results_dir", "checkpoint_dir"] where config[key] == .string("") {
+            throw RecBenchError.config(key, origin: config.origin(of: key), "must not be empty (use `.` for the working directory\(key == "checkpoint_dir" ? ", or ~ for no checkpoints" : ""))")
+        }
         return ExperimentPlan(
             modelType: modelType, config: config, data: try DataSettings(config), split: try SplitSettings(config),
             evaluation: try EvaluationSettings(config), training: try TrainingSettings(config), parameters: parameters,
@@ -142,6 +145,10 @@ public enum Experiment {
 
         let dataset = try DatasetLoader.load(plan.data)
         for line in dataset.filterLog { logger.info("\(line)") }
+        if let k = plan.evaluation.cutoffs.max(), k > dataset.itemCount {
+            throw RecBenchError.config("topk", origin: plan.config.origin(of: "topk"),
+                                       "cutoff \(k) is larger than the catalogue (\(dataset.itemCount) items)")
+        }
         let loadSeconds = lap()
         onEvent(.loaded(dataset.statistics, seconds: loadSeconds))
 
