@@ -29,10 +29,18 @@ struct CLI {
 
 /// A temporary project folder with a tiny dataset `tiny` and a config `run.yml`.
 struct Workspace {
+    /// The test process's scratch folder, removed when the process exits.
+    static let scratchRoot: String = {
+        let root = NSTemporaryDirectory() + "recbench-cli-tests-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "recbench-cli-tests-\(getpid())") }
+        return root
+    }()
+
     let root: String
 
     init(inter: String? = nil, config: String? = nil) throws {
-        root = NSTemporaryDirectory() + "recbench-cli-" + UUID().uuidString
+        root = Workspace.scratchRoot + "/" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: root + "/data/tiny", withIntermediateDirectories: true)
         var rows = "user_id:token\titem_id:token\ttimestamp:float\n"
         for u in 0..<6 { for i in 0..<5 where (u + i) % 3 != 0 { rows += "u\(u)\ti\(i)\t\(u * 10 + i)\n" } }

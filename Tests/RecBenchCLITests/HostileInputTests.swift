@@ -41,6 +41,17 @@ extension CLITests {
         #expect(w.allFiles.isEmpty)
     }
 
+    @Test func aFileWhereAFolderShouldBeIsNamed() throws {
+        let w = try Workspace()
+        try "not a folder".write(toFile: w.root + "/taken", atomically: true, encoding: .utf8)
+        let run = try w.run(["run", "--model", "Pop", "--config", "run.yml", "--set", "results_dir=taken"])
+        #expect(run.status != 0 && run.stderr.contains("taken is a file, not a folder"), "\(run.stderr)")
+        #expect(!run.stderr.contains("NSCocoaErrorDomain"))
+        #expect(try w.run(["run", "--model", "Pop", "--config", "run.yml"]).status == 0)
+        let report = try w.run(["report", "out", "--format", "html", "-o", "taken/page.html"])
+        #expect(report.status != 0 && report.stderr.contains("taken is a file, not a folder"), "\(report.stderr)")
+    }
+
     @Test func sparsityIsNeverNegative() throws {
         // One item bought ten times by one user and once by another: more rows than cells.
         let rows = (0..<10).map { "u0\ti0\t\($0)\n" }.joined() + "u1\ti0\t5\n"

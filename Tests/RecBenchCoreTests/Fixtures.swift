@@ -17,9 +17,18 @@ enum Fixtures {
     static let repoRoot: String = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-    /// A fresh temporary folder.
+    /// The test process's scratch folder, removed when the process exits (so `swift test`
+    /// leaves nothing in the temp folder).
+    static let scratchRoot: String = {
+        let root = NSTemporaryDirectory() + "recbench-tests-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "recbench-tests-\(getpid())") }
+        return root
+    }()
+
+    /// A fresh temporary folder inside the scratch folder.
     static func temporaryDirectory() -> String {
-        let path = NSTemporaryDirectory() + "recbench-tests-" + UUID().uuidString
+        let path = scratchRoot + "/" + UUID().uuidString
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
