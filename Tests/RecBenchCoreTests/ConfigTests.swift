@@ -93,3 +93,20 @@ struct ConfigTests {
 }
 
 import Foundation
+
+/// A few hundred bytes of nested YAML aliases must fail fast, not expand to 10⁹ values.
+@Test(.timeLimit(.minutes(1))) func aYamlAliasBombFailsFast() throws {
+    var yaml = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    let names = Array("bcdefghij").map(String.init)
+    var previous = "a"
+    for name in names {
+        yaml += "\(name): &\(name) [" + Array(repeating: "*\(previous)", count: 10).joined(separator: ", ") + "]\n"
+        previous = name
+    }
+    #expect(yaml.utf8.count < 700)
+    let e = #expect(throws: RecBenchError.self) { try ConfigLayer.yaml(yaml, source: "bomb.yml") }
+    #expect(e?.location.hasPrefix("bomb.yml:") == true && e?.message.contains("aliases") == true)
+    // Aliases themselves are fine: a small one still loads.
+    let fine = "a: &a [x, x]\nb: [*a, *a]\n"
+    #expect(try ConfigLayer.yaml(fine, source: "fine.yml").values["b"] == .list([.list([.string("x"), .string("x")]), .list([.string("x"), .string("x")])]))
+}

@@ -79,12 +79,16 @@ public struct ConfigLayer: Sendable {
         }
         var values: [String: ConfigValue] = [:]
         var lines: [String: Int] = [:]
+        var budget = ConfigValue.expansionLimit
         for (k, v) in mapping {
             guard let key = k.string else { continue }
             if let previous = lines[key] {
                 throw RecBenchError.file(source, line: k.mark?.line, field: key, "key is set twice (first on line \(previous))")
             }
-            values[key] = ConfigValue(node: v)
+            do { values[key] = try ConfigValue(node: v, budget: &budget) } catch is ConfigValue.TooLarge {
+                throw RecBenchError.file(source, line: k.mark?.line, field: key,
+                                         "the document expands to more than \(ConfigValue.expansionLimit) values (nested YAML aliases?)")
+            }
             lines[key] = k.mark?.line ?? 0
         }
         return ConfigLayer(source: source, values: values, lines: lines)

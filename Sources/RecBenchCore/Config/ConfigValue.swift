@@ -68,16 +68,29 @@ public enum ConfigValue: Sendable, Equatable, CustomStringConvertible {
 
     /// Converts a Yams node, resolving scalars by YAML 1.1 core rules (as PyYAML, and so
     /// RecBole, does): `~`/`null` → null, `true`/`false` → bool, ints, floats, `.inf`.
-    init(node: Node) {
+    /// Values a config document may expand to. A YAML alias repeats its anchor's whole
+    /// subtree, so a few hundred bytes of nested aliases ("billion laughs") would otherwise
+    /// expand without bound; RecBole configs hold a few hundred values.
+    static let expansionLimit = 100_000
+
+    /// Thrown when a document expands past `expansionLimit` values.
+    struct TooLarge: Error {}
+
+    /// Converts `node`, spending one unit of `budget` per value.
+    init(node: Node, budget: inout Int) throws {
+        budget -= 1
+        guard budget >= 0 else { throw TooLarge() }
         switch node {
         case .scalar(let scalar):
             if scalar.style != .plain { self = .string(scalar.string); return }
             self = ConfigValue.parsePlainScalar(scalar.string)
         case .sequence(let seq):
-            self = .list(seq.map { ConfigValue(node: $0) })
+            var items: [ConfigValue] = []
+            for element in seq { items.append(try ConfigValue(node: element, budget: &budget)) }
+            self = .list(items)
         case .mapping(let mapping):
             var m: [String: ConfigValue] = [:]
-            for (k, v) in mapping { m[k.string ?? "\(k)"] = ConfigValue(node: v) }
+            for (k, v) in mapping { m[k.string ?? "\(k)"] = try ConfigValue(node: v, budget: &budget) }
             self = .map(m)
         case .alias:
             self = .null
@@ -103,7 +116,10 @@ public enum ConfigValue: Sendable, Equatable, CustomStringConvertible {
     /// Parses YAML text (a document or a flow value such as `[10, 20]`).
     public static func parse(yaml text: String) throws -> ConfigValue {
         guard let node = try Yams.compose(yaml: text) else { return .null }
-        return ConfigValue(node: node)
+        var budget = expansionLimit
+        do { return try ConfigValue(node: node, budget: &budget) } catch is TooLarge {
+            throw RecBenchError("YAML value expands to more than \(expansionLimit) values (nested aliases?)")
+        }
     }
 }
 
