@@ -39,21 +39,26 @@ struct Workspace {
 
     let root: String
 
+    /// The interaction file's header.
+    static let header = "user_id:token\titem_id:token\ttimestamp:float\n"
+    /// The default rows: six users, two thirds of five items each, increasing times.
+    static let rows = (0..<6).flatMap { u in (0..<5).filter { (u + $0) % 3 != 0 }.map { "u\(u)\ti\($0)\t\(u * 10 + $0)\n" } }.joined()
+    /// The default `run.yml`.
+    static let config = """
+        dataset: tiny
+        data_path: data/
+        load_col: {inter: [user_id, item_id, timestamp]}
+        eval_args: {order: TO, split: {RS: [0.6, 0.2, 0.2]}}
+        topk: [2]
+        valid_metric: MRR@2
+        results_dir: out
+        """
+
     init(inter: String? = nil, config: String? = nil) throws {
         root = Workspace.scratchRoot + "/" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: root + "/data/tiny", withIntermediateDirectories: true)
-        var rows = "user_id:token\titem_id:token\ttimestamp:float\n"
-        for u in 0..<6 { for i in 0..<5 where (u + i) % 3 != 0 { rows += "u\(u)\ti\(i)\t\(u * 10 + i)\n" } }
-        try (inter ?? rows).write(toFile: root + "/data/tiny/tiny.inter", atomically: true, encoding: .utf8)
-        let yaml = config ?? """
-            dataset: tiny
-            data_path: data/
-            load_col: {inter: [user_id, item_id, timestamp]}
-            eval_args: {order: TO, split: {RS: [0.6, 0.2, 0.2]}}
-            topk: [2]
-            valid_metric: MRR@2
-            results_dir: out
-            """
+        try (inter ?? Workspace.header + Workspace.rows).write(toFile: root + "/data/tiny/tiny.inter", atomically: true, encoding: .utf8)
+        let yaml = config ?? Workspace.config
         try yaml.write(toFile: root + "/run.yml", atomically: true, encoding: .utf8)
     }
 

@@ -4,8 +4,7 @@ import Testing
 /// Inputs found accepted silently or crashing (issue 16's first findings): each now fails
 /// with one stderr line naming the place, a non-zero exit and no result file.
 extension CLITests {
-    static let header = "user_id:token\titem_id:token\ttimestamp:float\n"
-    static let rows = (0..<6).flatMap { u in (0..<5).filter { (u + $0) % 3 != 0 }.map { "u\(u)\ti\($0)\t\(u * 10 + $0)\n" } }.joined()
+    static let header = Workspace.header, rows = Workspace.rows
 
     @Test func aTimestampBeyondTheFloatRangeIsRefused() throws {
         let w = try Workspace(inter: Self.header + Self.rows + "u1\ti4\t1e400\n")
@@ -55,14 +54,9 @@ extension CLITests {
     @Test func sparsityIsNeverNegative() throws {
         // One item bought ten times by one user and once by another: more rows than cells.
         let rows = (0..<10).map { "u0\ti0\t\($0)\n" }.joined() + "u1\ti0\t5\n"
-        let w = try Workspace(inter: Self.header + rows, config: """
-            dataset: tiny
-            data_path: data/
-            load_col: {inter: [user_id, item_id, timestamp]}
-            eval_args: {order: TO, split: {RS: [0.8, 0.1, 0.1]}}
-            topk: [1]
-            valid_metric: MRR@1
-            """)
+        let config = Workspace.config.replacingOccurrences(of: "[0.6, 0.2, 0.2]", with: "[0.8, 0.1, 0.1]")
+            .replacingOccurrences(of: "topk: [2]", with: "topk: [1]").replacingOccurrences(of: "MRR@2", with: "MRR@1")
+        let w = try Workspace(inter: Self.header + rows, config: config)
         let out = try w.run(["run", "--model", "Pop", "--config", "run.yml", "--no-save"])
         #expect(out.stdout.contains("sparsity 0.00%"), "\(out.stdout)\(out.stderr)")
     }

@@ -172,16 +172,17 @@ public struct Config: Sendable {
             for key in layer.values.keys.sorted() {
                 let value = layer.values[key]!
                 let origin = layer.origin(of: key)
-                switch ConfigKeys.byName[key]?.role {
+                let declared = ConfigKeys.byName[key]
+                switch declared?.role {
                 case .ignored?:
                     ignored.append(key)
                     continue
                 case .mapped?:
                     continue   // read below, after the layer's own keys
                 case .refused(let closest)?:
-                    if value == .null || value == ConfigKeys.byName[key]!.defaultValue { ignored.append(key); continue }
+                    if value == .null || value == declared!.defaultValue { ignored.append(key); continue }
                     let hint = closest.map { "; the closest recbench key is '\($0)'" } ?? ""
-                    throw RecBenchError.config(key, origin: origin, "RecBole key not supported: \(ConfigKeys.byName[key]!.summary)\(hint)")
+                    throw RecBenchError.config(key, origin: origin, "RecBole key not supported: \(declared!.summary)\(hint)")
                 case .used?, nil:
                     guard known.contains(key) else {
                         throw RecBenchError.config(key, origin: origin, "unknown config key\(Suggestion.hint(for: key, in: known))")

@@ -13,7 +13,8 @@ enum DeprecatedKeys {
         let notice: String
     }
 
-    static let recBoleDefault: ConfigValue = .map(["distribution": .string("uniform"), "sample_num": .int(1)])
+    /// RecBole 1.2.1's default, which is also recbench's (one source: the key's declaration).
+    static var recBoleDefault: ConfigValue { ConfigKeys.byName["train_neg_sample_args"]!.defaultValue }
 
     static func negativeSampling(in layer: ConfigLayer) throws -> Mapping? {
         let aliases = ["neg_sampling", "training_neg_sample_num", "training_neg_sample_distribution"]

@@ -72,13 +72,13 @@ public enum DatasetLoader {
                     throw RecBenchError.file(table.path, line: 1, field: field, "id column must have type token, found \(f.type.rawValue)")
                 }
             }
-            for field in [settings.userField, settings.itemField] {
-                if let empty = try table.tokens(field).firstIndex(of: "") {
+            for (field, tokens) in [(settings.userField, try table.tokens(settings.userField)),
+                                    (settings.itemField, try table.tokens(settings.itemField))] {
+                if let empty = tokens.firstIndex(of: "") {
                     throw RecBenchError.file(table.path, line: Int(table.lineNumbers[empty]), field: field, "empty id")
                 }
+                if field == settings.userField { userTokens += tokens } else { itemTokens += tokens }
             }
-            userTokens += try table.tokens(settings.userField)
-            itemTokens += try table.tokens(settings.itemField)
             timestamps = try appendFloatColumn(settings.timeField, of: table, to: timestamps)
             ratings = try appendFloatColumn(settings.ratingField, of: table, to: ratings)
             parts? += [UInt8](repeating: UInt8(min(index, 2)), count: table.rowCount)

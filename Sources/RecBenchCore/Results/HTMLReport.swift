@@ -105,7 +105,7 @@ extension Report {
         let times = g.entries.map { e in (e.label, e.result.seconds["fit"] ?? 0, (e.result.seconds["evaluate_valid"] ?? 0) + (e.result.seconds["evaluate_test"] ?? 0)) }
         let positive = times.flatMap { [$0.1, $0.2] }.filter { $0 > 0 }
         let low = pow(10, (log10(positive.min() ?? 0.001)).rounded(.down))
-        let high = pow(10, (log10(positive.max() ?? 1)).rounded(.up) + (positive.max().map { log10($0).rounded(.up) == log10($0) ? 1 : 0 } ?? 0))
+        let high = pow(10, log10(positive.max() ?? 1).rounded(.down) + 1)   // the next power of ten above the largest
         let scale = { (v: Double) in v <= low ? 0 : log10(v / low) / log10(high / low) * barArea }
         let height = Double(times.count) * rowHeight + 8 + axis
         var svg = "<div class=\"chart\"><h3>Seconds (log scale): fit (teal) and evaluation (purple)</h3><svg width=\"\(Int(labelWidth + barArea + 70))\" height=\"\(Int(height))\" role=\"img\" aria-label=\"seconds, log scale\">"

@@ -1,3 +1,4 @@
+import Foundation
 import Linalg
 import Autodiff
 
@@ -37,7 +38,7 @@ public struct Trainer {
                 if improved {
                     state.keepBest()
                     if let directory = settings.checkpointDirectory {
-                        checkpoint = try Checkpoint.write(state.parameters, to: Self.path(directory, "\(context.checkpointName).params"))
+                        checkpoint = try Checkpoint.write(state.parameters, to: (directory as NSString).appendingPathComponent("\(context.checkpointName).params"))
                     }
                 }
             }
@@ -53,11 +54,6 @@ public struct Trainer {
         return TrainingSummary(epochsRun: records.count, bestEpoch: state.best == nil ? records.count : stopping.bestEpoch,
                                bestValid: state.best == nil ? nil : stopping.bestScore,
                                stoppedEarly: stopping.shouldStop, epochs: records, checkpoint: checkpoint)
-    }
-
-    /// `file` inside `directory`, with one slash between them whether or not it ends in one.
-    static func path(_ directory: String, _ file: String) -> String {
-        directory.hasSuffix("/") ? directory + file : directory + "/" + file
     }
 
     /// The passes of one epoch; returns the epoch's loss (the last reporting pass's).
