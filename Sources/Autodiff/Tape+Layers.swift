@@ -67,6 +67,22 @@ extension Tape {
         return record(out) { table.accumulateRows(out.grad!, at: indices) }
     }
 
+    /// Pooled embedding lookups summed over several fields: output row r is
+    /// Σ_f bags_f[rows_f[r], :] · table (each bags row holds the table rows an entity pools, with
+    /// their weights). No per-batch matrix is built; the gradient scatter-adds back.
+    public func pooledLookup(_ table: Variable, _ lookups: [(bags: SparseMatrix, rows: [Int32])]) -> Variable {
+        let n = lookups.first?.rows.count ?? 0
+        var value = Matrix(rows: n, columns: table.value.columns)
+        for l in lookups {
+            precondition(l.rows.count == n, "pooledLookup: every field needs one row per output row")
+            l.bags.multiply(rows: l.rows[...], by: table.value, into: &value, adding: true, compute: compute)
+        }
+        let out = Variable(value, requiresGrad: table.requiresGrad)
+        return record(out) {
+            table.accumulate { grad in for l in lookups { RowKernels.addPooled(out.grad!, bags: l.bags, rows: l.rows, into: &grad) } }
+        }
+    }
+
     /// Σ_j a[r, j] · b[r, j]: rows × 1.
     public func rowDot(_ a: Variable, _ b: Variable) -> Variable {
         let out = Variable(RowKernels.rowDot(a.value, b.value), requiresGrad: a.requiresGrad || b.requiresGrad)

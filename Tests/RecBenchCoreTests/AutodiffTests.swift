@@ -60,6 +60,21 @@ import Autodiff
         check([m(7, 11, 3), m(1, 11, 13)]) { t, v in t.linear(x, v[0], v[1]) }
     }
 
+    @Test func pooledLookup() {
+        // Two fields over one 7-row table; entity rows repeat (the same user twice in a batch),
+        // one entity pools nothing (an empty sequence), and 11 columns leave a partial lane.
+        let a = SparseMatrix(rows: 3, columns: 7, rowIndices: [0, 0, 2], columnIndices: [1, 3, 6], values: [0.5, 0.5, 2])
+        let b = SparseMatrix(rows: 2, columns: 7, rowIndices: [0, 1, 1, 1], columnIndices: [0, 1, 4, 5], values: [1, -1, 0.25, 3])
+        check([m(7, 11, 14)]) { t, v in t.pooledLookup(v[0], [(a, [2, 0, 2, 1]), (b, [1, 1, 0, 0])]) }
+        // The forward value against the dense product, by hand for one row: row 0 = a[2]·T + b[1]·T.
+        let table = m(7, 3, 15)
+        let out = Tape(compute: .serial).pooledLookup(Variable(table), [(a, [2]), (b, [1])]).value
+        for j in 0..<3 {
+            let expected = 2 * table[6, j] - table[1, j] + 0.25 * table[4, j] + 3 * table[5, j]
+            #expect(abs(out[0, j] - expected) < 1e-5)
+        }
+    }
+
     @Test func addSubMulAffine() {
         check([m(2, 3, 4), m(2, 3, 5)]) { t, v in t.add(v[0], v[1]) }
         check([m(2, 3, 4), m(2, 3, 5)]) { t, v in t.sub(v[0], v[1]) }

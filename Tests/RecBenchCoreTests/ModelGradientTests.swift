@@ -8,8 +8,9 @@ import Autodiff
 /// Each learned model's whole training loss, on a tiny problem, against central differences
 /// of sampled entries of every parameter matrix.
 @Suite(.serialized) struct ModelGradientTests {
-    func check<M: LearnedModel>(_ type: M.Type, _ overrides: [String: ConfigValue]) throws {
-        let (split, d) = try blockFixture()
+    func check<M: LearnedModel>(_ type: M.Type, _ overrides: [String: ConfigValue],
+                                fixture: () throws -> (SplitData, Dataset) = blockFixture) throws {
+        let (split, d) = try fixture()
         let data = TrainingData(dataset: d, split: split)
         var values = overrides
         for p in M.parameters where values[p.name] == nil { values[p.name] = p.defaultValue }
@@ -60,4 +61,6 @@ import Autodiff
     @Test func multiVAE() throws { try check(MultiVAE.self, ["mlp_hidden_size": .list([.int(5)]), "latent_dimension": .int(6)]) }
 
     @Test func recVAE() throws { try check(RecVAE.self, ["hidden_dimension": .int(5), "latent_dimension": .int(3)]) }
+
+    @Test func fm() throws { try check(FM.self, ["embedding_size": .int(3)], fixture: { try featureFixture() }) }
 }

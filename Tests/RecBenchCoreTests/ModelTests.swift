@@ -26,18 +26,24 @@ func allScores(_ model: any Recommender, users: Int, items: Int) -> Matrix {
 /// user lacks exactly one item of their group from train — it is their test item.
 func blockFixture() throws -> (SplitData, Dataset) {
     let dir = Fixtures.temporaryDirectory()
+    Fixtures.writeInter(blockRows(), in: dir)
+    let cfg = try Fixtures.config(dataPath: dir, extra: ["eval_args": .map(["order": .string("TO"), "split": .map(["LS": .string("test_only")])])])
+    let d = try DatasetLoader.load(DataSettings(cfg))
+    let parts = try Splitter.split(d.interactions, userCount: d.userCount, settings: SplitSettings(cfg))
+    return (SplitData(dataset: d, parts: parts), d)
+}
+
+/// The block fixture's rows: users u0…u7 use items i0…i5, u8…u15 use i6…i11; each user's
+/// withheld item comes last in time (it goes to test under a leave-one-out split).
+func blockRows() -> [(String, String, Double)] {
     var rows: [(String, String, Double)] = []
     for u in 0..<16 {
         let base = u < 8 ? 0 : 6
         let withheld = base + u % 6
         for i in base..<(base + 6) where i != withheld { rows.append(("u\(u)", "i\(i)", Double(i))) }
-        rows.append(("u\(u)", "i\(withheld)", 100))   // latest: goes to test under a leave-one-out split
+        rows.append(("u\(u)", "i\(withheld)", 100))
     }
-    Fixtures.writeInter(rows, in: dir)
-    let cfg = try Fixtures.config(dataPath: dir, extra: ["eval_args": .map(["order": .string("TO"), "split": .map(["LS": .string("test_only")])])])
-    let d = try DatasetLoader.load(DataSettings(cfg))
-    let parts = try Splitter.split(d.interactions, userCount: d.userCount, settings: SplitSettings(cfg))
-    return (SplitData(dataset: d, parts: parts), d)
+    return rows
 }
 
 /// One suite run for every registered model.

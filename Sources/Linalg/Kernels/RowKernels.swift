@@ -68,6 +68,35 @@ public enum RowKernels {
         m = outputs[0]
     }
 
+    /// Adds w · row r of `g` to row c of `m` for every entry (c, w) of row `rows[r]` of `bags`
+    /// (a pooled lookup's pullback), in order.
+    public static func addPooled(_ g: Matrix, bags: SparseMatrix, rows: [Int32], into m: inout Matrix) {
+        let d = m.columns
+        precondition(g.rows == rows.count && g.columns == d && bags.columns == m.rows, "addPooled: shapes differ")
+        guard !rows.isEmpty && d > 0 else { return }
+        var outputs = [m]
+        m = Matrix(rows: 0, columns: 0)   // the buffer moves into `outputs`, unshared
+        Matrix.withBuffers(reading: [g], writing: &outputs) { b in
+            let (table, source) = (b.write[0], b.read[0])
+            bags.rowStarts.withUnsafeBufferPointer { starts in
+                bags.columnIndices.withUnsafeBufferPointer { columns in
+                    bags.values.withUnsafeBufferPointer { weights in
+                        for (r, entity) in rows.enumerated() {
+                            let from = source + r * d
+                            for e in starts[Int(entity)]..<starts[Int(entity) + 1] {
+                                let row = table + Int(columns[e]) * d, w = weights[e]
+                                for j in stride(from: 0, to: d, by: 8) {
+                                    (Lanes.load(row, j, count: d) + w * Lanes.load(from, j, count: d)).store(row, j, count: d)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        m = outputs[0]
+    }
+
     /// Σ_j m[r, j] per row, added in order: rows × 1.
     public static func rowSums(_ m: Matrix) -> Matrix {
         let rows = m.rows, n = m.columns

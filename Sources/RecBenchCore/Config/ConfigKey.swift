@@ -55,6 +55,7 @@ public enum ConfigKeys {
         ConfigKey("load_col", "map of suffix → list of str, or null", .map(["inter": .list([.string("user_id"), .string("item_id")])]),
                   "Columns to load per file (`inter`, `item`, `user`); a file whose suffix is absent is not loaded; null loads every column of every file present."),
         ConfigKey("unused_col", "map of suffix → list of str", .null, "Columns loaded, checked and used by the split (e.g. the time column for `order: TO`), but not model inputs, as in RecBole (which drops them after splitting)."),
+        ConfigKey("numerical_features", "list of str", .list([]), "Float (or float_seq) columns of the `.user` / `.item` files that context-aware models read, each as its value times a learned vector; other float columns are no model input, as in RecBole."),
         ConfigKey("rm_dup_inter", "null, first or last", .null, "Keep duplicate (user, item) rows (null), or only the first / last by time."),
         ConfigKey("user_inter_num_interval", "interval str or null", .null, "Keep users whose interaction count lies in the interval, e.g. `[5,inf)`; with the item interval, repeated until stable (k-core)."),
         ConfigKey("item_inter_num_interval", "interval str or null", .null, "Keep items whose interaction count lies in the interval, e.g. `[5,inf)`."),

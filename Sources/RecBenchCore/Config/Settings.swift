@@ -15,6 +15,8 @@ public struct DataSettings: Sendable, Hashable {
     /// Columns to load per suffix; nil loads every column of every file present.
     public var loadColumns: [String: [String]]?
     public var unusedColumns: [String: [String]]
+    /// Float columns that context-aware models read (`numerical_features`).
+    public var numericalFeatures: [String]
     public var removeDuplicates: DuplicatePolicy?
     public var userInterval: CountInterval?
     public var itemInterval: CountInterval?
@@ -45,6 +47,7 @@ public struct DataSettings: Sendable, Hashable {
         timeField = try config.optionalString("TIME_FIELD")
         loadColumns = try config.columnMap("load_col")
         unusedColumns = try config.columnMap("unused_col") ?? [:]
+        numericalFeatures = config["numerical_features"] == .null ? [] : try config.stringList("numerical_features")
         if let suffixes = loadColumns?.keys {
             for suffix in suffixes where !["inter", "item", "user"].contains(suffix) {
                 throw RecBenchError.config("load_col", origin: config.origin(of: "load_col"),

@@ -6,6 +6,13 @@ public enum ModelKind: String, Sendable, Codable {
     case baseline, neighbourhood, linear, factorisation, autoencoder, embedding
 }
 
+/// Which inputs a model reads: interactions only, or user and item features too (the
+/// report groups its rows by family).
+public enum ModelFamily: String, Sendable, Codable, CaseIterable {
+    case general
+    case contextAware = "context-aware"
+}
+
 /// What a model is given to learn from.
 public struct TrainingData: Sendable {
     /// The dataset (ids, features).
@@ -35,6 +42,8 @@ public protocol Recommender: Scorer, Sendable {
     static var summary: String { get }
     /// The model family.
     static var kind: ModelKind { get }
+    /// General (interactions only) or context-aware (features too).
+    static var family: ModelFamily { get }
     /// Hyperparameters with defaults (RecBole's), documented like config keys.
     static var parameters: [ConfigKey] { get }
 
@@ -52,6 +61,7 @@ public protocol Recommender: Scorer, Sendable {
 }
 
 extension Recommender {
+    public static var family: ModelFamily { .general }
     public var fitSteps: [String: Double] { [:] }
     public var trainingSummary: TrainingSummary? { nil }
     public func cost(_ shape: WorkShape) -> ModelCost? { nil }

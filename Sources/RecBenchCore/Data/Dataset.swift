@@ -59,6 +59,12 @@ public struct Dataset: Sendable {
     public internal(set) var unusedColumns: [String: [String]] = [:]
     /// The `.inter` column the timestamps came from (TIME_FIELD), when loaded.
     public internal(set) var timeField: String?
+    /// The user id column (USER_ID_FIELD).
+    public internal(set) var userField = "user_id"
+    /// The item id column (ITEM_ID_FIELD).
+    public internal(set) var itemField = "item_id"
+    /// `numerical_features`: the float columns that are model inputs.
+    public internal(set) var numericalFeatures: [String] = []
 
     /// Whether a model may read `column` of the `suffix` file (`inter`, `user`, `item`).
     public func isModelInput(_ column: String, of suffix: String) -> Bool {

@@ -42,7 +42,25 @@ public enum DatasetLoader {
                                 itemTable: itemTable.map { ($0, kept.itemRows!) }, files: files, log: log)
         dataset.unusedColumns = settings.unusedColumns
         dataset.timeField = dataset.interactions.timestamps == nil ? nil : settings.timeField
+        dataset.userField = settings.userField
+        dataset.itemField = settings.itemField
+        try checkNumericalFeatures(settings, tables: [("inter", tables.first), ("user", userTable), ("item", itemTable)])
+        dataset.numericalFeatures = settings.numericalFeatures
         return dataset
+    }
+
+    /// Every `numerical_features` column must be a loaded float column of some file.
+    static func checkNumericalFeatures(_ settings: DataSettings, tables: [(suffix: String, table: AtomicTable?)]) throws {
+        for name in settings.numericalFeatures {
+            let found = tables.compactMap { entry in entry.table.flatMap { t in t.fields.first { $0.name == name }.map { (t, $0) } } }
+            guard let (table, field) = found.first else {
+                let loaded = tables.flatMap { $0.table?.fields.map(\.name) ?? [] }
+                throw RecBenchError.config("numerical_features", "column '\(name)' is not loaded from any file (load_col)\(Suggestion.hint(for: name, in: loaded))")
+            }
+            guard field.type == .float || field.type == .floatSequence else {
+                throw RecBenchError.file(table.path, line: 1, field: name, "numerical_features lists a \(field.type.rawValue) column; only float and float_seq columns are numerical (a token column is already a model input)")
+            }
+        }
     }
 
     /// The `.inter` columns `load_col` asks for (nil: every column), checked to hold the ids.

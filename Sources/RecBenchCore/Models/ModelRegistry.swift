@@ -12,6 +12,7 @@ public enum ModelRegistry {
         MultiVAE.self,
         RecVAE.self,
         Item2vec.self,
+        FM.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

@@ -24,6 +24,9 @@ public protocol LearnedModel: Recommender {
     var passes: [TrainingPass] { get }
     /// The number of training examples a pass shuffles into batches (users, pairs, …).
     func exampleCount(_ data: TrainingData) -> Int
+    /// Examples per batch (default `train_batch_size`; a pointwise model whose examples bring
+    /// their negatives along counts those too, as RecBole's data loader does).
+    func examplesPerBatch(_ training: TrainingSettings) -> Int
     /// The loss of one batch, built on `tape` over the parameter leaves `p`; `rng` is the
     /// pass's stream (dropout, negatives, noise), drawn in batch order.
     func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable
@@ -38,6 +41,8 @@ public protocol LearnedModel: Recommender {
 
 extension LearnedModel {
     public var passes: [TrainingPass] { [.all] }
+
+    public func examplesPerBatch(_ training: TrainingSettings) -> Int { training.batchSize }
 
     public mutating func willBegin(_ pass: TrainingPass, parameters: Parameters, data: TrainingData, compute: Compute) {}
 

@@ -81,7 +81,7 @@ public struct Trainer {
     /// batch loss.
     func gradientPass<M: LearnedModel>(_ pass: TrainingPass, number: Int, of model: M, state: inout TrainingState, data: TrainingData) -> Double {
         let streams = M.randomStreams
-        let batches = streams.batches(count: model.exampleCount(data), batchSize: context.training.batchSize, seed: context.seed, pass: number)
+        let batches = streams.batches(count: model.exampleCount(data), batchSize: model.examplesPerBatch(context.training), seed: context.seed, pass: number)
         var rng = streams.draws(seed: context.seed, pass: number)
         var optimizer = state.optimizers.removeValue(forKey: pass.name) ?? context.training.makeOptimizer()
         var total = 0.0

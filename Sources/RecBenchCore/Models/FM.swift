@@ -1,0 +1,102 @@
+import Linalg
+import Autodiff
+
+/// FM (Rendle 2010, "Factorization Machines"), as RecBole 1.2.1's `FM` trains it over the
+/// user and item ids and every `.user` / `.item` feature field.
+///
+///     e_f = pooled embedding of field f (a token's row, a sequence's mean, a float × its row)
+///     z(u, i) = b + Σ_f w_f + ½ (‖Σ_f e_f‖² − Σ_f ‖e_f‖²)        (w_f: first-order weights)
+///     loss = BCE(σ(z), label) over positives and uniform negatives   (Adam)
+///
+/// Full ranking splits z into a user part, an item part and ⟨S_u, S_i⟩ (S: a side's Σ e_f),
+/// so every user × every item is one GEMM of width `embedding_size` + 2.
+public struct FM: LearnedModel {
+    public static let name = "FM"
+    public static let summary = "Factorization machine over user, item and side-feature fields, trained pointwise on sampled negatives"
+    public static let kind = ModelKind.factorisation
+    public static let family = ModelFamily.contextAware
+    public static let randomStreams = RandomStreams(initialization: 0xF1, batches: 6)
+    public static let parameters: [ConfigKey] = [
+        ConfigKey("embedding_size", "int", .int(10), "FM, FFM, DeepFM: dimension of every field's embedding."),
+    ]
+
+    let embeddingSize: Int
+    public var parameters = Parameters()
+    public var trainingSummary: TrainingSummary?
+    var inputs: ContextInputs?
+    var sampler: PointwiseSampler?
+
+    public init(parameters: ModelParameters) throws {
+        embeddingSize = try parameters.int("embedding_size", in: 1...1024)
+    }
+
+    public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
+        let inputs = ContextInputs(FeatureFields(data.dataset))
+        for note in inputs.features.notes { context.logger.notice("\(Self.name): \(note)") }
+        self.inputs = inputs
+        sampler = PointwiseSampler(data, negatives: max(1, context.training.negativesPerPositive))
+        if context.training.negativesPerPositive == 0 {
+            context.logger.notice("\(Self.name): train_neg_sample_args is null, but a pointwise loss needs negatives: sampling 1 uniform negative per positive")
+        }
+        var initial = Parameters()
+        initial.add("embedding", inputs.table(width: embeddingSize, columns: embeddingSize, rng: &rng))
+        initial.add("first_order", inputs.table(width: 1, columns: 1, rng: &rng))
+        initial.add("bias", Matrix(rows: 1, columns: 1))
+        return initial
+    }
+
+    public func exampleCount(_ data: TrainingData) -> Int { sampler!.count }
+
+    public func examplesPerBatch(_ training: TrainingSettings) -> Int { sampler!.positivesPerBatch(training.batchSize) }
+
+    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
+        let b = sampler!.batch(batch.examples, rng: &rng)
+        return tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape), labels: b.labels)
+    }
+
+    /// z(u, i) for each listed pair, field by field (training, and the reference the fast
+    /// scorer is tested against).
+    public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> Variable {
+        let inputs = inputs!, table = p["embedding"]!
+        let embedded = (0..<inputs.fieldCount).map { tape.pooledLookup(table, [inputs.lookup($0, users: users, items: items, mean: true)]) }
+        let sum = tape.pooledLookup(table, inputs.lookups(users: users, items: items, mean: true))
+        let squares = tape.sumRows(embedded.dropFirst().reduce(tape.square(embedded[0])) { tape.add($0, tape.square($1)) })
+        let pairwise = tape.affine(tape.sub(tape.sumRows(tape.square(sum)), squares), scale: 0.5)
+        let firstOrder = tape.pooledLookup(p["first_order"]!, inputs.lookups(users: users, items: items, mean: false))
+        return tape.add(tape.add(firstOrder, pairwise), tape.gather(p["bias"]!, rows: [Int32](repeating: 0, count: users.count)))
+    }
+
+    /// Per pair: F pooled lookups and their gradients (≈ 6·F·d) plus the first order; validation U·n·(d + 2)·2.
+    public func cost(_ s: WorkShape) -> ModelCost? {
+        let fields = Double(inputs?.fieldCount ?? 2), d = Double(embeddingSize)
+        let rows = Double(s.trainInteractions) * 2
+        let flops = rows * fields * (6 * d + 4) + 2 * Double(s.users) * Double(s.items) * (d + 2)
+        return ModelCost(nominal: flops, executed: flops)
+    }
+
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        let inputs = inputs!
+        let itemIDs = Array(0..<Int32(block.columns))[...]
+        let userTower = tower(inputs.userFields, entities: users, compute: compute, scalarFirst: true)
+        var itemTower = tower(inputs.itemFields, entities: itemIDs, compute: compute, scalarFirst: false)
+        let width = embeddingSize + 2, bias = parameters["bias"].values[0]
+        for i in 0..<itemTower.rows { itemTower.values[i * width + width - 1] += bias }
+        TwoTowerScores.score(users: userTower, items: itemTower, into: &block, compute: compute)
+    }
+
+    /// One side's [S | own scalar | 1] rows: S = Σ e_f, scalar = first order + ½(‖S‖² − Σ ‖e_f‖²).
+    func tower(_ fields: [Int], entities: ArraySlice<Int32>, compute: Compute, scalarFirst: Bool) -> Matrix {
+        let inputs = inputs!, table = parameters["embedding"], d = embeddingSize
+        let sum = inputs.pooled(fields, entities: entities, table: table, mean: true, compute: compute)
+        var scalar = inputs.pooled(fields, entities: entities, table: parameters["first_order"], mean: false, compute: compute).values
+        for r in 0..<entities.count {
+            let s = sum.values[r * d..<(r + 1) * d]
+            scalar[r] += 0.5 * s.reduce(0) { $0 + $1 * $1 }
+        }
+        for f in fields {
+            let e = inputs.pooled(f, entities: entities, table: table, compute: compute)
+            for r in 0..<entities.count { scalar[r] -= 0.5 * e.values[r * d..<(r + 1) * d].reduce(0) { $0 + $1 * $1 } }
+        }
+        return TwoTowerScores.tower(cross: sum, scalar: scalar, scalarFirst: scalarFirst)
+    }
+}

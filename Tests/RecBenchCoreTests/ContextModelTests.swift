@@ -1,0 +1,110 @@
+import Foundation
+import Logging
+import Testing
+import RecBenchCore
+import Linalg
+import Autodiff
+
+/// The block fixture's interactions with side files: `.user` (a token, a float that is not
+/// numerical) missing users u12…u15, and `.item` (a token sequence, empty for i3; a
+/// numerical float).
+func featureFixture(numerical: [String] = ["price"]) throws -> (SplitData, Dataset) {
+    let dir = Fixtures.temporaryDirectory()
+    let folder = Fixtures.writeInter(blockRows(), in: dir)
+    var users = "user_id:token\tage:token\theight:float\n"
+    for u in 0..<12 { users += "u\(u)\t\(["young", "old", "mid"][u % 3])\t\(150 + u)\n" }
+    var items = "item_id:token\tgenre:token_seq\tprice:float\n"
+    for i in 0..<12 { items += "i\(i)\t\(i == 3 ? "" : (i < 6 ? "comedy drama" : "horror"))\t\(Double(i) / 4)\n" }
+    try users.write(toFile: "\(folder)/tiny.user", atomically: true, encoding: .utf8)
+    try items.write(toFile: "\(folder)/tiny.item", atomically: true, encoding: .utf8)
+    let cfg = try Fixtures.config(dataPath: dir, extra: [
+        "load_col": .map(["inter": .list([.string("user_id"), .string("item_id"), .string("timestamp")]),
+                          "user": .list([.string("user_id"), .string("age"), .string("height")]),
+                          "item": .list([.string("item_id"), .string("genre"), .string("price")])]),
+        "numerical_features": .list(numerical.map { .string($0) }),
+        "filter_inter_by_user_or_item": .bool(false),   // keep u12…u15 (RecBole drops them by default)
+        "eval_args": .map(["order": .string("TO"), "split": .map(["LS": .string("test_only")])]),
+    ])
+    let d = try DatasetLoader.load(DataSettings(cfg))
+    let parts = try Splitter.split(d.interactions, userCount: d.userCount, settings: SplitSettings(cfg))
+    return (SplitData(dataset: d, parts: parts), d)
+}
+
+@Suite struct FeatureFieldTests {
+    @Test func fieldsFollowRecBolesRules() throws {
+        let (_, d) = try featureFixture()
+        let features = FeatureFields(d)
+        let described = features.fields.map { "\($0.side.rawValue) \($0.name) \($0.type.rawValue) \($0.cardinality)" }
+        // ids: 16 users + padding, 12 items + padding; age: 3 values + padding; genre: 3 words
+        // + padding; price: one row; height (float, not numerical) is no field.
+        #expect(described == ["user user_id token 17", "user age token 4", "item item_id token 13",
+                              "item genre token_seq 4", "item price float 1"])
+        #expect(features.notes.contains { $0.contains("4 of 16 users have no row in tiny.user") })
+        #expect(features.notes.contains { $0.contains("height") && $0.contains("numerical_features") })
+    }
+
+    @Test func bagsPoolAsRecBoleDoes() throws {
+        let (_, d) = try featureFixture()
+        let features = FeatureFields(d)
+        let genre = features.fields.firstIndex { $0.name == "genre" }!, price = features.fields.firstIndex { $0.name == "price" }!
+        let age = features.fields.firstIndex { $0.name == "age" }!
+        let i0 = Int(d.itemIDs["i0"]!), i3 = Int(d.itemIDs["i3"]!), i8 = Int(d.itemIDs["i8"]!)
+        // "comedy drama": two rows, mean weights ½, sum weights 1.
+        #expect(features.means[genre].columns(ofRow: i0).count == 2)
+        #expect(features.means[genre].values[features.means[genre].entries(ofRow: i0)].allSatisfy { $0 == 0.5 })
+        #expect(features.sums[genre].values[features.sums[genre].entries(ofRow: i0)].allSatisfy { $0 == 1 })
+        // An empty sequence pools to zero.
+        #expect(features.means[genre].entries(ofRow: i3).isEmpty)
+        // A numerical float is its value on the field's one row.
+        #expect(features.sums[price][i8, 0] == 2)
+        // A user without a .user row gets the padding row 0 for nothing: no entries (zero vector)
+        // in a token field would differ from RecBole, whose missing token is the padding id.
+        let u13 = Int(d.userIDs["u13"]!), u1 = Int(d.userIDs["u1"]!)
+        #expect(features.sums[age].columns(ofRow: u13).elementsEqual([0]))
+        #expect(features.sums[age].columns(ofRow: u1).count == 1 && features.sums[age].columns(ofRow: u1).first! > 0)
+    }
+
+    @Test func numericalFeaturesMustBeFloatColumns() throws {
+        #expect { _ = try featureFixture(numerical: ["age"]) } throws: { error in
+            "\(error)".contains("tiny.user") && "\(error)".contains("age") && "\(error)".contains("token")
+        }
+        #expect { _ = try featureFixture(numerical: ["prise"]) } throws: { error in
+            "\(error)".contains("numerical_features") && "\(error)".contains("price")
+        }
+    }
+}
+
+/// Each context-aware model's fast full-ranking scorer against its per-pair logits.
+@Suite(.serialized) struct ContextScorerTests {
+    func check<M: LearnedModel>(_ type: M.Type, logits: (M, [Int32], [Int32], Tape) -> Variable) throws {
+        let (split, d) = try featureFixture()
+        let data = TrainingData(dataset: d, split: split)
+        var values: [String: ConfigValue] = [:]
+        for p in M.parameters { values[p.name] = p.defaultValue }
+        let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterDefaults)
+        var model = try M(parameters: ModelParameters(config: config, declared: M.parameters))
+        var rng = SeededGenerator(seed: 5)
+        var parameters = model.prepare(data, context: FitContext(seed: 5, compute: Compute(threads: 1), logger: Logger(label: "test")), rng: &rng)
+        // Random values everywhere (the bias starts at 0), large enough that every term matters.
+        for name in parameters.names {
+            parameters.update(name) { m in for i in m.values.indices { m.values[i] = Float(rng.nextUnitFloat() * 2 - 1) } }
+        }
+        model.parameters = parameters
+        var block = Matrix(rows: d.userCount, columns: d.itemCount)
+        model.scores(for: Array(0..<Int32(d.userCount))[...], into: &block, compute: Compute(threads: 2))
+        let users = (0..<Int32(d.userCount)).flatMap { u in [Int32](repeating: u, count: d.itemCount) }
+        let items = (0..<Int32(d.userCount)).flatMap { _ in Array(0..<Int32(d.itemCount)) }
+        let tape = Tape(compute: .serial)
+        let naive = logits(model, users, items, tape).value
+        var worst: Float = 0
+        for k in 0..<users.count { worst = max(worst, abs(naive.values[k] - block.values[k]) / max(1, abs(naive.values[k]))) }
+        #expect(worst <= 1e-5, "\(M.name): fast scores differ from per-pair logits by \(worst)")
+        #expect(Set(block.values).count > d.itemCount)   // not a constant or per-item-only score
+    }
+
+    @Test func fm() throws {
+        try check(FM.self) { model, u, i, tape in
+            model.logits(users: u, items: i, tape.leaves(model.parameters) { _ in false }, tape: tape)
+        }
+    }
+}
