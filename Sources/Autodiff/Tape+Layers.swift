@@ -83,6 +83,17 @@ extension Tape {
         }
     }
 
+    /// Σ over `pairs` of row-wise dots of `width`-wide column slices of `parts`: rows × 1
+    /// (field-aware interactions without one slice op per pair).
+    public func sliceDots(_ parts: [Variable], _ pairs: [SlicePair], width: Int) -> Variable {
+        let values = parts.map(\.value)
+        let out = Variable(RowKernels.sliceDots(values, pairs, width: width), requiresGrad: parts.contains { $0.requiresGrad })
+        return record(out) {
+            let grads = RowKernels.sliceDotGradients(out.grad!, values, pairs, width: width)
+            for (part, grad) in zip(parts, grads) where part.requiresGrad { part.accumulate(grad) }
+        }
+    }
+
     /// Σ_j a[r, j] · b[r, j]: rows × 1.
     public func rowDot(_ a: Variable, _ b: Variable) -> Variable {
         let out = Variable(RowKernels.rowDot(a.value, b.value), requiresGrad: a.requiresGrad || b.requiresGrad)

@@ -60,6 +60,19 @@ import Autodiff
         check([m(7, 11, 3), m(1, 11, 13)]) { t, v in t.linear(x, v[0], v[1]) }
     }
 
+    @Test func sliceDots() {
+        // Three parts, pairs within one part and across parts, an 11-wide slice (partial lane).
+        let pairs = [SlicePair(0, 0, 1, 11), SlicePair(0, 11, 2, 0), SlicePair(1, 0, 1, 11)]
+        check([m(3, 22, 16), m(3, 22, 17), m(3, 11, 18)]) { t, v in t.sliceDots(v, pairs, width: 11) }
+        // Forward by hand for one pair.
+        let a = m(2, 4, 19), b = m(2, 6, 20)
+        let out = Tape(compute: .serial).sliceDots([Variable(a), Variable(b)], [SlicePair(0, 1, 1, 3)], width: 3).value
+        for r in 0..<2 {
+            let expected = (0..<3).reduce(Float(0)) { $0 + a[r, 1 + $1] * b[r, 3 + $1] }
+            #expect(abs(out[r, 0] - expected) < 1e-5)
+        }
+    }
+
     @Test func pooledLookup() {
         // Two fields over one 7-row table; entity rows repeat (the same user twice in a batch),
         // one entity pools nothing (an empty sequence), and 11 columns leave a partial lane.

@@ -76,11 +76,11 @@ func featureFixture(numerical: [String] = ["price"]) throws -> (SplitData, Datas
 
 /// Each context-aware model's fast full-ranking scorer against its per-pair logits.
 @Suite(.serialized) struct ContextScorerTests {
-    func check<M: LearnedModel>(_ type: M.Type, logits: (M, [Int32], [Int32], Tape) -> Variable) throws {
+    func check<M: LearnedModel>(_ type: M.Type, _ overrides: [String: ConfigValue] = [:], logits: (M, [Int32], [Int32], Tape) -> Variable) throws {
         let (split, d) = try featureFixture()
         let data = TrainingData(dataset: d, split: split)
-        var values: [String: ConfigValue] = [:]
-        for p in M.parameters { values[p.name] = p.defaultValue }
+        var values = overrides
+        for p in M.parameters where values[p.name] == nil { values[p.name] = p.defaultValue }
         let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterDefaults)
         var model = try M(parameters: ModelParameters(config: config, declared: M.parameters))
         var rng = SeededGenerator(seed: 5)
@@ -106,5 +106,23 @@ func featureFixture(numerical: [String] = ["price"]) throws -> (SplitData, Datas
         try check(FM.self) { model, u, i, tape in
             model.logits(users: u, items: i, tape.leaves(model.parameters) { _ in false }, tape: tape)
         }
+    }
+
+    @Test func ffm() throws {
+        try check(FFM.self) { model, u, i, tape in
+            model.logits(users: u, items: i, tape.leaves(model.parameters) { _ in false }, tape: tape)
+        }
+        // Grouped fields: the ids share a group, the features another.
+        try check(FFM.self, ["fields": .map(["0": .list([.string("user_id"), .string("item_id")]),
+                                             "1": .list([.string("age"), .string("genre"), .string("price")])])]) { model, u, i, tape in
+            #expect(model.parameters["embedding"].columns == 2 * 10)
+            return model.logits(users: u, items: i, tape.leaves(model.parameters) { _ in false }, tape: tape)
+        }
+    }
+
+    @Test func ffmGroupsNameWhatTheyMiss() {
+        let (groups, notes) = FFM.groups(["user_id", "age", "item_id"], ["a": ["user_id", "item_id", "agee"]])
+        #expect(groups == [0, 1, 0])
+        #expect(notes.count == 2 && notes[0].contains("'age'") && notes[1].contains("'agee'"))
     }
 }

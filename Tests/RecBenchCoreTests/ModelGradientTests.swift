@@ -63,4 +63,6 @@ import Autodiff
     @Test func recVAE() throws { try check(RecVAE.self, ["hidden_dimension": .int(5), "latent_dimension": .int(3)]) }
 
     @Test func fm() throws { try check(FM.self, ["embedding_size": .int(3)], fixture: { try featureFixture() }) }
+
+    @Test func ffm() throws { try check(FFM.self, ["embedding_size": .int(3)], fixture: { try featureFixture() }) }
 }

@@ -98,9 +98,9 @@ struct ReferenceTests {
         #expect(recall >= 0.1143 - 0.01, "recall@10 \(recall)")
     }
 
-    /// Section A's FM row: RecBole's split with the ml-100k `.user` / `.item` features copied
-    /// beside it (the protocol's FM load_col), mean of seeds 2020–2022, within 0.01 of RecBole.
-    @Test func fmIsWithinRecBolesBand() throws {
+    /// RecBole's split with the ml-100k `.user` / `.item` features copied beside it (the
+    /// protocol's FM load_col).
+    func splitWithFeatures() throws -> [String] {
         let folder = Fixtures.temporaryDirectory()
         let shared = Fixtures.sharedRoot!
         for part in ["train", "valid", "test"] {
@@ -109,11 +109,24 @@ struct ReferenceTests {
         for suffix in ["user", "item"] {
             try FileManager.default.copyItem(atPath: "\(shared)/datasets/ml-100k/ml-100k.\(suffix)", toPath: "\(folder)/ml-100k.\(suffix)")
         }
-        let (ndcg, recall) = try meanOfSeeds("FM", ["data_path=\(folder)", "benchmark_filename=[train,valid,test]",
-                                                    "load_col={inter: [user_id, item_id, timestamp], user: [user_id, age, gender, occupation], item: [item_id, release_year, class]}"])
+        return ["data_path=\(folder)", "benchmark_filename=[train,valid,test]",
+                "load_col={inter: [user_id, item_id, timestamp], user: [user_id, age, gender, occupation], item: [item_id, release_year, class]}"]
+    }
+
+    /// Section A's FM row, mean of seeds 2020–2022, within 0.01 of RecBole.
+    @Test func fmIsWithinRecBolesBand() throws {
+        let (ndcg, recall) = try meanOfSeeds("FM", try splitWithFeatures())
         print("FM, RecBole's split with features, mean of 3 seeds: ndcg@10 \(ndcg), recall@10 \(recall) (RecBole 0.1130 / 0.1064)")
         #expect(ndcg >= 0.1130 - 0.01, "ndcg@10 \(ndcg)")
         #expect(recall >= 0.1064 - 0.01, "recall@10 \(recall)")
+    }
+
+    /// FFM: RecBole has no converged figure (hours per run), so within 0.02 of its FM's.
+    @Test func ffmIsWithinRecBolesFMBand() throws {
+        let (ndcg, recall) = try meanOfSeeds("FFM", try splitWithFeatures())
+        print("FFM, RecBole's split with features, mean of 3 seeds: ndcg@10 \(ndcg), recall@10 \(recall) (RecBole's FM 0.1130 / 0.1064)")
+        #expect(ndcg >= 0.1130 - 0.02, "ndcg@10 \(ndcg)")
+        #expect(recall >= 0.1064 - 0.02, "recall@10 \(recall)")
     }
 
     /// Same seed, same data, same config → the same record (metrics and fingerprints).

@@ -97,6 +97,54 @@ public enum RowKernels {
         m = outputs[0]
     }
 
+    /// Σ over `pairs` of ⟨parts[a][r, aStart..<aStart+d], parts[b][r, bStart..<bStart+d]⟩ per
+    /// row r: rows × 1 (FFM's field-aware pairs, without slicing any matrix).
+    public static func sliceDots(_ parts: [Matrix], _ pairs: [SlicePair], width d: Int) -> Matrix {
+        let rows = parts.first?.rows ?? 0, widths = parts.map(\.columns)
+        var outputs = [Matrix(rows: rows, columns: 1)]
+        guard rows > 0 && d > 0 && !pairs.isEmpty else { return outputs[0] }
+        Matrix.withBuffers(reading: parts, writing: &outputs) { b in
+            let out = b.write[0]
+            let terms = pairs.map { p in (b.read[p.a] + p.aStart, widths[p.a], b.read[p.b] + p.bStart, widths[p.b]) }
+            for r in 0..<rows {
+                var sum = Lanes()
+                for (a, aWidth, c, cWidth) in terms {
+                    let x = a + r * aWidth, y = c + r * cWidth
+                    for j in stride(from: 0, to: d, by: 8) { sum += Lanes.load(x, j, count: d) * Lanes.load(y, j, count: d) }
+                }
+                out[r] = sum.total
+            }
+        }
+        return outputs[0]
+    }
+
+    /// The pullback of `sliceDots`: the gradient of every part (zero where no pair reads it),
+    /// each pair's slice getting g[r] times the other slice, in one pass over the rows (a pass
+    /// per part would re-read every other part from memory).
+    public static func sliceDotGradients(_ g: Matrix, _ parts: [Matrix], _ pairs: [SlicePair], width d: Int) -> [Matrix] {
+        let rows = g.rows, widths = parts.map(\.columns)
+        var grads = parts.map { Matrix(rows: $0.rows, columns: $0.columns) }
+        guard rows > 0 && d > 0 && !pairs.isEmpty else { return grads }
+        Matrix.withBuffers(reading: parts + [g], writing: &grads) { b in
+            let scale = b.read[parts.count]
+            // Per pair, both directions: (gradient slice base, its row width, other slice base, its row width).
+            let terms = pairs.flatMap { p in
+                [(b.write[p.a] + p.aStart, widths[p.a], b.read[p.b] + p.bStart, widths[p.b]),
+                 (b.write[p.b] + p.bStart, widths[p.b], b.read[p.a] + p.aStart, widths[p.a])]
+            }
+            for r in 0..<rows {
+                let s = scale[r]
+                for (to, toWidth, from, fromWidth) in terms {
+                    let t = to + r * toWidth, f = from + r * fromWidth
+                    for j in stride(from: 0, to: d, by: 8) {
+                        (Lanes.load(t, j, count: d) + s * Lanes.load(f, j, count: d)).store(t, j, count: d)
+                    }
+                }
+            }
+        }
+        return grads
+    }
+
     /// Σ_j m[r, j] per row, added in order: rows × 1.
     public static func rowSums(_ m: Matrix) -> Matrix {
         let rows = m.rows, n = m.columns
@@ -123,5 +171,16 @@ public enum RowKernels {
             for r in 0..<rows { (out + r * n).update(repeating: source[r], count: n) }
         }
         return outputs[0]
+    }
+}
+
+/// One term of `RowKernels.sliceDots`: the dot of `parts[a]`'s columns from `aStart` with
+/// `parts[b]`'s columns from `bStart`, row by row.
+public struct SlicePair: Sendable, Hashable {
+    public let a: Int, aStart: Int, b: Int, bStart: Int
+
+    /// A term.
+    public init(_ a: Int, _ aStart: Int, _ b: Int, _ bStart: Int) {
+        self.a = a; self.aStart = aStart; self.b = b; self.bStart = bStart
     }
 }

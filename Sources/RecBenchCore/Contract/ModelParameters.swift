@@ -71,6 +71,25 @@ public struct ModelParameters: Sendable {
         }
     }
 
+    /// A map of names to lists of strings (RecBole's FFM `fields`: group → columns), or nil
+    /// when the value is null.
+    public func groups(_ name: String) throws -> [String: [String]]? {
+        let v = value(name)
+        if v == .null { return nil }
+        guard case .map(let entries) = v else { throw invalid(name, "expected a map of group → list of column names, got \(v)") }
+        return try entries.mapValues { entry in
+            switch entry {
+            case .string(let s): return [s]
+            case .list(let items):
+                return try items.map { item in
+                    guard let s = item.stringValue else { throw invalid(name, "expected lists of column names, got \(v)") }
+                    return s
+                }
+            default: throw invalid(name, "expected lists of column names, got \(v)")
+            }
+        }
+    }
+
     /// The resolved value of every declared parameter (stored with each result).
     public var resolved: [String: ConfigValue] {
         Dictionary(uniqueKeysWithValues: declared.map { ($0.name, value($0.name)) })

@@ -10,7 +10,7 @@ import Autodiff
 ///
 /// Full ranking splits z into a user part, an item part and ⟨S_u, S_i⟩ (S: a side's Σ e_f),
 /// so every user × every item is one GEMM of width `embedding_size` + 2.
-public struct FM: LearnedModel {
+public struct FM: ContextModel {
     public static let name = "FM"
     public static let summary = "Factorization machine over user, item and side-feature fields, trained pointwise on sampled negatives"
     public static let kind = ModelKind.factorisation
@@ -23,21 +23,15 @@ public struct FM: LearnedModel {
     let embeddingSize: Int
     public var parameters = Parameters()
     public var trainingSummary: TrainingSummary?
-    var inputs: ContextInputs?
-    var sampler: PointwiseSampler?
+    public var inputs: ContextInputs?
+    public var sampler: PointwiseSampler?
 
     public init(parameters: ModelParameters) throws {
         embeddingSize = try parameters.int("embedding_size", in: 1...1024)
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        let inputs = ContextInputs(FeatureFields(data.dataset))
-        for note in inputs.features.notes { context.logger.notice("\(Self.name): \(note)") }
-        self.inputs = inputs
-        sampler = PointwiseSampler(data, negatives: max(1, context.training.negativesPerPositive))
-        if context.training.negativesPerPositive == 0 {
-            context.logger.notice("\(Self.name): train_neg_sample_args is null, but a pointwise loss needs negatives: sampling 1 uniform negative per positive")
-        }
+        let inputs = prepareInputs(data, context: context)
         var initial = Parameters()
         initial.add("embedding", inputs.table(width: embeddingSize, columns: embeddingSize, rng: &rng))
         initial.add("first_order", inputs.table(width: 1, columns: 1, rng: &rng))
@@ -45,21 +39,12 @@ public struct FM: LearnedModel {
         return initial
     }
 
-    public func exampleCount(_ data: TrainingData) -> Int { sampler!.count }
-
-    public func examplesPerBatch(_ training: TrainingSettings) -> Int { sampler!.positivesPerBatch(training.batchSize) }
-
-    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let b = sampler!.batch(batch.examples, rng: &rng)
-        return tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape), labels: b.labels)
-    }
-
     /// z(u, i) for each listed pair, field by field (training, and the reference the fast
     /// scorer is tested against).
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> Variable {
         let inputs = inputs!, table = p["embedding"]!
         let embedded = (0..<inputs.fieldCount).map { tape.pooledLookup(table, [inputs.lookup($0, users: users, items: items, mean: true)]) }
-        let sum = tape.pooledLookup(table, inputs.lookups(users: users, items: items, mean: true))
+        let sum = embedded.dropFirst().reduce(embedded[0]) { tape.add($0, $1) }
         let squares = tape.sumRows(embedded.dropFirst().reduce(tape.square(embedded[0])) { tape.add($0, tape.square($1)) })
         let pairwise = tape.affine(tape.sub(tape.sumRows(tape.square(sum)), squares), scale: 0.5)
         let firstOrder = tape.pooledLookup(p["first_order"]!, inputs.lookups(users: users, items: items, mean: false))

@@ -13,6 +13,7 @@ public enum ModelRegistry {
         RecVAE.self,
         Item2vec.self,
         FM.self,
+        FFM.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

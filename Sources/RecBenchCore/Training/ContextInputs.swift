@@ -149,3 +149,38 @@ extension Tape {
         affine(mean(logSigmoid(scaleRows(z, by: labels.map { $0 > 0.5 ? 1 : -1 }))), scale: -1)
     }
 }
+
+/// A context-aware model trained pointwise (FM, FFM): it keeps its inputs and sampler and
+/// defines per-pair logits; batching, the loss and the notes are shared.
+public protocol ContextModel: LearnedModel {
+    /// The fields and bags (set by `prepareInputs`).
+    var inputs: ContextInputs? { get set }
+    /// The labelled examples (set by `prepareInputs`).
+    var sampler: PointwiseSampler? { get set }
+    /// z(u, i) for each listed pair.
+    func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> Variable
+}
+
+extension ContextModel {
+    /// Builds the inputs and the sampler for `data` and logs what the fields left out.
+    public mutating func prepareInputs(_ data: TrainingData, context: FitContext) -> ContextInputs {
+        let inputs = ContextInputs(FeatureFields(data.dataset))
+        for note in inputs.features.notes { context.logger.notice("\(Self.name): \(note)") }
+        if context.training.negativesPerPositive == 0 {
+            context.logger.notice("\(Self.name): train_neg_sample_args is null, but a pointwise loss needs negatives: sampling 1 uniform negative per positive")
+        }
+        self.inputs = inputs
+        sampler = PointwiseSampler(data, negatives: max(1, context.training.negativesPerPositive))
+        return inputs
+    }
+
+    public func exampleCount(_ data: TrainingData) -> Int { sampler!.count }
+
+    public func examplesPerBatch(_ training: TrainingSettings) -> Int { sampler!.positivesPerBatch(training.batchSize) }
+
+    /// BCE of the batch's positives and their drawn negatives.
+    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
+        let b = sampler!.batch(batch.examples, rng: &rng)
+        return tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape), labels: b.labels)
+    }
+}
