@@ -113,6 +113,11 @@ struct RunReport: Sendable {
             Terminal.out("dataset   \(group(s.users)) users · \(group(s.items)) items · \(group(s.interactions)) interactions · sparsity \(String(format: "%.2f", s.sparsity * 100))% (\(time(seconds)))")
         case .split(let s, let seconds):
             Terminal.out("split     train \(group(s.train)) · valid \(group(s.valid)) · test \(group(s.test)) · evaluated users valid \(group(s.validUsers)) / test \(group(s.testUsers)) (\(time(seconds)))")
+        case .fields(let fields):
+            for (k, f) in fields.enumerated() {
+                let size = f.type == .float ? "numerical" : "\(group(f.cardinality - 1)) values + padding"
+                Terminal.out("\(k == 0 ? "fields   " : "         ") \(f.name) (\(f.side.rawValue), \(f.type.rawValue), \(f.file), \(size))")
+            }
         case .fitted(let seconds):
             Terminal.out("fit       \(time(seconds))")
         case .evaluated(let r):

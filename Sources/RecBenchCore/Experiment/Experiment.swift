@@ -125,6 +125,8 @@ public enum Experiment {
     public enum Event: Sendable {
         case loaded(DatasetStatistics, seconds: Double)
         case split(SplitSummary, seconds: Double)
+        /// The model input fields (context-aware models only), before fitting.
+        case fields([FeatureField])
         case fitted(seconds: Double)
         case evaluated(EvaluationResult)
         case epoch(EpochReport)
@@ -151,6 +153,7 @@ public enum Experiment {
         }
         let loadSeconds = lap()
         onEvent(.loaded(dataset.statistics, seconds: loadSeconds))
+        if plan.modelType.family == .contextAware { onEvent(.fields(FeatureFields(dataset).fields)) }
 
         let (split, validTarget, testTarget, summary) = try splitAndTargets(dataset, plan: plan, logger: logger, notices: &notices)
         let splitSeconds = lap()
@@ -174,7 +177,7 @@ public enum Experiment {
 
         let runKey = Experiment.runKey(plan: plan, datasetFingerprint: dataset.fingerprint)
         let result = RunResult(
-            recbenchVersion: recbenchVersion, model: plan.modelType.name, modelType: plan.modelType.kind,
+            recbenchVersion: recbenchVersion, model: plan.modelType.name, modelType: plan.modelType.kind, modelFamily: plan.modelType.family,
             dataset: plan.data.dataset, runKey: runKey,
             finishedAt: ISO8601DateFormatter().string(from: Date()), historyMask: plan.evaluation.historyMask,
             datasetFingerprint: dataset.fingerprint, splitFingerprint: split.fingerprint,

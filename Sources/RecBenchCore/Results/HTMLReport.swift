@@ -69,14 +69,14 @@ extension Report {
     func tableHTML(_ g: Group) -> String {
         let columns = metricColumns + analysisColumns
         var rows = ["<div class=\"table-wrap\"><table><thead><tr><th>model</th>" + columns.map { "<th>\(breakable($0))</th>" }.joined()
-                    + "<th>type</th><th>fit s</th><th>eval s</th></tr></thead><tbody>"]
+                    + "<th>family</th><th>type</th><th>fit s</th><th>eval s</th></tr></thead><tbody>"]
         for e in g.entries {
             let cells = columns.map { c -> String in
                 let v = Report.value(e.result, c)
                 return "<td\(v != nil && v == best(c, in: g) ? " class=\"best\"" : "")>\(format(v, c))</td>"
             }.joined()
             let (fit, eval) = Report.fitAndEvalSeconds(e.result)
-            rows.append("<tr><td>\(escape(e.label))</td>\(cells)<td>\(e.result.modelType.rawValue)</td><td>\(Report.seconds(fit))</td><td>\(Report.seconds(eval))</td></tr>")
+            rows.append("<tr><td>\(escape(e.label))</td>\(cells)<td>\(e.family.rawValue)</td><td>\(e.result.modelType.rawValue)</td><td>\(Report.seconds(fit))</td><td>\(Report.seconds(eval))</td></tr>")
         }
         rows.append("</tbody></table></div>")
         return rows.joined(separator: "\n")

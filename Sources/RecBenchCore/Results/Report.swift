@@ -8,6 +8,8 @@ public struct Report: Sendable {
         public let label: String
         public let result: RunResult
         public let path: String
+        /// The model's family (rows are grouped by it: general first).
+        public var family: ModelFamily { result.modelFamily ?? .general }
     }
 
     /// The runs of one dataset under one mask mode, sorted.
@@ -65,7 +67,10 @@ public struct Report: Sendable {
             let parts = key.split(separator: "\u{1}").map(String.init)
             let members = results.filter { $0.0.dataset == parts[0] && $0.0.historyMask.rawValue == parts[1] }
             var entries = members.map { Entry(label: label(for: $0.0, among: members.map(\.0)), result: $0.0, path: $0.1) }
+            let familyOrder = ModelFamily.allCases
             entries.sort { a, b in
+                let fa = familyOrder.firstIndex(of: a.family)!, fb = familyOrder.firstIndex(of: b.family)!
+                if fa != fb { return fa < fb }
                 let x = value(a.result, sortKey) ?? -.infinity, y = value(b.result, sortKey) ?? -.infinity
                 return x != y ? x > y : a.label < b.label
             }
@@ -143,8 +148,8 @@ public struct Report: Sendable {
             out.append("### \(title)\n")
             if let warning { out.append("> **Note:** \(warning)\n") }
             let columns = metricColumns + analysisColumns
-            out.append("| model | " + columns.joined(separator: " | ") + " | type | fit s | eval s |")
-            out.append("|---|" + columns.map { _ in "---:" }.joined(separator: "|") + "|---|---:|---:|")
+            out.append("| model | " + columns.joined(separator: " | ") + " | family | type | fit s | eval s |")
+            out.append("|---|" + columns.map { _ in "---:" }.joined(separator: "|") + "|---|---|---:|---:|")
             for e in g.entries {
                 let cells = columns.map { c -> String in
                     let v = Report.value(e.result, c)
@@ -152,7 +157,7 @@ public struct Report: Sendable {
                     return v != nil && v == best(c, in: g) ? "**\(text)**" : text
                 }
                 let (fit, eval) = Report.fitAndEvalSeconds(e.result)
-                out.append("| \(e.label) | " + cells.joined(separator: " | ") + " | \(e.result.modelType.rawValue) | \(Report.seconds(fit)) | \(Report.seconds(eval)) |")
+                out.append("| \(e.label) | " + cells.joined(separator: " | ") + " | \(e.family.rawValue) | \(e.result.modelType.rawValue) | \(Report.seconds(fit)) | \(Report.seconds(eval)) |")
             }
             out.append("")
         }
@@ -168,33 +173,33 @@ public struct Report: Sendable {
     /// report and the run records keep full precision).
     public func csv() -> String {
         let columns = metricColumns + analysisColumns
-        var lines = ["dataset,history_mask,model,label,type," + columns.joined(separator: ",") + ",fit_seconds,eval_seconds,run_key"]
+        var lines = ["dataset,history_mask,model,label,family,type," + columns.joined(separator: ",") + ",fit_seconds,eval_seconds,run_key"]
         for g in groups {
             for e in g.entries {
                 let r = e.result
                 let values = columns.map { format(Report.value(r, $0), $0, missing: "") }
                 let (fit, eval) = Report.fitAndEvalSeconds(r)
-                lines.append(([g.dataset, g.historyMask.rawValue, r.model, CSVText.escape(e.label), r.modelType.rawValue] + values
+                lines.append(([g.dataset, g.historyMask.rawValue, r.model, CSVText.escape(e.label), e.family.rawValue, r.modelType.rawValue] + values
                               + [String(format: "%.3f", fit), String(format: "%.3f", eval), r.runKey])
                     .joined(separator: ","))
             }
         }
         for f in failures {
-            lines.append(([f.dataset, "", f.model, CSVText.escape(f.label), "failed"] + columns.map { _ in "" } + ["", "", f.runKey]).joined(separator: ","))
+            lines.append(([f.dataset, "", f.model, CSVText.escape(f.label), "", "failed"] + columns.map { _ in "" } + ["", "", f.runKey]).joined(separator: ","))
         }
         return lines.joined(separator: "\n") + "\n"
     }
 
     /// The groups as JSON (rows with every column, and failures).
     public func json() throws -> String {
-        struct Row: Encodable { let label: String, model: String, type: String, values: [String: Double], seconds: [String: Double], runKey: String, path: String }
+        struct Row: Encodable { let label: String, model: String, family: String, type: String, values: [String: Double], seconds: [String: Double], runKey: String, path: String }
         struct GroupJSON: Encodable { let dataset: String, historyMask: String, warning: String?, rows: [Row] }
         struct ReportJSON: Encodable { let k: Int, sortKey: String, groups: [GroupJSON], failures: [FailedRun] }
         let columns = metricColumns + analysisColumns
         let encoded = groups.map { g in
             GroupJSON(dataset: g.dataset, historyMask: g.historyMask.rawValue, warning: caption(g).warning,
                       rows: g.entries.map { e in
-                          Row(label: e.label, model: e.result.model, type: e.result.modelType.rawValue,
+                          Row(label: e.label, model: e.result.model, family: e.family.rawValue, type: e.result.modelType.rawValue,
                               values: Dictionary(uniqueKeysWithValues: columns.compactMap { c in Report.value(e.result, c).map { (c, $0) } }),
                               seconds: e.result.seconds, runKey: e.result.runKey, path: e.path)
                       })
@@ -219,7 +224,8 @@ public struct Report: Sendable {
             out.append("\\begin{table}[t]\n\\centering\n\\small")
             out.append("\\begin{tabular}{l" + String(repeating: "r", count: columns.count) + "l}\n\\toprule")
             out.append("Model & " + columns.map { esc($0) }.joined(separator: " & ") + " & Type \\\\\n\\midrule")
-            for e in g.entries {
+            for (n, e) in g.entries.enumerated() {
+                if n > 0 && e.family != g.entries[n - 1].family { out.append("\\midrule") }   // families apart
                 let cells = columns.map { c -> String in
                     let v = Report.value(e.result, c)
                     let text = format(v, c)

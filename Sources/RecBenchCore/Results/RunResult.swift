@@ -4,8 +4,10 @@ public struct RunResult: Codable, Sendable {
     public var recbenchVersion: String
     /// Model name (registry spelling).
     public var model: String
-    /// Model family.
+    /// Model type (baseline, neighbourhood, …).
     public var modelType: ModelKind
+    /// General or context-aware (absent in records before context-aware models: general).
+    public var modelFamily: ModelFamily?
     /// Dataset name.
     public var dataset: String
     /// Identity of the run: hash of model, result-relevant config and dataset fingerprint.
@@ -50,7 +52,7 @@ public struct RunResult: Codable, Sendable {
     public var notices: [String]
 
     enum CodingKeys: String, CodingKey {
-        case recbenchVersion = "recbench_version", model, modelType = "model_type", dataset
+        case recbenchVersion = "recbench_version", model, modelType = "model_type", modelFamily = "model_family", dataset
         case runKey = "run_key", finishedAt = "finished_at", historyMask = "history_mask"
         case datasetFingerprint = "dataset_fingerprint", splitFingerprint = "split_fingerprint"
         case config, hyperparameters, statistics, split, metricKeys = "metric_keys", valid, test, analyses

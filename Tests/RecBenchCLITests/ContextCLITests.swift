@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// Context-aware models through the real binary: side files, their failure modes, and the
+/// report's families.
+@Suite(.serialized) struct ContextCLITests {
+    /// The default workspace plus `.user` (rows for u0…u2 only) and `.item` (a token
+    /// sequence, empty for i2) files, and a config that loads them.
+    func workspace(userColumns: String = "user_id, age", extra: String = "") throws -> Workspace {
+        let config = Workspace.config.replacingOccurrences(of: "load_col: {inter: [user_id, item_id, timestamp]}\n", with: "") + """
+
+            load_col: {inter: [user_id, item_id, timestamp], user: [\(userColumns)], item: [item_id, genre]}
+            filter_inter_by_user_or_item: false
+            epochs: 2
+            \(extra)
+            """
+        let w = try Workspace(config: config)
+        let users = "user_id:token\tage:token\theight:float\n" + (0..<3).map { "u\($0)\t\($0 % 2 == 0 ? "young" : "old")\t\(160 + $0)\n" }.joined()
+        let items = "item_id:token\tgenre:token_seq\n" + (0..<5).map { "i\($0)\t\($0 == 2 ? "" : ($0 < 3 ? "pop rock" : "jazz"))\n" }.joined()
+        try users.write(toFile: w.root + "/data/tiny/tiny.user", atomically: true, encoding: .utf8)
+        try items.write(toFile: w.root + "/data/tiny/tiny.item", atomically: true, encoding: .utf8)
+        return w
+    }
+
+    @Test func fieldsArePrintedAndMissingRowsArePadding() throws {
+        let w = try workspace()
+        for model in ["FM", "FFM"] {
+            let out = try w.run(["run", "--model", model, "--config", "run.yml"])
+            #expect(out.status == 0, "\(out.stderr)")
+            #expect(out.stdout.contains("fields    user_id (user, token, tiny.inter, 6 values + padding)"), "\(out.stdout)")
+            #expect(out.stdout.contains("genre (item, token_seq, tiny.item, 3 values + padding)"))
+            #expect(out.stderr.contains("3 of 6 users have no row in tiny.user"), "\(out.stderr)")
+        }
+    }
+
+    @Test func aLoadColFeatureMissingFromTheFileIsNamed() throws {
+        let w = try workspace(userColumns: "user_id, agge")
+        let out = try w.run(["run", "--model", "FM", "--config", "run.yml"])
+        #expect(out.status != 0)
+        #expect(out.stderr.contains("tiny.user") && out.stderr.contains("agge") && out.stderr.contains("age"), "\(out.stderr)")
+        #expect(out.stderr.split(separator: "\n").count == 1)
+        #expect(w.resultFiles.isEmpty)
+    }
+
+    @Test func numericalFeaturesMustNameFloatColumns() throws {
+        let token = try workspace(extra: "numerical_features: [age]")
+        let out = try token.run(["run", "--model", "FM", "--config", "run.yml"])
+        #expect(out.status != 0 && out.stderr.contains("tiny.user") && out.stderr.contains("age") && out.stderr.contains("token"), "\(out.stderr)")
+        // A float column listed there becomes a field; unlisted, it is left out with a note.
+        let float = try workspace(userColumns: "user_id, age, height", extra: "numerical_features: [height]")
+        let listed = try float.run(["run", "--model", "FM", "--config", "run.yml"])
+        #expect(listed.status == 0 && listed.stdout.contains("height (user, float, tiny.user, numerical)"), "\(listed.stderr)")
+        let unlisted = try workspace(userColumns: "user_id, age, height")
+        let left = try unlisted.run(["run", "--model", "FM", "--config", "run.yml"])
+        #expect(left.status == 0 && !left.stdout.contains("height (") && left.stderr.contains("height"), "\(left.stderr)")
+    }
+
+    @Test func theReportGroupsRowsByFamily() throws {
+        let w = try workspace()
+        #expect(try w.run(["sweep", "--config", "run.yml", "--models", "FM,Pop,EASE", "--quiet"]).status == 0)
+        let md = try w.run(["report", "out"]).stdout
+        let lines = md.split(separator: "\n").filter { $0.hasPrefix("| ") && !$0.hasPrefix("| model") }
+        let families = lines.map { line in line.contains("| context-aware |") ? "context-aware" : "general" }
+        #expect(families == ["general", "general", "context-aware"], "\(md)")
+        let csv = try w.run(["report", "out", "--format", "csv"]).stdout
+        #expect(csv.hasPrefix("dataset,history_mask,model,label,family,type,"))
+        #expect(csv.contains(",FM,FM,context-aware,factorisation,"))
+    }
+}
