@@ -18,6 +18,13 @@ extension Tape {
         return record(out) { a.accumulate(ActivationKernels.swishGradient(out.grad!, value: out.value, sigmoid: sigmoid, compute: compute)) }
     }
 
+    /// max(a, 0).
+    public func relu(_ a: Variable) -> Variable {
+        let compute = self.compute
+        let out = Variable(a.value.map(compute) { Lanes.relu($0) }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(out.grad!.zipMap(out.value, compute) { g, y in Lanes.reluGradient(g, output: y) }) }
+    }
+
     /// log σ(a), computed stably.
     public func logSigmoid(_ a: Variable) -> Variable {
         let compute = self.compute

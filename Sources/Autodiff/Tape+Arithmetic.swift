@@ -60,6 +60,33 @@ extension Tape {
         }
     }
 
+    /// The parts side by side (same row count): rows × Σ columns.
+    public func concatColumns(_ parts: [Variable]) -> Variable {
+        let rows = parts[0].value.rows, n = parts.reduce(0) { $0 + $1.value.columns }
+        var value = Matrix(uninitializedRows: rows, columns: n)
+        var start = 0
+        for p in parts {
+            let m = p.value.columns
+            precondition(p.value.rows == rows, "concatColumns: row counts differ")
+            for r in 0..<rows { value.values.replaceSubrange(r * n + start..<r * n + start + m, with: p.value.values[r * m..<(r + 1) * m]) }
+            start += m
+        }
+        let out = Variable(value, requiresGrad: parts.contains { $0.requiresGrad })
+        return record(out) {
+            let g = out.grad!
+            var start = 0
+            for p in parts {
+                let m = p.value.columns, first = start
+                if p.requiresGrad {
+                    var slice = Matrix(uninitializedRows: rows, columns: m)
+                    for r in 0..<rows { slice.values.replaceSubrange(r * m..<(r + 1) * m, with: g.values[r * n + first..<r * n + first + m]) }
+                    p.accumulate(slice)
+                }
+                start += m
+            }
+        }
+    }
+
     /// Row sums: rows × 1 (each row added in order).
     public func sumRows(_ a: Variable) -> Variable {
         let rows = a.value.rows, n = a.value.columns

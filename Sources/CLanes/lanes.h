@@ -11,4 +11,18 @@ static inline __attribute__((always_inline)) recbench_lanes8 recbench_sqrt8(recb
     return __builtin_elementwise_sqrt(x);
 }
 
+/// max(x, 0) per lane, as one vector instruction (Swift's generic `pointwiseMax` compares
+/// lane by lane).
+static inline __attribute__((always_inline)) recbench_lanes8 recbench_relu8(recbench_lanes8 x) {
+    return __builtin_elementwise_max(x, (recbench_lanes8)0.0f);
+}
+
+typedef int recbench_mask8 __attribute__((ext_vector_type(8)));
+
+/// g where y > 0, else 0 (ReLU's pullback given its output y): a compare and a bitwise and.
+static inline __attribute__((always_inline)) recbench_lanes8 recbench_relu_gradient8(recbench_lanes8 g, recbench_lanes8 y) {
+    recbench_mask8 keep = y > 0.0f;   // all ones or all zeros per lane
+    return (recbench_lanes8)((recbench_mask8)g & keep);
+}
+
 #endif

@@ -70,6 +70,14 @@ extension Lanes {
     @inlinable @inline(__always)
     public static func squareRoot(_ x: Lanes) -> Lanes { recbench_sqrt8(x) }
 
+    /// max(x, 0) per lane, in one vector instruction.
+    @inlinable @inline(__always)
+    public static func relu(_ x: Lanes) -> Lanes { recbench_relu8(x) }
+
+    /// g where y > 0, else 0: ReLU's pullback given its output y.
+    @inlinable @inline(__always)
+    public static func reluGradient(_ g: Lanes, output y: Lanes) -> Lanes { recbench_relu_gradient8(g, y) }
+
     /// Each lane limited to `low...high` (NaN stays NaN). Written as compare-and-select:
     /// the standard library's generic `clamped` is an out-of-line call per vector.
     @inlinable @inline(__always)

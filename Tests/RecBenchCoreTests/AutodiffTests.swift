@@ -60,6 +60,18 @@ import Autodiff
         check([m(7, 11, 3), m(1, 11, 13)]) { t, v in t.linear(x, v[0], v[1]) }
     }
 
+    @Test func reluAndConcat() {
+        // Inputs kept 0.1 away from the kink, so central differences of step 1e-2 see one side.
+        var x = m(3, 11, 21)
+        for i in x.values.indices { x.values[i] += x.values[i] < 0 ? -0.1 : 0.1 }
+        check([x]) { t, v in t.relu(v[0]) }
+        check([m(3, 4, 22), m(3, 7, 23), m(3, 2, 24)]) { t, v in t.concatColumns(v) }
+        let a = m(2, 2, 25), b = m(2, 3, 26)
+        let c = Tape(compute: .serial).concatColumns([Variable(a), Variable(b)]).value
+        #expect(c.columns == 5 && c[1, 1] == a[1, 1] && c[1, 4] == b[1, 2] && c[0, 2] == b[0, 0])
+        #expect(Tape(compute: .serial).relu(Variable(Matrix(rows: 1, columns: 3, values: [-1, 0, 2]))).value.values == [0, 0, 2])
+    }
+
     @Test func sliceDots() {
         // Three parts, pairs within one part and across parts, an 11-wide slice (partial lane).
         let pairs = [SlicePair(0, 0, 1, 11), SlicePair(0, 11, 2, 0), SlicePair(1, 0, 1, 11)]

@@ -120,6 +120,12 @@ func featureFixture(numerical: [String] = ["price"]) throws -> (SplitData, Datas
         }
     }
 
+    @Test func deepFM() throws {
+        try check(DeepFM.self, ["mlp_hidden_size": .list([.int(16), .int(8)])]) { model, u, i, tape in
+            model.logits(users: u, items: i, tape.leaves(model.parameters) { _ in false }, tape: tape)
+        }
+    }
+
     @Test func ffmGroupsNameWhatTheyMiss() {
         let (groups, notes) = FFM.groups(["user_id", "age", "item_id"], ["a": ["user_id", "item_id", "agee"]])
         #expect(groups == [0, 1, 0])

@@ -40,6 +40,13 @@ struct LanesTests {
         #expect(worst <= 2, "worst error \(worst) ulp at x = \(worstAt)")
     }
 
+    @Test func reluAndItsGradient() {
+        let x = Lanes(-2, -0.0, 0, 1e-30, 3, -1e-30, .infinity, -.infinity)
+        #expect(Lanes.relu(x) == Lanes(0, 0, 0, 1e-30, 3, 0, .infinity, 0))
+        let g = Lanes(1, 2, 3, 4, 5, 6, 7, 8)
+        #expect(Lanes.reluGradient(g, output: Lanes.relu(x)) == Lanes(0, 0, 0, 4, 5, 0, 7, 0))
+    }
+
     @Test func expEdgeCases() {
         let x = Lanes(-.infinity, -1000, -87.5, 88.8, .infinity, .nan, 88.72, -87.3)
         let e = Lanes.exp(x)

@@ -65,4 +65,12 @@ import Autodiff
     @Test func fm() throws { try check(FM.self, ["embedding_size": .int(3)], fixture: { try featureFixture() }) }
 
     @Test func ffm() throws { try check(FFM.self, ["embedding_size": .int(3)], fixture: { try featureFixture() }) }
+
+    @Test func deepFM() throws {
+        // Sizes chosen so that no row's first layer is all zero after its ReLU: such a row meets
+        // the next layer's zero-initialised bias exactly at the kink, where central differences
+        // give half the one-sided slope at any step (with [4, 3] one row does).
+        try check(DeepFM.self, ["embedding_size": .int(3), "mlp_hidden_size": .list([.int(5), .int(3)]), "dropout_prob": .double(0.2)],
+                  fixture: { try featureFixture() })
+    }
 }

@@ -30,6 +30,9 @@ public struct FM: ContextModel {
         embeddingSize = try parameters.int("embedding_size", in: 1...1024)
     }
 
+    /// An FM of this width (DeepFM's FM part).
+    init(embeddingSize: Int) { self.embeddingSize = embeddingSize }
+
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
         let inputs = prepareInputs(data, context: context)
         var initial = Parameters()
@@ -42,12 +45,17 @@ public struct FM: ContextModel {
     /// z(u, i) for each listed pair, field by field (training, and the reference the fast
     /// scorer is tested against).
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> Variable {
-        let inputs = inputs!, table = p["embedding"]!
-        let embedded = (0..<inputs.fieldCount).map { tape.pooledLookup(table, [inputs.lookup($0, users: users, items: items, mean: true)]) }
+        let inputs = inputs!
+        let embedded = (0..<inputs.fieldCount).map { tape.pooledLookup(p["embedding"]!, [inputs.lookup($0, users: users, items: items, mean: true)]) }
+        return logits(embedded: embedded, users: users, items: items, p, tape: tape)
+    }
+
+    /// z(u, i) from the pairs' field embeddings e_f (DeepFM shares them with its MLP).
+    func logits(embedded: [Variable], users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> Variable {
         let sum = embedded.dropFirst().reduce(embedded[0]) { tape.add($0, $1) }
         let squares = tape.sumRows(embedded.dropFirst().reduce(tape.square(embedded[0])) { tape.add($0, tape.square($1)) })
         let pairwise = tape.affine(tape.sub(tape.sumRows(tape.square(sum)), squares), scale: 0.5)
-        let firstOrder = tape.pooledLookup(p["first_order"]!, inputs.lookups(users: users, items: items, mean: false))
+        let firstOrder = tape.pooledLookup(p["first_order"]!, inputs!.lookups(users: users, items: items, mean: false))
         return tape.add(tape.add(firstOrder, pairwise), tape.gather(p["bias"]!, rows: [Int32](repeating: 0, count: users.count)))
     }
 

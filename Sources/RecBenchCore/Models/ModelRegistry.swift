@@ -14,6 +14,7 @@ public enum ModelRegistry {
         Item2vec.self,
         FM.self,
         FFM.self,
+        DeepFM.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

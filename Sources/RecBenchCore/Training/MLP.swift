@@ -43,6 +43,17 @@ public struct MLP: Sendable {
 }
 
 extension MLP {
+    /// A dropout mask: each entry 0 with probability `rate`, else 1/(1 − rate) (inverted
+    /// dropout, as torch's), drawn row by row from `rng`.
+    public static func dropoutMask(rows: Int, columns: Int, rate: Float, rng: inout SeededGenerator) -> Matrix {
+        let keep = 1 / (1 - rate)
+        var mask = Matrix(uninitializedRows: rows, columns: columns)
+        for i in 0..<mask.values.count { mask.values[i] = rng.nextUnitFloat() < rate ? 0 : keep }
+        return mask
+    }
+}
+
+extension MLP {
     /// An auto-encoder's pair: encoder n → hidden… → `encoderOutput`, decoder `code` →
     /// …hidden (mirrored) → n, with their initial parameters (encoder first, then decoder).
     public static func autoEncoder(items: Int, hidden: [Int], encoderOutput: Int, code: Int,

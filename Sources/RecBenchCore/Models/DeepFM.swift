@@ -1,0 +1,149 @@
+import Linalg
+import Autodiff
+
+/// DeepFM (Guo et al. 2017, "DeepFM: A Factorization-Machine based Neural Network for CTR
+/// Prediction"), as RecBole 1.2.1's `DeepFM` trains it: FM and an MLP over the same field
+/// embeddings, summed before the sigmoid.
+///
+///     x = [e_1 | … | e_F]                                   (the field embeddings side by side)
+///     h_l = ReLU(W_l · dropout(h_{l−1}) + b_l),  h_0 = x      (`mlp_hidden_size` layers)
+///     z(u, i) = FM(u, i) + w · h_L + b                        (FM: first order + pairwise)
+///     loss = BCE(σ(z), label) over positives and uniform negatives   (Adam)
+///
+/// Full ranking: the FM part is FM's one GEMM; the first MLP layer splits into a user half
+/// and an item half (each computed once), so a user × every item costs one broadcast add,
+/// then the remaining layers as GEMMs over the items.
+public struct DeepFM: ContextModel {
+    public static let name = "DeepFM"
+    public static let summary = "FM plus an MLP over the field embeddings, trained pointwise on sampled negatives"
+    public static let kind = ModelKind.factorisation
+    public static let family = ModelFamily.contextAware
+    public static let randomStreams = RandomStreams(initialization: 0xDF1, batches: 8)
+    public static let parameters: [ConfigKey] = [
+        ConfigKey("embedding_size", "int", .int(10), "FM, FFM, DeepFM: dimension of every field's embedding."),
+        ConfigKey("mlp_hidden_size", "list of int", .list([.int(128), .int(128), .int(128)]), "DeepFM: widths of the MLP's hidden layers (ReLU after each)."),
+        ConfigKey("dropout_prob", "float", .double(0.2), "DeepFM: dropout before each hidden layer while training."),
+    ]
+
+    let embeddingSize: Int, hidden: [Int], dropout: Float
+    public var parameters = Parameters()
+    public var trainingSummary: TrainingSummary?
+    public var inputs: ContextInputs?
+    public var sampler: PointwiseSampler?
+    var fm: FM
+
+    public init(parameters: ModelParameters) throws {
+        embeddingSize = try parameters.int("embedding_size", in: 1...1024)
+        hidden = try parameters.intList("mlp_hidden_size", in: 1...65536)
+        guard !hidden.isEmpty else { throw parameters.invalid("mlp_hidden_size", "needs at least one layer") }
+        dropout = Float(try parameters.double("dropout_prob", in: 0...0.99))
+        fm = FM(embeddingSize: embeddingSize)
+    }
+
+    /// The MLP: F·d inputs → hidden… → 1 (weights in × out, Xavier-normal, zero biases).
+    var mlp: MLP { MLP([(inputs?.fieldCount ?? 0) * embeddingSize] + hidden + [1], prefix: "deep") }
+
+    public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
+        var initial = fm.prepare(data, context: context, rng: &rng)
+        inputs = fm.inputs; sampler = fm.sampler
+        mlp.initialize(&initial, rng: &rng)
+        return initial
+    }
+
+    /// BCE with dropout drawn from the batch's stream.
+    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
+        let b = sampler!.batch(batch.examples, rng: &rng)
+        var draws: SeededGenerator? = rng
+        defer { rng = draws! }
+        return tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape, dropout: &draws), labels: b.labels)
+    }
+
+    /// z(u, i) for each listed pair, without dropout (the reference of the fast scorer).
+    public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> Variable {
+        var none: SeededGenerator? = nil
+        return logits(users: users, items: items, p, tape: tape, dropout: &none)
+    }
+
+    func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
+        let inputs = inputs!
+        let embedded = (0..<inputs.fieldCount).map { tape.pooledLookup(p["embedding"]!, [inputs.lookup($0, users: users, items: items, mean: true)]) }
+        var h = tape.concatColumns(embedded)
+        for l in 0..<hidden.count {
+            if var draws = rng, dropout > 0 {
+                h = tape.mul(h, tape.constant(MLP.dropoutMask(rows: h.value.rows, columns: h.value.columns, rate: dropout, rng: &draws)))
+                rng = draws
+            }
+            h = tape.relu(tape.linear(h, p["deep.\(l).weight"]!, p["deep.\(l).bias"]!))
+        }
+        let deep = tape.linear(h, p["deep.\(hidden.count).weight"]!, p["deep.\(hidden.count).bias"]!)
+        return tape.add(fm.logits(embedded: embedded, users: users, items: items, p, tape: tape), deep)
+    }
+
+    /// Per pair: FM's cost plus the MLP forward and backward (6 flops per weight); validation
+    /// FM's GEMM plus the MLP for every user × item pair, its first layer split in halves.
+    public func cost(_ s: WorkShape) -> ModelCost? {
+        let widths = [Double((inputs?.fieldCount ?? 2) * embeddingSize)] + hidden.map(Double.init) + [1]
+        let weights = zip(widths, widths.dropFirst()).map { $0 * $1 }.reduce(0, +)
+        let pairs = Double(s.users) * Double(s.items), first = widths[0] * widths[1]
+        let flops = Double(s.trainInteractions) * 2 * 6 * weights + 2 * pairs * (weights - first + widths[1])
+        let fmFlops = fm.cost(s)?.executed ?? 0
+        return ModelCost(nominal: flops + fmFlops, executed: flops + fmFlops)
+    }
+
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        var fm = self.fm
+        fm.parameters = parameters
+        fm.scores(for: users, into: &block, compute: compute)
+        let n = block.columns
+        let userHalf = half(inputs!.userFields, entities: users, compute: compute)
+        let itemHalf = half(inputs!.itemFields, entities: Array(0..<Int32(n))[...], compute: compute)
+        let chunk = max(1, (1 << 16) / n)   // users per pass: ~64k (user, item) rows
+        for start in stride(from: 0, to: users.count, by: chunk) {
+            let count = min(chunk, users.count - start)
+            let deep = deepScores(userHalf: userHalf, users: start..<start + count, itemHalf: itemHalf, compute: compute)
+            for r in 0..<count { for i in 0..<n { block.values[(start + r) * n + i] += deep.values[r * n + i] } }
+        }
+    }
+
+    /// w · h_L + b for the listed users (rows of `userHalf`) × every item, user-major: the
+    /// first layer is ReLU(user half + item half + b₁), the rest are GEMMs.
+    func deepScores(userHalf: Matrix, users: Range<Int>, itemHalf: Matrix, compute: Compute) -> Matrix {
+        let n = itemHalf.rows, width = itemHalf.columns, bias = parameters["deep.0.bias"]
+        var h = [Matrix(uninitializedRows: users.count * n, columns: width)]
+        Matrix.withBuffers(reading: [userHalf, itemHalf, bias], writing: &h) { b in
+            let (userRows, itemRows, b1, out) = (b.read[0], b.read[1], b.read[2], b.write[0])
+            for (r, u) in users.enumerated() {
+                for i in 0..<n {
+                    let row = out + (r * n + i) * width, x = userRows + u * width, y = itemRows + i * width
+                    for j in stride(from: 0, to: width, by: 8) {
+                        Lanes.relu(Lanes.load(x, j, count: width) + Lanes.load(y, j, count: width) + Lanes.load(b1, j, count: width))
+                            .store(row, j, count: width)
+                    }
+                }
+            }
+        }
+        var hidden = h[0]
+        for l in 1..<self.hidden.count {
+            var next = Matrix(repeatingRow: parameters["deep.\(l).bias"], count: hidden.rows, compute: compute)
+            BLAS.gemm(hidden, parameters["deep.\(l).weight"], alpha: 1, beta: 1, into: &next, compute: compute)
+            hidden = next.map(compute) { Lanes.relu($0) }
+        }
+        let last = "deep.\(self.hidden.count)"
+        var out = Matrix(repeatingRow: parameters[last + ".bias"], count: hidden.rows, compute: compute)
+        BLAS.gemm(hidden, parameters[last + ".weight"], alpha: 1, beta: 1, into: &out, compute: compute)
+        return out
+    }
+
+    /// One side's part of the first layer: Σ over the side's fields of e_f · W₁[rows of f],
+    /// ReLU'd only after the halves meet.
+    func half(_ fields: [Int], entities: ArraySlice<Int32>, compute: Compute) -> Matrix {
+        let inputs = inputs!, d = embeddingSize, w = parameters["deep.0.weight"], table = parameters["embedding"]
+        var out = Matrix(rows: entities.count, columns: w.columns)
+        for f in fields {
+            let e = inputs.pooled(f, entities: entities, table: table, compute: compute)
+            let rows = Matrix(rows: d, columns: w.columns, values: Array(w.values[f * d * w.columns..<(f + 1) * d * w.columns]))
+            BLAS.gemm(e, rows, alpha: 1, beta: 1, into: &out, compute: compute)
+        }
+        return out
+    }
+}
