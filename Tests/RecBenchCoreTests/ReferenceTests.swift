@@ -129,6 +129,17 @@ struct ReferenceTests {
         #expect(recall >= 0.1064 - 0.02, "recall@10 \(recall)")
     }
 
+    /// DeepFM: one seed (a run is ~2 minutes here, most of it full-ranking validation of the
+    /// MLP over every user × item), within 0.02 of RecBole's FM figure.
+    @Test func deepFMIsWithinRecBolesFMBand() throws {
+        let request = RunRequest(model: "DeepFM", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
+                                 assignments: try splitWithFeatures() + ["seed=2020"], modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+        let test = try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result.test
+        print("DeepFM, RecBole's split with features, seed 2020: ndcg@10 \(test["ndcg@10"]!), recall@10 \(test["recall@10"]!) (RecBole's FM 0.1130 / 0.1064)")
+        #expect(test["ndcg@10"]! >= 0.1130 - 0.02)
+        #expect(test["recall@10"]! >= 0.1064 - 0.02)
+    }
+
     /// Same seed, same data, same config → the same record (metrics and fingerprints).
     @Test func aRerunReproducesEveryMetric() throws {
         let request = RunRequest(model: "ItemKNN", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],

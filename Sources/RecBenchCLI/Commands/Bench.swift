@@ -46,6 +46,9 @@ public struct Bench: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Benchmark Item2vec against gensim's word2vec at the reference settings (pairs per second per thread, whole process).")
     public var item2vec = true
 
+    @Flag(inversion: .prefixedNo, help: "Benchmark the context-aware models (FM, FFM, DeepFM) on ml-100k with the protocol's features, and FM's full-ranking pass against its GEMM.")
+    public var context = true
+
     @Option(help: "Whole-process runs of each learned model (best is kept, as for RecBole's figures).")
     public var learnedRuns = 3
 
@@ -67,6 +70,7 @@ public struct Bench: ParsableCommand {
             var rows: [BenchmarkRow] = []
             if learned { rows += try learnedRows(reference, logger: logger) }
             if item2vec { rows += try item2vecRows(reference, logger: logger) }
+            if context { rows += try contextRows(reference, logger: logger) }
             if ease { rows += try easeRows(reference, logger: logger) }
             rows.append(BenchmarkRow(step: "peak RSS of this benchmark process (MiB)", seconds: ProcessStats.peakMemoryMiB,
                                      reference: "–", referenceSeconds: .nan, target: nil))

@@ -20,6 +20,8 @@ public struct BenchmarkReference: Sendable {
         public let examplesPerSecond: Double?
         /// Hyperparameters the reference ran with, as `--set key=value` assignments.
         public let settings: [String]
+        /// What the wall is, when it is not the model's own reference run.
+        public let label: String?
     }
 
     /// Folder of the reference's own split, relative to the file's repository root.
@@ -51,7 +53,7 @@ public struct BenchmarkReference: Sendable {
                          settings: m["settings"].flatMap { v in
                              guard case .map(let pairs) = v else { return nil }
                              return pairs.keys.sorted().map { "\($0)=\(pairs[$0]!)" }
-                         } ?? [])
+                         } ?? [], label: m["label"]?.stringValue)
         }
     }
 

@@ -79,17 +79,6 @@ public struct DeepFM: ContextModel {
         return tape.add(fm.logits(embedded: embedded, users: users, items: items, p, tape: tape), deep)
     }
 
-    /// Per pair: FM's cost plus the MLP forward and backward (6 flops per weight); validation
-    /// FM's GEMM plus the MLP for every user × item pair, its first layer split in halves.
-    public func cost(_ s: WorkShape) -> ModelCost? {
-        let widths = [Double((inputs?.fieldCount ?? 2) * embeddingSize)] + hidden.map(Double.init) + [1]
-        let weights = zip(widths, widths.dropFirst()).map { $0 * $1 }.reduce(0, +)
-        let pairs = Double(s.users) * Double(s.items), first = widths[0] * widths[1]
-        let flops = Double(s.trainInteractions) * 2 * 6 * weights + 2 * pairs * (weights - first + widths[1])
-        let fmFlops = fm.cost(s)?.executed ?? 0
-        return ModelCost(nominal: flops + fmFlops, executed: flops + fmFlops)
-    }
-
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         var fm = self.fm
         fm.parameters = parameters

@@ -82,15 +82,6 @@ public struct FFM: ContextModel {
         return tape.add(firstOrder, tape.sliceDots(embedded, pairs, width: d))
     }
 
-    /// Per pair: F lookups of G·d and F(F−1)/2 dots, forward and backward (≈ 6·F·G·d + 6·F²·d);
-    /// validation U·n·(|U|·|I|·d + 2)·2.
-    public func cost(_ s: WorkShape) -> ModelCost? {
-        let f = Double(inputs?.fieldCount ?? 2), g = Double(groupCount), d = Double(embeddingSize)
-        let cross = Double((inputs?.userFields.count ?? 1) * (inputs?.itemFields.count ?? 1)) * d
-        let flops = Double(s.trainInteractions) * 2 * (6 * f * g * d + 3 * f * f * d) + 2 * Double(s.users) * Double(s.items) * (cross + 2)
-        return ModelCost(nominal: flops, executed: flops)
-    }
-
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         let inputs = inputs!
         let userTower = tower(inputs.userFields, other: inputs.itemFields, entities: users, compute: compute, userSide: true)

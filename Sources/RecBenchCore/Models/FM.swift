@@ -59,14 +59,6 @@ public struct FM: ContextModel {
         return tape.add(tape.add(firstOrder, pairwise), tape.gather(p["bias"]!, rows: [Int32](repeating: 0, count: users.count)))
     }
 
-    /// Per pair: F pooled lookups and their gradients (≈ 6·F·d) plus the first order; validation U·n·(d + 2)·2.
-    public func cost(_ s: WorkShape) -> ModelCost? {
-        let fields = Double(inputs?.fieldCount ?? 2), d = Double(embeddingSize)
-        let rows = Double(s.trainInteractions) * 2
-        let flops = rows * fields * (6 * d + 4) + 2 * Double(s.users) * Double(s.items) * (d + 2)
-        return ModelCost(nominal: flops, executed: flops)
-    }
-
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         let inputs = inputs!
         let itemIDs = Array(0..<Int32(block.columns))[...]
