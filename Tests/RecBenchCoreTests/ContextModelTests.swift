@@ -79,10 +79,7 @@ func featureFixture(numerical: [String] = ["price"]) throws -> (SplitData, Datas
     func check<M: LearnedModel>(_ type: M.Type, _ overrides: [String: ConfigValue] = [:], logits: (M, [Int32], [Int32], Tape) -> Variable) throws {
         let (split, d) = try featureFixture()
         let data = TrainingData(dataset: d, split: split)
-        var values = overrides
-        for p in M.parameters where values[p.name] == nil { values[p.name] = p.defaultValue }
-        let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterDefaults)
-        var model = try M(parameters: ModelParameters(config: config, declared: M.parameters))
+        var model = try Fixtures.model(M.self, overrides)
         var rng = SeededGenerator(seed: 5)
         var parameters = model.prepare(data, context: FitContext(seed: 5, compute: Compute(threads: 1), logger: Logger(label: "test")), rng: &rng)
         // Random values everywhere (the bias starts at 0), large enough that every term matters.

@@ -55,6 +55,14 @@ enum Fixtures {
         return try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterDefaults)
     }
 
+    /// A model of type `M` with `overrides` and its declared defaults for the rest.
+    static func model<M: Recommender>(_ type: M.Type, _ overrides: [String: ConfigValue]) throws -> M {
+        var values = overrides
+        for p in M.parameters where values[p.name] == nil { values[p.name] = p.defaultValue }
+        let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterDefaults)
+        return try M(parameters: ModelParameters(config: config, declared: M.parameters))
+    }
+
     /// A deterministic random sparse 0/1 matrix.
     static func randomSparse(rows: Int, columns: Int, density: Double, seed: UInt64) -> SparseMatrix {
         var rng = SeededGenerator(seed: seed)

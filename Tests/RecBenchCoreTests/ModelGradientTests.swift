@@ -12,10 +12,7 @@ import Autodiff
                                 fixture: () throws -> (SplitData, Dataset) = blockFixture) throws {
         let (split, d) = try fixture()
         let data = TrainingData(dataset: d, split: split)
-        var values = overrides
-        for p in M.parameters where values[p.name] == nil { values[p.name] = p.defaultValue }
-        let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterDefaults)
-        var model = try M(parameters: ModelParameters(config: config, declared: M.parameters))
+        var model = try Fixtures.model(M.self, overrides)
         var initRng = SeededGenerator(seed: 3)
         let initial = model.prepare(data, context: FitContext(seed: 3, compute: Compute(threads: 1), logger: Logger(label: "test")), rng: &initRng)
         // The first pass's loss on a few examples, with unit noise and late in training (KL

@@ -140,6 +140,16 @@ struct ReferenceTests {
         #expect(test["recall@10"]! >= 0.1064 - 0.02)
     }
 
+    /// ALS at `implicit`'s defaults on RecBole's split: at least BPR's RecBole figures (issue 15).
+    @Test func alsReachesBPRsFigures() throws {
+        let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"
+        let request = RunRequest(model: "ALS", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
+                                 assignments: ["data_path=\(data)", "benchmark_filename=[train,valid,test]"], modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+        let test = try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result.test
+        #expect(test["ndcg@10"]! >= 0.1033, "ndcg@10 \(test["ndcg@10"]!)")
+        #expect(test["recall@10"]! >= 0.0967, "recall@10 \(test["recall@10"]!)")
+    }
+
     /// Same seed, same data, same config → the same record (metrics and fingerprints).
     @Test func aRerunReproducesEveryMetric() throws {
         let request = RunRequest(model: "ItemKNN", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],

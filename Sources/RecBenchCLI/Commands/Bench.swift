@@ -49,6 +49,9 @@ public struct Bench: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Benchmark the context-aware models (FM, FFM, DeepFM) on ml-100k with the protocol's features, and FM's full-ranking pass against its GEMM.")
     public var context = true
 
+    @Flag(inversion: .prefixedNo, help: "Benchmark ALS's training against `implicit`'s on the same train matrix, and its solves' FLOP rate.")
+    public var als = true
+
     @Option(help: "Whole-process runs of each learned model (best is kept, as for RecBole's figures).")
     public var learnedRuns = 3
 
@@ -71,6 +74,7 @@ public struct Bench: ParsableCommand {
             if learned { rows += try learnedRows(reference, logger: logger) }
             if item2vec { rows += try item2vecRows(reference, logger: logger) }
             if context { rows += try contextRows(reference, logger: logger) }
+            if als { rows += try alsRows(reference, logger: logger) }
             if ease { rows += try easeRows(reference, logger: logger) }
             rows.append(BenchmarkRow(step: "peak RSS of this benchmark process (MiB)", seconds: ProcessStats.peakMemoryMiB,
                                      reference: "–", referenceSeconds: .nan, target: nil))
@@ -106,7 +110,7 @@ public struct Bench: ParsableCommand {
 
     /// The best of `learnedRuns` whole `recbench run` processes of `model`: the fastest run's
     /// seconds and record, and the highest peak RSS of all runs.
-    func bestRun(_ model: String, _ assignments: [String]) throws -> (seconds: Double, peak: Double, result: RunResult) {
+    func bestRun(_ model: String, _ assignments: [String], learned: Bool = true) throws -> (seconds: Double, peak: Double, result: RunResult) {
         let output = NSTemporaryDirectory() + "recbench-bench-\(getpid()).json"
         defer { unlink(output) }
         var best: (seconds: Double, result: RunResult)?
@@ -116,7 +120,7 @@ public struct Bench: ParsableCommand {
             for a in assignments { arguments += ["--set", a] }
             let (seconds, peak, status) = try ChildProcess.run(ChildProcess.selfPath, arguments, stdoutPath: output)
             guard status == 0, let data = FileManager.default.contents(atPath: output),
-                  let result = try? JSONDecoder().decode(RunResult.self, from: data), result.training != nil else {
+                  let result = try? JSONDecoder().decode(RunResult.self, from: data), result.training != nil || !learned else {
                 throw RecBenchError(location: config, "`recbench run --model \(model)` failed (exit \(status))")
             }
             highestPeak = max(highestPeak, peak)

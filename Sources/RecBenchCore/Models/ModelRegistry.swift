@@ -12,6 +12,7 @@ public enum ModelRegistry {
         MultiVAE.self,
         RecVAE.self,
         Item2vec.self,
+        ALS.self,
         FM.self,
         FFM.self,
         DeepFM.self,
