@@ -140,6 +140,15 @@ struct ReferenceTests {
         #expect(test["recall@10"]! >= 0.1064 - 0.02)
     }
 
+    /// SLIMElastic on RecBole's split: within 0.01 of RecBole's row (§A).
+    @Test func slimElasticMatchesSectionA() throws {
+        let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"
+        let request = RunRequest(model: "SLIMElastic", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
+                                 assignments: ["data_path=\(data)", "benchmark_filename=[train,valid,test]"], modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+        let test = try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result.test
+        check(test, figures(["recall@10", "ndcg@10", "mrr@10", "hit@10"], [0.1219, 0.1282, 0.2349, 0.4889]), tolerance: 0.01, "SLIMElastic")
+    }
+
     /// ALS at `implicit`'s defaults on RecBole's split: at least BPR's RecBole figures (issue 15).
     @Test func alsReachesBPRsFigures() throws {
         let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"

@@ -49,8 +49,8 @@ public struct Bench: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Benchmark the context-aware models (FM, FFM, DeepFM) on ml-100k with the protocol's features, and FM's full-ranking pass against its GEMM.")
     public var context = true
 
-    @Flag(inversion: .prefixedNo, help: "Benchmark ALS's training against `implicit`'s on the same train matrix, and its solves' FLOP rate.")
-    public var als = true
+    @Flag(inversion: .prefixedNo, help: "Benchmark SLIMElastic's whole process against RecBole's, and ALS's training against `implicit`'s on the same train matrix with its solves' FLOP rate.")
+    public var classics = true
 
     @Option(help: "Whole-process runs of each learned model (best is kept, as for RecBole's figures).")
     public var learnedRuns = 3
@@ -74,7 +74,7 @@ public struct Bench: ParsableCommand {
             if learned { rows += try learnedRows(reference, logger: logger) }
             if item2vec { rows += try item2vecRows(reference, logger: logger) }
             if context { rows += try contextRows(reference, logger: logger) }
-            if als { rows += try alsRows(reference, logger: logger) }
+            if classics { rows += try classicRows(reference, logger: logger) }
             if ease { rows += try easeRows(reference, logger: logger) }
             rows.append(BenchmarkRow(step: "peak RSS of this benchmark process (MiB)", seconds: ProcessStats.peakMemoryMiB,
                                      reference: "–", referenceSeconds: .nan, target: nil))

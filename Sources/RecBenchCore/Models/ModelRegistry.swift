@@ -7,6 +7,7 @@ public enum ModelRegistry {
         RepeatPop.self,
         ItemKNN.self,
         EASE.self,
+        SLIMElastic.self,
         BPR.self,
         MultiDAE.self,
         MultiVAE.self,
