@@ -123,6 +123,16 @@ func featureFixture(numerical: [String] = ["price"]) throws -> (SplitData, Datas
         }
     }
 
+    @Test func neuMF() throws {
+        // A general model, but the same split-MLP scorer: checked the same way.
+        try check(NeuMF.self, ["mlp_hidden_size": .list([.int(16), .int(8)]), "mf_embedding_size": .int(5), "mlp_embedding_size": .int(6)]) { model, u, i, tape in
+            model.logits(users: u, items: i, tape.leaves(model.parameters) { _ in false }, tape: tape)
+        }
+        try check(NeuMF.self, ["mlp_hidden_size": .list([.int(7)])]) { model, u, i, tape in
+            model.logits(users: u, items: i, tape.leaves(model.parameters) { _ in false }, tape: tape)
+        }
+    }
+
     @Test func ffmGroupsNameWhatTheyMiss() {
         let (groups, notes) = FFM.groups(["user_id", "age", "item_id"], ["a": ["user_id", "item_id", "agee"]])
         #expect(groups == [0, 1, 0])

@@ -63,6 +63,10 @@ import Autodiff
 
     @Test func ffm() throws { try check(FFM.self, ["embedding_size": .int(3)], fixture: { try featureFixture() }) }
 
+    @Test func neuMF() throws {
+        try check(NeuMF.self, ["mf_embedding_size": .int(3), "mlp_embedding_size": .int(3), "mlp_hidden_size": .list([.int(5), .int(3)]), "dropout_prob": .double(0.2)])
+    }
+
     @Test func deepFM() throws {
         // Sizes chosen so that no row's first layer is all zero after its ReLU: such a row meets
         // the next layer's zero-initialised bias exactly at the kink, where central differences

@@ -149,6 +149,17 @@ struct ReferenceTests {
         check(test, figures(["recall@10", "ndcg@10", "mrr@10", "hit@10"], [0.1219, 0.1282, 0.2349, 0.4889]), tolerance: 0.01, "SLIMElastic")
     }
 
+    /// NeuMF on RecBole's split, seed 2020 (~45 s: it validates its MLP on every user × item
+    /// pair each epoch): at least RecBole's row − 0.01 (§A).
+    @Test func neuMFReachesSectionA() throws {
+        let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"
+        let request = RunRequest(model: "NeuMF", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
+                                 assignments: ["data_path=\(data)", "benchmark_filename=[train,valid,test]"], modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+        let test = try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result.test
+        #expect(test["ndcg@10"]! >= 0.1019 - 0.01, "ndcg@10 \(test["ndcg@10"]!)")
+        #expect(test["recall@10"]! >= 0.0942 - 0.01, "recall@10 \(test["recall@10"]!)")
+    }
+
     /// ALS at `implicit`'s defaults on RecBole's split: at least BPR's RecBole figures (issue 15).
     @Test func alsReachesBPRsFigures() throws {
         let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"

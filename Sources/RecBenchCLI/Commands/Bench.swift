@@ -40,7 +40,7 @@ public struct Bench: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Benchmark EASE (fit, evaluation, whole process).")
     public var ease = true
 
-    @Flag(inversion: .prefixedNo, help: "Benchmark the learned models (BPR, MultiVAE, MultiDAE, RecVAE) on ml-100k with the shared protocol.")
+    @Flag(inversion: .prefixedNo, help: "Benchmark the learned models (BPR, MultiVAE, MultiDAE, RecVAE, NeuMF) on ml-100k with the shared protocol.")
     public var learned = true
 
     @Flag(inversion: .prefixedNo, help: "Benchmark Item2vec against gensim's word2vec at the reference settings (pairs per second per thread, whole process).")
@@ -139,7 +139,7 @@ public struct Bench: ParsableCommand {
             assignments = ["data_path=\(split)", "benchmark_filename=[train,valid,test]"]
         }
         var rows: [BenchmarkRow] = []
-        for model in ["BPR", "MultiVAE", "MultiDAE", "RecVAE"] {
+        for model in ["BPR", "MultiVAE", "MultiDAE", "RecVAE", "NeuMF"] {
             logger.notice("\(model): \(learnedRuns) × recbench run on ml-100k\(assignments.isEmpty ? " (shipped data, own split)" : " (RecBole's split)")")
             let theirs = try reference.model(model)
             let target = theirs.speedup.map { 1 / $0 }

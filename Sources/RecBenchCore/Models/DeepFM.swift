@@ -50,21 +50,8 @@ public struct DeepFM: ContextModel {
         return initial
     }
 
-    /// BCE with dropout drawn from the batch's stream.
-    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let b = sampler!.batch(batch.examples, rng: &rng)
-        var draws: SeededGenerator? = rng
-        defer { rng = draws! }
-        return tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape, dropout: &draws), labels: b.labels)
-    }
-
-    /// z(u, i) for each listed pair, without dropout (the reference of the fast scorer).
-    public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> Variable {
-        var none: SeededGenerator? = nil
-        return logits(users: users, items: items, p, tape: tape, dropout: &none)
-    }
-
-    func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
+    /// z(u, i) for each listed pair; dropout before each hidden layer while training.
+    public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
         let inputs = inputs!
         let embedded = (0..<inputs.fieldCount).map { tape.pooledLookup(p["embedding"]!, [inputs.lookup($0, users: users, items: items, mean: true)]) }
         var h = tape.concatColumns(embedded)
@@ -86,41 +73,8 @@ public struct DeepFM: ContextModel {
         let n = block.columns
         let userHalf = half(inputs!.userFields, entities: users, compute: compute)
         let itemHalf = half(inputs!.itemFields, entities: Array(0..<Int32(n))[...], compute: compute)
-        let chunk = max(1, (1 << 16) / n)   // users per pass: ~64k (user, item) rows
-        for start in stride(from: 0, to: users.count, by: chunk) {
-            let count = min(chunk, users.count - start)
-            let deep = deepScores(userHalf: userHalf, users: start..<start + count, itemHalf: itemHalf, compute: compute)
-            for r in 0..<count { for i in 0..<n { block.values[(start + r) * n + i] += deep.values[r * n + i] } }
-        }
-    }
-
-    /// w · h_L + b for the listed users (rows of `userHalf`) × every item, user-major: the
-    /// first layer is ReLU(user half + item half + b₁), the rest are GEMMs.
-    func deepScores(userHalf: Matrix, users: Range<Int>, itemHalf: Matrix, compute: Compute) -> Matrix {
-        let n = itemHalf.rows, width = itemHalf.columns, bias = parameters["deep.0.bias"]
-        var h = [Matrix(uninitializedRows: users.count * n, columns: width)]
-        Matrix.withBuffers(reading: [userHalf, itemHalf, bias], writing: &h) { b in
-            let (userRows, itemRows, b1, out) = (b.read[0], b.read[1], b.read[2], b.write[0])
-            for (r, u) in users.enumerated() {
-                for i in 0..<n {
-                    let row = out + (r * n + i) * width, x = userRows + u * width, y = itemRows + i * width
-                    for j in stride(from: 0, to: width, by: 8) {
-                        Lanes.relu(Lanes.load(x, j, count: width) + Lanes.load(y, j, count: width) + Lanes.load(b1, j, count: width))
-                            .store(row, j, count: width)
-                    }
-                }
-            }
-        }
-        var hidden = h[0]
-        for l in 1..<self.hidden.count {
-            var next = Matrix(repeatingRow: parameters["deep.\(l).bias"], count: hidden.rows, compute: compute)
-            BLAS.gemm(hidden, parameters["deep.\(l).weight"], alpha: 1, beta: 1, into: &next, compute: compute)
-            hidden = next.map(compute) { Lanes.relu($0) }
-        }
-        let last = "deep.\(self.hidden.count)"
-        var out = Matrix(repeatingRow: parameters[last + ".bias"], count: hidden.rows, compute: compute)
-        BLAS.gemm(hidden, parameters[last + ".weight"], alpha: 1, beta: 1, into: &out, compute: compute)
-        return out
+        let layers = (1...hidden.count).map { (parameters["deep.\($0).weight"], parameters["deep.\($0).bias"]) }
+        SplitMLP(firstBias: parameters["deep.0.bias"], layers: layers).addScores(userHalf: userHalf, itemHalf: itemHalf, into: &block, compute: compute)
     }
 
     /// One side's part of the first layer: Σ over the side's fields of e_f · W₁[rows of f],

@@ -73,7 +73,7 @@ public struct FFM: ContextModel {
 
     /// z(u, i) for each listed pair, pair of features by pair (training, and the reference
     /// the fast scorer is tested against).
-    public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> Variable {
+    public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout _: inout SeededGenerator?) -> Variable {
         let inputs = inputs!, d = embeddingSize, table = p["embedding"]!
         let embedded = (0..<inputs.fieldCount).map { tape.pooledLookup(table, [inputs.lookup($0, users: users, items: items, mean: true)]) }
         let pairs = (0..<inputs.fieldCount).flatMap { f in ((f + 1)..<inputs.fieldCount).map { g in SlicePair(f, group[g] * d, g, group[f] * d) } }

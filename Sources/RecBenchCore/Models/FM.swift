@@ -44,7 +44,7 @@ public struct FM: ContextModel {
 
     /// z(u, i) for each listed pair, field by field (training, and the reference the fast
     /// scorer is tested against).
-    public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> Variable {
+    public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout _: inout SeededGenerator?) -> Variable {
         let inputs = inputs!
         let embedded = (0..<inputs.fieldCount).map { tape.pooledLookup(p["embedding"]!, [inputs.lookup($0, users: users, items: items, mean: true)]) }
         return logits(embedded: embedded, users: users, items: items, p, tape: tape)

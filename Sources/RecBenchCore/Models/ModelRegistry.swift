@@ -13,6 +13,7 @@ public enum ModelRegistry {
         MultiVAE.self,
         RecVAE.self,
         Item2vec.self,
+        NeuMF.self,
         ALS.self,
         FM.self,
         FFM.self,

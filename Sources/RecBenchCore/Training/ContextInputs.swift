@@ -150,15 +150,47 @@ extension Tape {
     }
 }
 
-/// A context-aware model trained pointwise (FM, FFM): it keeps its inputs and sampler and
-/// defines per-pair logits; batching, the loss and the notes are shared.
-public protocol ContextModel: LearnedModel {
+/// A model trained pointwise on positives and sampled negatives (NeuMF, FM, FFM, DeepFM):
+/// it keeps its sampler and defines per-pair logits; batching and the loss are shared.
+public protocol PointwiseModel: LearnedModel {
+    /// The labelled examples (set while preparing).
+    var sampler: PointwiseSampler? { get set }
+    /// z(u, i) for each listed pair; `dropout` draws masks while training (nil: evaluation).
+    func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout: inout SeededGenerator?) -> Variable
+}
+
+extension PointwiseModel {
+    public func exampleCount(_ data: TrainingData) -> Int { sampler!.count }
+
+    public func examplesPerBatch(_ training: TrainingSettings) -> Int { sampler!.positivesPerBatch(training.batchSize) }
+
+    /// BCE of the batch's positives and their drawn negatives (dropout drawn after them).
+    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
+        let b = sampler!.batch(batch.examples, rng: &rng)
+        var draws: SeededGenerator? = rng
+        defer { rng = draws! }
+        return tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape, dropout: &draws), labels: b.labels)
+    }
+
+    /// z(u, i) for each listed pair without dropout (the reference of the fast scorers).
+    public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> Variable {
+        var none: SeededGenerator? = nil
+        return logits(users: users, items: items, p, tape: tape, dropout: &none)
+    }
+
+    /// A sampler over `data`'s train pairs, with a note when the config asks for no negatives.
+    public mutating func prepareSampler(_ data: TrainingData, context: FitContext) {
+        if context.training.negativesPerPositive == 0 {
+            context.logger.notice("\(Self.name): train_neg_sample_args is null, but a pointwise loss needs negatives: sampling 1 uniform negative per positive")
+        }
+        sampler = PointwiseSampler(data, negatives: max(1, context.training.negativesPerPositive))
+    }
+}
+
+/// A context-aware pointwise model (FM, FFM, DeepFM): it also keeps the feature inputs.
+public protocol ContextModel: PointwiseModel {
     /// The fields and bags (set by `prepareInputs`).
     var inputs: ContextInputs? { get set }
-    /// The labelled examples (set by `prepareInputs`).
-    var sampler: PointwiseSampler? { get set }
-    /// z(u, i) for each listed pair.
-    func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> Variable
 }
 
 extension ContextModel {
@@ -166,21 +198,8 @@ extension ContextModel {
     public mutating func prepareInputs(_ data: TrainingData, context: FitContext) -> ContextInputs {
         let inputs = ContextInputs(FeatureFields(data.dataset))
         for note in inputs.features.notes { context.logger.notice("\(Self.name): \(note)") }
-        if context.training.negativesPerPositive == 0 {
-            context.logger.notice("\(Self.name): train_neg_sample_args is null, but a pointwise loss needs negatives: sampling 1 uniform negative per positive")
-        }
         self.inputs = inputs
-        sampler = PointwiseSampler(data, negatives: max(1, context.training.negativesPerPositive))
+        prepareSampler(data, context: context)
         return inputs
-    }
-
-    public func exampleCount(_ data: TrainingData) -> Int { sampler!.count }
-
-    public func examplesPerBatch(_ training: TrainingSettings) -> Int { sampler!.positivesPerBatch(training.batchSize) }
-
-    /// BCE of the batch's positives and their drawn negatives.
-    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let b = sampler!.batch(batch.examples, rng: &rng)
-        return tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape), labels: b.labels)
     }
 }

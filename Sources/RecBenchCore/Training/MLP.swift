@@ -83,3 +83,55 @@ extension MLP {
                          executed: 3 * dense + 2 * firstSparse + (dense + firstSparse))
     }
 }
+
+/// Full ranking for an MLP over [user part | item part]: its first layer splits into a user
+/// half and an item half (each computed once), so a user × every item costs one broadcast
+/// add and ReLU, then the remaining layers as GEMMs over chunks of (user, item) rows
+/// (DeepFM's deep part, NeuMF's MLP).
+public struct SplitMLP: Sendable {
+    /// b₁ (1 × width of the first layer).
+    public let firstBias: Matrix
+    /// The later layers (weight in × out, bias 1 × out); ReLU after each but the last.
+    public let layers: [(weight: Matrix, bias: Matrix)]
+
+    /// The layers after the split first layer.
+    public init(firstBias: Matrix, layers: [(weight: Matrix, bias: Matrix)]) {
+        self.firstBias = firstBias; self.layers = layers
+    }
+
+    /// Adds the MLP's output for every (row of `userHalf`, row of `itemHalf`) pair to `block`
+    /// (userHalf.rows × itemHalf.rows), ~64k pairs per pass.
+    public func addScores(userHalf: Matrix, itemHalf: Matrix, into block: inout Matrix, compute: Compute) {
+        let n = itemHalf.rows, chunk = max(1, (1 << 16) / max(1, n))
+        for start in stride(from: 0, to: userHalf.rows, by: chunk) {
+            let count = min(chunk, userHalf.rows - start)
+            let out = outputs(userHalf: userHalf, users: start..<start + count, itemHalf: itemHalf, compute: compute)
+            for r in 0..<count { for i in 0..<n { block.values[(start + r) * n + i] += out.values[r * n + i] } }
+        }
+    }
+
+    /// The last layer's output (one column) for the listed users × every item, user-major.
+    func outputs(userHalf: Matrix, users: Range<Int>, itemHalf: Matrix, compute: Compute) -> Matrix {
+        let n = itemHalf.rows, width = itemHalf.columns
+        var h = [Matrix(uninitializedRows: users.count * n, columns: width)]
+        Matrix.withBuffers(reading: [userHalf, itemHalf, firstBias], writing: &h) { b in
+            let (userRows, itemRows, b1, out) = (b.read[0], b.read[1], b.read[2], b.write[0])
+            for (r, u) in users.enumerated() {
+                for i in 0..<n {
+                    let row = out + (r * n + i) * width, x = userRows + u * width, y = itemRows + i * width
+                    for j in stride(from: 0, to: width, by: 8) {
+                        Lanes.relu(Lanes.load(x, j, count: width) + Lanes.load(y, j, count: width) + Lanes.load(b1, j, count: width))
+                            .store(row, j, count: width)
+                    }
+                }
+            }
+        }
+        var hidden = h[0]
+        for (l, layer) in layers.enumerated() {
+            var next = Matrix(repeatingRow: layer.bias, count: hidden.rows, compute: compute)
+            BLAS.gemm(hidden, layer.weight, alpha: 1, beta: 1, into: &next, compute: compute)
+            hidden = l == layers.count - 1 ? next : next.map(compute) { Lanes.relu($0) }
+        }
+        return hidden
+    }
+}

@@ -78,6 +78,15 @@ public enum Initializer {
         return m
     }
 
+    /// U(−1/√fanIn, 1/√fanIn) samples: torch's default for a linear layer's weight and bias
+    /// (Kaiming-uniform with a = √5).
+    public static func torchLinear(fanIn: Int, rows: Int, columns: Int, rng: inout SeededGenerator) -> Matrix {
+        let bound = 1 / Float(fanIn).squareRoot()
+        var m = Matrix(rows: rows, columns: columns)
+        for i in 0..<m.values.count { m.values[i] = bound * (2 * rng.nextUnitFloat() - 1) }
+        return m
+    }
+
     /// Xavier (Glorot) normal for a fanIn × fanOut weight: std = √(2 / (fanIn + fanOut)).
     public static func xavierNormal(fanIn: Int, fanOut: Int, rng: inout SeededGenerator) -> Matrix {
         normal(rows: fanIn, columns: fanOut, std: (2 / Float(fanIn + fanOut)).squareRoot(), rng: &rng)
