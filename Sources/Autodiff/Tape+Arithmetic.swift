@@ -87,6 +87,18 @@ extension Tape {
         }
     }
 
+    /// a stacked above b (same column count).
+    public func concatRows(_ a: Variable, _ b: Variable) -> Variable {
+        precondition(a.value.columns == b.value.columns, "concatRows: column counts differ")
+        let out = Variable(Matrix(rows: a.value.rows + b.value.rows, columns: a.value.columns, values: a.value.values + b.value.values),
+                           requiresGrad: a.requiresGrad || b.requiresGrad)
+        return record(out) {
+            let g = out.grad!, split = a.value.values.count
+            if a.requiresGrad { a.accumulate(Matrix(rows: a.value.rows, columns: a.value.columns, values: Array(g.values[..<split]))) }
+            if b.requiresGrad { b.accumulate(Matrix(rows: b.value.rows, columns: b.value.columns, values: Array(g.values[split...]))) }
+        }
+    }
+
     /// Row sums: rows × 1 (each row added in order).
     public func sumRows(_ a: Variable) -> Variable {
         let rows = a.value.rows, n = a.value.columns

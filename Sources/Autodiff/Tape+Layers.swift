@@ -28,6 +28,16 @@ extension Tape {
         }
     }
 
+    /// a · x for a constant sparse a whose transpose is given (a itself when symmetric, as a
+    /// graph's normalised adjacency): the pullback is aᵀ · g, with no transpose built per call.
+    public func matmul(_ a: SparseMatrix, _ x: Variable, transposed aT: SparseMatrix) -> Variable {
+        precondition(aT.rows == a.columns && aT.columns == a.rows, "matmul: the transpose has the wrong shape")
+        var value = Matrix(rows: a.rows, columns: x.value.columns)
+        a.multiply(rows: Array(0..<Int32(a.rows))[...], by: x.value, into: &value, compute: compute)
+        let out = Variable(value, requiresGrad: x.requiresGrad)
+        return record(out) { if x.requiresGrad { x.accumulateProduct(aT, out.grad!) } }
+    }
+
     /// x · w + b for a constant sparse x (an input layer): the product costs nnz(x)·columns
     /// and so does the weight gradient xᵀ·g, which touches only the rows of w that x uses.
     public func linear(_ x: SparseMatrix, _ w: Variable, _ b: Variable) -> Variable {

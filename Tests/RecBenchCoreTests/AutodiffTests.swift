@@ -60,6 +60,17 @@ import Autodiff
         check([m(7, 11, 3), m(1, 11, 13)]) { t, v in t.linear(x, v[0], v[1]) }
     }
 
+    @Test func graphPropagationAndNorm() {
+        // A symmetric sparse a (its own transpose), and a non-symmetric one with its transpose.
+        let sym = SparseMatrix(rows: 3, columns: 3, rowIndices: [0, 1, 1, 2, 0, 2], columnIndices: [1, 0, 2, 1, 0, 2], values: [0.5, 0.5, -1, -1, 2, 0.25])
+        check([m(3, 9, 27)]) { t, v in t.matmul(sym, v[0], transposed: sym) }
+        let a = SparseMatrix(rows: 2, columns: 3, rowIndices: [0, 0, 1], columnIndices: [0, 2, 1], values: [1, -2, 3])
+        check([m(3, 4, 28)]) { t, v in t.matmul(a, v[0], transposed: a.transposed()) }
+        check([m(3, 5, 29)]) { t, v in t.norm(v[0]) }
+        check([m(2, 3, 30), m(4, 3, 31)]) { t, v in t.concatRows(v[0], v[1]) }
+        #expect(Tape(compute: .serial).norm(Variable(Matrix(rows: 1, columns: 2, values: [3, 4]))).value.values == [5])
+    }
+
     @Test func reluAndConcat() {
         // Inputs kept 0.1 away from the kink, so central differences of step 1e-2 see one side.
         var x = m(3, 11, 21)

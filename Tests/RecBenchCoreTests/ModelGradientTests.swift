@@ -63,6 +63,8 @@ import Autodiff
 
     @Test func ffm() throws { try check(FFM.self, ["embedding_size": .int(3)], fixture: { try featureFixture() }) }
 
+    @Test func lightGCN() throws { try check(LightGCN.self, ["embedding_size": .int(3), "reg_weight": .double(0.1)]) }
+
     @Test func neuMF() throws {
         try check(NeuMF.self, ["mf_embedding_size": .int(3), "mlp_embedding_size": .int(3), "mlp_hidden_size": .list([.int(5), .int(3)]), "dropout_prob": .double(0.2)])
     }

@@ -14,6 +14,7 @@ public enum ModelRegistry {
         RecVAE.self,
         Item2vec.self,
         NeuMF.self,
+        LightGCN.self,
         ALS.self,
         FM.self,
         FFM.self,
