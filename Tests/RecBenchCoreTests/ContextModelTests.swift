@@ -41,6 +41,12 @@ func featureFixture(numerical: [String] = ["price"]) throws -> (SplitData, Datas
                               "item genre token_seq 4", "item price float 1"])
         #expect(features.notes.contains { $0.contains("4 of 16 users have no row in tiny.user") })
         #expect(features.notes.contains { $0.contains("height") && $0.contains("numerical_features") })
+        #expect(!features.notes.contains { $0.contains(".inter column") })
+        // An .inter float listed as numerical is accepted by the loader but is no field: said once.
+        let (_, withTime) = try featureFixture(numerical: ["price", "timestamp"])
+        let timed = FeatureFields(withTime)
+        #expect(timed.fields.count == features.fields.count)
+        #expect(timed.notes.filter { $0.contains(".inter column timestamp") }.count == 1)
     }
 
     @Test func bagsPoolAsRecBoleDoes() throws {

@@ -74,6 +74,9 @@ public struct FeatureFields: Sendable {
                 sums.append(built.sums); means.append(built.means)
             }
         }
+        for name in dataset.numericalFeatures where !fields.contains(where: { $0.name == name }) && dataset.isModelInput(name, of: "inter") {
+            notes.append("numerical_features lists the .inter column \(name), which is not a model input: full ranking scores (user, item) pairs that have no interaction context")
+        }
         self.fields = fields; self.sums = sums; self.means = means; self.notes = notes
     }
 
