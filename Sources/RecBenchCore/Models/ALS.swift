@@ -79,10 +79,7 @@ public struct ALS: Recommender {
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        let d = factors
-        var rows = Matrix(rows: users.count, columns: d)
-        for (r, u) in users.enumerated() { rows.values.replaceSubrange(r * d..<(r + 1) * d, with: userFactors.values[Int(u) * d..<(Int(u) + 1) * d]) }
-        BLAS.gemm(rows, itemFactors, transposeB: true, into: &block, compute: compute)
+        BLAS.gemm(RowKernels.gather(userFactors, rows: Array(users)), itemFactors, transposeB: true, into: &block, compute: compute)
     }
 }
 

@@ -47,10 +47,7 @@ public struct LightGCN: LearnedModel {
         pairs = (data.split.trainRows.map { inter.users[$0] }, data.split.trainRows.map { inter.items[$0] })
         var initial = Parameters()
         for (name, rows) in [("user_embedding", data.userCount), ("item_embedding", data.itemCount)] {
-            let bound = (6 / Float(rows + embeddingSize)).squareRoot()
-            var m = Matrix(rows: rows, columns: embeddingSize)
-            for k in 0..<m.values.count { m.values[k] = bound * (2 * rng.nextUnitFloat() - 1) }
-            initial.add(name, m)
+            initial.add(name, Initializer.uniform(rows: rows, columns: embeddingSize, bound: (6 / Float(rows + embeddingSize)).squareRoot(), rng: &rng))
         }
         return initial
     }
@@ -105,9 +102,7 @@ public struct LightGCN: LearnedModel {
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         let tape = Tape(compute: compute)
         let all = propagated(tape.leaves(parameters) { _ in false }, tape: tape)
-        let d = embeddingSize
-        var rows = Matrix(rows: users.count, columns: d)
-        for (r, u) in users.enumerated() { rows.values.replaceSubrange(r * d..<(r + 1) * d, with: all.value.values[Int(u) * d..<(Int(u) + 1) * d]) }
+        let d = embeddingSize, rows = RowKernels.gather(all.value, rows: Array(users))
         let items = Matrix(rows: all.value.rows - userCount, columns: d, values: Array(all.value.values[(userCount * d)...]))
         BLAS.gemm(rows, items, transposeB: true, into: &block, compute: compute)
     }

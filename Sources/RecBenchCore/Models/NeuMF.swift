@@ -86,21 +86,14 @@ public struct NeuMF: PointwiseModel {
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         let out = parameters["predict.weight"], w1 = parameters["mlp.0.weight"]
         // GMF: (p_u ⊙ w_GMF) · Qᵀ.
-        var scaled = rows(parameters["user_mf"], users)
+        var scaled = RowKernels.gather(parameters["user_mf"], rows: Array(users))
         for r in 0..<users.count { for j in 0..<mf { scaled.values[r * mf + j] *= out.values[j] } }
         BLAS.gemm(scaled, parameters["item_mf"], transposeB: true, into: &block, compute: compute)
         // MLP: halves of the first layer, then the rest; its output weights are predict's tail.
-        let userHalf = BLAS.gemm(rows(parameters["user_mlp"], users), Matrix(rows: mlp, columns: w1.columns, values: Array(w1.values[0..<mlp * w1.columns])), compute: compute)
+        let userHalf = BLAS.gemm(RowKernels.gather(parameters["user_mlp"], rows: Array(users)), Matrix(rows: mlp, columns: w1.columns, values: Array(w1.values[0..<mlp * w1.columns])), compute: compute)
         let itemHalf = BLAS.gemm(parameters["item_mlp"], Matrix(rows: mlp, columns: w1.columns, values: Array(w1.values[mlp * w1.columns..<2 * mlp * w1.columns])), compute: compute)
         var layers = (1..<hidden.count).map { (parameters["mlp.\($0).weight"], parameters["mlp.\($0).bias"]) }
         layers.append((Matrix(rows: hidden.last!, columns: 1, values: Array(out.values[mf...])), parameters["predict.bias"]))
         SplitMLP(firstBias: parameters["mlp.0.bias"], layers: layers).addScores(userHalf: userHalf, itemHalf: itemHalf, into: &block, compute: compute)
-    }
-
-    /// The listed rows of a table.
-    func rows(_ table: Matrix, _ ids: ArraySlice<Int32>) -> Matrix {
-        var m = Matrix(rows: ids.count, columns: table.columns)
-        for (r, u) in ids.enumerated() { m.values.replaceSubrange(r * table.columns..<(r + 1) * table.columns, with: table.values[Int(u) * table.columns..<(Int(u) + 1) * table.columns]) }
-        return m
     }
 }

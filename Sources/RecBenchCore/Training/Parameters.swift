@@ -81,7 +81,11 @@ public enum Initializer {
     /// U(−1/√fanIn, 1/√fanIn) samples: torch's default for a linear layer's weight and bias
     /// (Kaiming-uniform with a = √5).
     public static func torchLinear(fanIn: Int, rows: Int, columns: Int, rng: inout SeededGenerator) -> Matrix {
-        let bound = 1 / Float(fanIn).squareRoot()
+        uniform(rows: rows, columns: columns, bound: 1 / Float(fanIn).squareRoot(), rng: &rng)
+    }
+
+    /// U(−bound, bound) samples (Xavier-uniform with bound √(6 / (fanIn + fanOut))).
+    public static func uniform(rows: Int, columns: Int, bound: Float, rng: inout SeededGenerator) -> Matrix {
         var m = Matrix(rows: rows, columns: columns)
         for i in 0..<m.values.count { m.values[i] = bound * (2 * rng.nextUnitFloat() - 1) }
         return m
