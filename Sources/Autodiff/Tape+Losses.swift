@@ -33,16 +33,15 @@ extension Tape {
         }
     }
 
-    /// log Σ_i exp(terms[i]), elementwise over same-shaped terms.
+    /// log Σ_i exp(terms[i]), elementwise over same-shaped terms. The forward keeps each
+    /// term's share exp(t_i − lse), so the pullback is one product per element, no exp.
     public func logSumExp(_ terms: [Variable]) -> Variable {
-        let compute = self.compute
-        let out = Variable(GaussianKernels.logSumExp(terms.map(\.value), compute: compute), requiresGrad: terms.contains { $0.requiresGrad })
+        let compute = self.compute, needsGrad = terms.contains { $0.requiresGrad }
+        let (value, weights) = GaussianKernels.logSumExp(terms.map(\.value), weights: needsGrad, compute: compute)
+        let out = Variable(value, requiresGrad: needsGrad)
         return record(out) {
             let g = out.grad!
-            for t in terms where t.requiresGrad {
-                // d/dt_i = g · exp(t_i − lse).
-                t.accumulate(g.zipMap(t.value.zipMap(out.value, compute) { $0 - $1 }, compute) { gi, d in gi * Lanes.exp(d) })
-            }
+            for (t, w) in zip(terms, weights) where t.requiresGrad { t.accumulate(g.zipMap(w, compute) { $0 * $1 }) }
         }
     }
 

@@ -153,6 +153,22 @@ import Autodiff
         check([m(2, 3, 25), m(2, 3, 26), m(2, 3, 27)]) { t, v in t.logSumExp([v[0], v[1], v[2]]) }
     }
 
+    @Test func rowOps() {
+        check([m(3, 4, 35, scale: 2)]) { t, v in t.normalizeRows(v[0]) }
+        check([m(3, 5, 36, scale: 2)]) { t, v in t.logSoftmaxRows(v[0]) }
+        check([m(4, 3, 37), m(4, 1, 38)]) { t, v in t.scaleRows(v[0], by: v[1]) }
+        check([m(2, 3, 39)]) { t, v in t.transpose(v[0]) }
+        // A zero row stays zero (torch's eps clamp), and every other row has unit length.
+        var a = m(3, 4, 40)
+        for j in 0..<4 { a.values[4 + j] = 0 }
+        let y = Tape(compute: .serial).normalizeRows(Variable(a)).value
+        #expect(y.row(1).allSatisfy { $0 == 0 })
+        for r in [0, 2] { #expect(abs(y.row(r).reduce(0) { $0 + $1 * $1 } - 1) < 1e-5) }
+        // Rows of exp(log softmax) sum to 1.
+        let s = Tape(compute: .serial).logSoftmaxRows(Variable(m(3, 5, 41, scale: 30))).value
+        for r in 0..<3 { #expect(abs(s.row(r).reduce(0) { $0 + Foundation.exp($1) } - 1) < 1e-5) }
+    }
+
     @Test func embeddings() {
         check([m(4, 3, 28)]) { t, v in t.gather(v[0], rows: [2, 0, 2, 3]) }   // row 2 twice: gradients add
         check([m(3, 4, 29), m(3, 4, 30)]) { t, v in t.rowDot(v[0], v[1]) }

@@ -22,10 +22,10 @@ struct ConfigTests {
 
     @Test func unknownKeyFailsWithItsLineAndASuggestion() {
         let e = #expect(throws: RecBenchError.self) {
-            try Config(layers: [try ConfigLayer.yaml("seed: 1\nreg_weigth: 10\n", source: "a.yml")], modelKeys: models)
+            try Config(layers: [try ConfigLayer.yaml("seed: 1\nreg_weigt: 10\n", source: "a.yml")], modelKeys: models)
         }
         #expect(e?.location == "a.yml:2")
-        #expect(e?.field == "reg_weigth")
+        #expect(e?.field == "reg_weigt")
         #expect(e?.message.contains("did you mean 'reg_weight'") == true)
     }
 

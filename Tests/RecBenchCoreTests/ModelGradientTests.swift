@@ -59,6 +59,17 @@ import Autodiff
 
     @Test func recVAE() throws { try check(RecVAE.self, ["hidden_dimension": .int(5), "latent_dimension": .int(3)]) }
 
+    @Test func macridVAE() throws {
+        // Both the Gumbel assignment and the plain softmax one (nogb), and both penalties.
+        // τ = 1 and no dropout keep every user's code away from the zero vector: where a row's
+        // code is tiny (dropout leaving one item of a concept with a small weight), normalising
+        // it curves so sharply that central differences at any usable step miss the slope.
+        let sizes: [String: ConfigValue] = ["embedding_size": .int(3), "kfac": .int(2), "encoder_hidden_size": .list([.int(5)]),
+                                            "tau": .double(1), "reg_weights": .list([.double(0.1), .double(0.2)]), "dropout_prob": .double(0)]
+        try check(MacridVAE.self, sizes)
+        try check(MacridVAE.self, sizes.merging(["nogb": .bool(true)]) { $1 })
+    }
+
     @Test func fm() throws { try check(FM.self, ["embedding_size": .int(3)], fixture: { try featureFixture() }) }
 
     @Test func ffm() throws { try check(FFM.self, ["embedding_size": .int(3)], fixture: { try featureFixture() }) }

@@ -99,26 +99,37 @@ public enum GaussianKernels {
         return (outputs[0], outputs[1])
     }
 
-    /// log Σ_i exp(terms[i]), elementwise over same-shaped terms.
-    public static func logSumExp(_ terms: [Matrix], compute: Compute) -> Matrix {
+    /// log Σ_i exp(terms[i]), elementwise over same-shaped terms; with `weights`, also each
+    /// term's share exp(terms[i] − result) (the gradient's factors), from the same exponentials.
+    public static func logSumExp(_ terms: [Matrix], weights: Bool, compute: Compute) -> (value: Matrix, weights: [Matrix]) {
         let n = terms[0].values.count, k = terms.count
         precondition(terms.allSatisfy { $0.values.count == n }, "logSumExp: shapes differ")
-        var outputs = [Matrix(uninitializedRows: terms[0].rows, columns: terms[0].columns)]
-        guard n > 0 else { return outputs[0] }
+        let shape = (terms[0].rows, terms[0].columns)
+        var outputs = [Matrix(uninitializedRows: shape.0, columns: shape.1)]
+        if weights { outputs += terms.map { _ in Matrix(uninitializedRows: shape.0, columns: shape.1) } }
+        guard n > 0 else { return (outputs[0], Array(outputs.dropFirst())) }
         Matrix.withBuffers(reading: terms, writing: &outputs) { b in
             compute.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in   // disjoint element ranges
-                let t = b.read, o = b.write[0]
+                let t = b.read, o = b.write[0], w = b.write.dropFirst()
                 for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
                     var top = Lanes(repeating: -.infinity)
                     for j in 0..<k { top = Lanes.maximum(top, Lanes.load(t[j], i, count: n)) }
                     var sum = Lanes()
-                    for j in 0..<k { sum += Lanes.exp(Lanes.load(t[j], i, count: n) - top) }
+                    for j in 0..<k {
+                        let e = Lanes.expNonPositive(Lanes.load(t[j], i, count: n) - top)
+                        if weights { e.store(w[j + 1], i, count: n) }
+                        sum += e
+                    }
+                    if weights {
+                        let inverse = 1 / sum
+                        for j in 0..<k { (Lanes.load(w[j + 1], i, count: n) * inverse).store(w[j + 1], i, count: n) }
+                    }
                     var result = top
                     for lane in 0..<8 { result[lane] += Foundation.log(sum[lane]) }
                     result.store(o, i, count: n)
                 }
             }
         }
-        return outputs[0]
+        return (outputs[0], Array(outputs.dropFirst()))
     }
 }

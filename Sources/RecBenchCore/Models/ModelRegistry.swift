@@ -12,6 +12,7 @@ public enum ModelRegistry {
         MultiDAE.self,
         MultiVAE.self,
         RecVAE.self,
+        MacridVAE.self,
         Item2vec.self,
         NeuMF.self,
         LightGCN.self,

@@ -21,8 +21,8 @@ public struct MultiVAE: LearnedModel {
         AutoEncoderParameters.hiddenSizes,
         ConfigKey("latent_dimension", "int", .int(128), "MultiVAE: encoder output width, even: μ and log σ² are its halves (RecBole's meaning)."),
         AutoEncoderParameters.dropout,
-        ConfigKey("anneal_cap", "float", .double(0.2), "MultiVAE: largest KL weight β."),
-        ConfigKey("total_anneal_steps", "int", .int(200_000), "MultiVAE: batches over which β grows linearly to anneal_cap (0: β = anneal_cap)."),
+        AutoEncoderParameters.annealCap,
+        AutoEncoderParameters.totalAnnealSteps,
     ]
 
     let hidden: [Int], latent: Int, dropout: Float, annealCap: Float, totalAnnealSteps: Int
@@ -56,7 +56,7 @@ public struct MultiVAE: LearnedModel {
 
     /// The negative multinomial log-likelihood plus β times the KL divergence to N(0, I).
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let beta = totalAnnealSteps > 0 ? min(annealCap, Float(batch.step) / Float(totalAnnealSteps)) : annealCap
+        let beta = AutoEncoderParameters.klWeight(step: batch.step, cap: annealCap, totalSteps: totalAnnealSteps)
         let users = batch.users
         let x = input!.encoderInput(users, dropout: dropout, rng: &rng)
         let noise = Initializer.normal(rows: users.count, columns: code, std: batch.unitNoise ? 1 : 0.01, rng: &rng)

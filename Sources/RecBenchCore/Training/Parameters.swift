@@ -78,6 +78,17 @@ public enum Initializer {
         return m
     }
 
+    /// Gumbel(0, 1) samples, −log(E) for E ~ Exp(1) (torch's `gumbel_softmax` noise).
+    public static func gumbel(rows: Int, columns: Int, rng: inout SeededGenerator) -> Matrix {
+        var m = Matrix(rows: rows, columns: columns)
+        for i in 0..<m.values.count {
+            // u is moved half a step off the grid into (0, 1), so E = −log u is finite and positive.
+            let u = rng.nextUnitFloat() + 0.5 / Float(1 << 24)
+            m.values[i] = -log(-log(u))
+        }
+        return m
+    }
+
     /// U(−1/√fanIn, 1/√fanIn) samples: torch's default for a linear layer's weight and bias
     /// (Kaiming-uniform with a = √5).
     public static func torchLinear(fanIn: Int, rows: Int, columns: Int, rng: inout SeededGenerator) -> Matrix {
