@@ -28,10 +28,16 @@ public struct RecBenchError: Error, CustomStringConvertible, Equatable, Sendable
     public var description: String {
         var parts: [String] = []
         if !location.isEmpty { parts.append(location) }
-        if let field { parts.append("'\(field)'") }
+        if let field { parts.append("'\(RecBenchError.clipped(field, to: 80))'") }
         parts.append(message)
-        // Always one line: user data may contain line breaks.
-        return parts.joined(separator: ": ").split(whereSeparator: \.isNewline).joined(separator: " ")
+        // Always one short line: user data may contain line breaks, or be megabytes long.
+        return RecBenchError.clipped(parts.joined(separator: ": ").split(whereSeparator: \.isNewline).joined(separator: " "), to: 1_000)
+    }
+
+    /// `text` cut to `limit` characters, saying how much was left out.
+    static func clipped(_ text: String, to limit: Int) -> String {
+        guard text.count > limit else { return text }
+        return text.prefix(limit) + "… (\(text.count - limit) more characters)"
     }
 }
 

@@ -1,4 +1,9 @@
+import Glibc
 import RecBenchCLI
+
+// A file-size limit (`ulimit -f`) would kill the process with SIGXFSZ in the middle of a
+// write; ignored, the write fails with EFBIG and recbench reports it like a full disk.
+_ = signal(SIGXFSZ, SIG_IGN)
 
 // Training allocates many same-sized multi-megabyte matrices per step. glibc would hand
 // freed ones back to the kernel and fault them in again (12 % of a MultiDAE run); keep

@@ -28,9 +28,17 @@ extension Config {
         return i
     }
 
-    /// A floating-point value (ints accepted).
-    public func double(_ key: String) throws -> Double {
+    /// A finite floating-point value (ints accepted) in `range`; `positive` also excludes 0.
+    public func double(_ key: String, in range: ClosedRange<Double> = -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude,
+                       positive: Bool = false) throws -> Double {
         guard let d = self[key].doubleValue else { throw typeError(key, "a number") }
+        guard d.isFinite, range.contains(d), !positive || d > 0 else {
+            let bounds = positive ? "greater than 0"
+                : range.upperBound == .greatestFiniteMagnitude ? "of at least \(range.lowerBound)"
+                : range.lowerBound == -.greatestFiniteMagnitude ? "of at most \(range.upperBound)"
+                : "between \(range.lowerBound) and \(range.upperBound)"
+            throw RecBenchError.config(key, origin: origin(of: key), "must be a finite number \(bounds), got \(d)")
+        }
         return d
     }
 

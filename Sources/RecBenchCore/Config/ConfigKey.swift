@@ -90,6 +90,7 @@ public enum ConfigKeys {
         ConfigKey("reproducibility", "bool", .bool(true), "Deterministic execution: the same seed gives the same metrics."),
         ConfigKey("threads", "int", .int(0), "Threads for BLAS and for parallel loops (0 = all cores); same value, same results (learned models may differ in the last bits between values)."),
         ConfigKey("results_dir", "str", .string("results"), "Folder that receives one JSON result file per run."),
+        ConfigKey("memory_limit_mb", "int", .int(0), "Memory a run may plan to use, in MiB (0 = this machine's: its physical memory or cgroup limit); a run estimated to need more is refused before allocating."),
     ]
 
     /// Every key a config may name: recbench's own, then RecBole's that it ignores, maps or refuses.

@@ -26,3 +26,20 @@ public struct ModelCost: Sendable {
     /// A cost.
     public init(nominal: Double, executed: Double) { self.nominal = nominal; self.executed = executed }
 }
+
+/// Memory a fit needs beyond the data, for models whose working set grows faster than the
+/// data (a dense item × item matrix); checked against the budget before any allocation.
+public struct MemoryEstimate: Sendable {
+    /// Bytes at the peak.
+    public let bytes: Double
+    /// What takes them, for the refusal message ("the 30000 × 30000 float32 Gram matrix").
+    public let what: String
+
+    /// An estimate.
+    public init(bytes: Double, what: String) { self.bytes = bytes; self.what = what }
+
+    /// One dense float32 items × items matrix (EASE's inverse, ItemKNN's and SLIM's Gram).
+    public static func itemByItem(_ shape: WorkShape, _ name: String) -> MemoryEstimate {
+        MemoryEstimate(bytes: 4 * Double(shape.items) * Double(shape.items), what: "the \(shape.items) × \(shape.items) float32 \(name)")
+    }
+}

@@ -58,6 +58,9 @@ public protocol Recommender: Scorer, Sendable {
     var trainingSummary: TrainingSummary? { get }
     /// FLOPs per epoch on data of `shape`, for models that declare them (learned models).
     func cost(_ shape: WorkShape) -> ModelCost?
+    /// The fit's memory beyond the data on data of `shape`, for models whose need grows
+    /// faster than the data; nil when it does not.
+    func memory(_ shape: WorkShape) -> MemoryEstimate?
 }
 
 extension Recommender {
@@ -65,4 +68,5 @@ extension Recommender {
     public var fitSteps: [String: Double] { [:] }
     public var trainingSummary: TrainingSummary? { nil }
     public func cost(_ shape: WorkShape) -> ModelCost? { nil }
+    public func memory(_ shape: WorkShape) -> MemoryEstimate? { nil }
 }

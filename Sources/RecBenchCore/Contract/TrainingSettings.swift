@@ -23,14 +23,14 @@ public struct TrainingSettings: Sendable, Equatable {
 
     /// Reads the training keys.
     public init(_ config: Config) throws {
-        epochs = try config.int("epochs", atLeast: 0)
+        epochs = try config.int("epochs", atLeast: 1)
         batchSize = try config.int("train_batch_size", atLeast: 1)
         learner = try config.string("learner").lowercased()
         guard ["adam", "sgd"].contains(learner) else {
             throw RecBenchError.config("learner", origin: config.origin(of: "learner"), "expected adam or sgd, got '\(learner)'")
         }
-        learningRate = Float(try config.double("learning_rate"))
-        weightDecay = Float(try config.double("weight_decay"))
+        learningRate = Float(try config.double("learning_rate", positive: true))
+        weightDecay = Float(try config.double("weight_decay", in: 0...Double.greatestFiniteMagnitude))
         evalStep = try config.int("eval_step", atLeast: 1)
         stoppingStep = try config.int("stopping_step", atLeast: 0)
         negativesPerPositive = try Self.negatives(config)

@@ -99,6 +99,7 @@ public enum AtomicFileReader {
         guard let headerLine = lines.next() else {
             throw RecBenchError.file(path, line: 1, "empty file: expected a header line of `name:type` columns")
         }
+        try checkLength(headerLine, path: path)
         let header = try parseHeader(headerLine.bytes, path: path, fieldSeparator: sep)
         let names = header.map(\.name)
         if let wanted {
@@ -117,6 +118,7 @@ public enum AtomicFileReader {
         let seqSep = Array(sequenceSeparator.utf8)
 
         while let line = lines.next() {
+            try checkLength(line, path: path)
             if line.bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }   // blank line
             var column = 0
             let lineNo = line.number
@@ -162,6 +164,16 @@ public enum AtomicFileReader {
         }
         return AtomicTable(path: path, header: header, fields: selected.map(\.element), columns: columns,
                            rowCount: lineNumbers.count, lineNumbers: lineNumbers)
+    }
+
+    /// The longest line accepted: far beyond any real row (a token_seq of thousands of
+    /// tokens fits), so a longer one is a binary file or a file without line breaks.
+    public static let maxLineBytes = 1 << 20
+
+    /// Refuses a line longer than `maxLineBytes`.
+    static func checkLength(_ line: (bytes: UnsafeBufferPointer<UInt8>, number: Int), path: String) throws {
+        guard line.bytes.count > maxLineBytes else { return }
+        throw RecBenchError.file(path, line: line.number, "line is \(line.bytes.count) bytes long, more than the \(maxLineBytes >> 20) MiB a row may have (a binary file, or missing line breaks?)")
     }
 
     /// The `name:type` columns of a header line, checked (known types, no repeated name).

@@ -18,14 +18,10 @@ public enum DatasetLoader {
         }
         // Side files.
         let itemTable = try sources.item.map { path in
-            let table = try read(path, settings.loadColumns?["item"] ?? nil)
-            _ = try table.tokens(settings.itemField)
-            return table
+            try uniqueIDs(read(path, settings.loadColumns?["item"] ?? nil), settings.itemField)
         }
         let userTable = try sources.user.map { path in
-            let table = try read(path, settings.loadColumns?["user"] ?? nil)
-            _ = try table.tokens(settings.userField)
-            return table
+            try uniqueIDs(read(path, settings.loadColumns?["user"] ?? nil), settings.userField)
         }
         for (suffix, columns) in settings.unusedColumns {
             let table = suffix == "inter" ? tables.first : (suffix == "item" ? itemTable : userTable)
@@ -35,7 +31,6 @@ public enum DatasetLoader {
         }
         var log: [String] = []
         let kept = try filter(&raw, settings: settings, itemTable: itemTable, userTable: userTable, log: &log)
-        if raw.count == 0 { throw RecBenchError.config("user_inter_num_interval", "filtering removed every interaction") }
         var files = tables.map { ($0.path, $0.sha256) }
         for t in [itemTable, userTable].compactMap({ $0 }) { files.append((t.path, t.sha256)) }
         var dataset = try remap(raw, settings: settings, userTable: userTable.map { ($0, kept.userRows!) },
@@ -129,11 +124,15 @@ public enum DatasetLoader {
         }
         if let policy = settings.removeDuplicates { raw.removeDuplicates(keep: policy, log: &log) }
         if settings.filterByUserOrItem {
-            if let t = itemTable { raw.keepOnly(items: Set(try t.tokens(settings.itemField)), log: &log) }
-            if let t = userTable { raw.keepOnly(users: Set(try t.tokens(settings.userField)), log: &log) }
+            if let t = itemTable { raw.keepOnly(items: Set(try t.tokens(settings.itemField)), log: &log); try checkSomeLeft(raw, by: t, "item") }
+            if let t = userTable { raw.keepOnly(users: Set(try t.tokens(settings.userField)), log: &log); try checkSomeLeft(raw, by: t, "user") }
         }
         guard settings.userInterval != nil || settings.itemInterval != nil else { return (keptItemRows, keptUserRows) }
         let (bannedUsers, bannedItems) = raw.filterByCounts(users: settings.userInterval, items: settings.itemInterval, log: &log)
+        if raw.count == 0 {
+            let keys = [("user_inter_num_interval", settings.userInterval), ("item_inter_num_interval", settings.itemInterval)].filter { $0.1 != nil }.map(\.0)
+            throw RecBenchError.config(keys.joined(separator: " / "), "the interaction-count filter removed every interaction")
+        }
         if let t = itemTable, let interval = settings.itemInterval {
             let ids = try t.tokens(settings.itemField), counts = raw.itemCounts()
             for r in 0..<ids.count where bannedItems.contains(ids[r]) || !interval.contains(counts[ids[r]] ?? 0) { keptItemRows![r] = false }
@@ -143,6 +142,25 @@ public enum DatasetLoader {
             for r in 0..<ids.count where bannedUsers.contains(ids[r]) || !interval.contains(counts[ids[r]] ?? 0) { keptUserRows![r] = false }
         }
         return (keptItemRows, keptUserRows)
+    }
+
+    /// `table` with its id column checked: present, a token column, each id on one row only.
+    static func uniqueIDs(_ table: AtomicTable, _ field: String) throws -> AtomicTable {
+        var firstLine: [String: Int32] = [:]
+        for (r, id) in try table.tokens(field).enumerated() {
+            if let first = firstLine[id] {
+                throw RecBenchError.file(table.path, line: Int(table.lineNumbers[r]), field: field, "'\(id)' is listed again (first on line \(first)): one row per id")
+            }
+            firstLine[id] = table.lineNumbers[r]
+        }
+        return table
+    }
+
+    /// Throws when dropping the interactions whose `side` is missing from `table` dropped all.
+    static func checkSomeLeft(_ raw: RawLog, by table: AtomicTable, _ side: String) throws {
+        guard raw.count == 0 else { return }
+        let what = table.rowCount == 0 ? "has a header but no rows" : "lists none of the interactions' \(side)s"
+        throw RecBenchError.file(table.path, "\(what), so no interaction is left (filter_inter_by_user_or_item, on by default as in RecBole, drops those whose \(side) it does not list)")
     }
 
     /// Final dense ids: interactions first, then the kept side-file rows (RecBole's factorize order).

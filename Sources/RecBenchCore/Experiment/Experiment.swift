@@ -41,6 +41,8 @@ public struct ExperimentPlan: Sendable {
     public let seed: UInt64
     public let threads: Int
     public let resultsDirectory: String
+    /// Bytes a run may plan to use (`memory_limit_mb`, or the machine's memory).
+    public let memoryLimit: Double
     /// The per-model defaults file used, if any.
     public let modelDefaultsFile: String?
     /// Notices gathered while planning.
@@ -106,7 +108,9 @@ public enum Experiment {
             evaluation: try EvaluationSettings(config), training: try TrainingSettings(config), parameters: parameters,
             seed: UInt64(bitPattern: Int64(try config.int("seed"))),
             threads: threads == 0 ? Compute.coreCount : threads,
-            resultsDirectory: try config.string("results_dir"), modelDefaultsFile: defaultsFile,
+            resultsDirectory: try config.string("results_dir"),
+            memoryLimit: try config.int("memory_limit_mb", atLeast: 0) == 0 ? ProcessStats.availableMemoryBytes : Double(try config.int("memory_limit_mb")) * 1_048_576,
+            modelDefaultsFile: defaultsFile,
             notices: config.notices)
     }
 
@@ -160,6 +164,7 @@ public enum Experiment {
         onEvent(.split(summary, seconds: splitSeconds))
         var model = try plan.modelType.init(parameters: plan.parameters)
         let data = TrainingData(dataset: dataset, split: split)
+        try checkMemory(model, data: data, plan: plan)
         let context = fitContext(plan, compute: compute, validTarget: summary.validUsers > 0 ? validTarget : nil, logger: logger, onEvent: onEvent)
         try model.fit(data, context: context)
         let fitSeconds = lap()
@@ -225,6 +230,21 @@ public enum Experiment {
 
     /// What a model's fit receives: seed, threads, training settings, validation on
     /// `validTarget` (when there is a valid split) and progress events.
+    /// Refuses a run whose estimated peak (the model's declared need plus one evaluation
+    /// block of scores) exceeds the plan's memory limit, before anything large is allocated.
+    static func checkMemory(_ model: any Recommender, data: TrainingData, plan: ExperimentPlan) throws {
+        let shape = WorkShape(users: data.userCount, items: data.itemCount, trainInteractions: data.trainMatrix.values.count,
+                              trainPairs: data.trainMatrix.values.count)
+        let rows = min(plan.evaluation.batchSize, data.userCount)
+        var needs = [MemoryEstimate(bytes: 4 * Double(rows) * Double(data.itemCount), what: "a \(rows) × \(data.itemCount) block of scores (eval_batch_size × items)")]
+        if let fit = model.memory(shape) { needs.append(fit) }
+        let total = needs.reduce(0) { $0 + $1.bytes }
+        guard total > plan.memoryLimit else { return }
+        func gib(_ b: Double) -> String { b < 1_073_741_824 ? String(format: "%.0f MiB", b / 1_048_576) : String(format: "%.1f GiB", b / 1_073_741_824) }
+        let key = plan.config.origin(of: "memory_limit_mb") == "default" ? "this machine's memory" : "memory_limit_mb"
+        throw RecBenchError.config(plan.modelType.name, "needs an estimated \(gib(total)) (\(needs.map { "\($0.what): \(gib($0.bytes))" }.joined(separator: "; "))), more than the \(gib(plan.memoryLimit)) of \(key); lower eval_batch_size or use a smaller catalogue")
+    }
+
     static func fitContext(_ plan: ExperimentPlan, compute: Compute, validTarget: EvaluationTarget?, logger: Logger,
                            onEvent: @escaping @Sendable (Event) -> Void) -> FitContext {
         let evaluation = plan.evaluation, validation = evaluation.validationOnly
@@ -242,7 +262,7 @@ public enum Experiment {
     }
 
     /// Keys that do not change a run's metrics, left out of its identity.
-    static let presentationKeys: Set<String> = ["results_dir", "threads", "metric_decimal_place", "checkpoint_dir"]
+    static let presentationKeys: Set<String> = ["results_dir", "threads", "metric_decimal_place", "checkpoint_dir", "memory_limit_mb"]
 
     /// The run's identity: recbench's version, model, every result-relevant config value, and
     /// the data's fingerprint. The same key means the same run (a sweep skips it); a new

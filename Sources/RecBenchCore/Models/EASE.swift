@@ -25,6 +25,8 @@ public struct EASE: Recommender {
         regWeight = Float(try parameters.double("reg_weight", in: 0...Double.greatestFiniteMagnitude))
     }
 
+    public func memory(_ shape: WorkShape) -> MemoryEstimate? { .itemByItem(shape, "Gram matrix, inverted in place") }
+
     public mutating func fit(_ data: TrainingData, context: FitContext) throws {
         let x = data.trainMatrix
         let n = x.columns

@@ -27,6 +27,8 @@ public struct ItemKNN: Recommender {
         shrink = Float(try parameters.double("shrink", in: 0...Double.greatestFiniteMagnitude))
     }
 
+    public func memory(_ shape: WorkShape) -> MemoryEstimate? { .itemByItem(shape, "Gram matrix of co-occurrences") }
+
     public mutating func fit(_ data: TrainingData, context: FitContext) throws {
         let x = data.trainMatrix
         let n = x.columns

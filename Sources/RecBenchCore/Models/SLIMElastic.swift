@@ -40,6 +40,8 @@ public struct SLIMElastic: Recommender {
         tolerance = Float(try parameters.double("tol", in: 0...1))
     }
 
+    public func memory(_ shape: WorkShape) -> MemoryEstimate? { .itemByItem(shape, "Gram matrix") }
+
     public mutating func fit(_ data: TrainingData, context: FitContext) throws {
         trainMatrix = data.trainMatrix
         let n = trainMatrix.columns, users = Float(trainMatrix.rows)

@@ -23,13 +23,19 @@ public struct ResultStore: Sendable {
     /// written first (to `<record>.peruser.json`), so a stored record always has them.
     @discardableResult
     public func save(_ result: RunResult, perUser: PerUserResults? = nil) throws -> String {
-        let path = path(for: result)
+        let path = path(for: result), sidecar = PerUserResults.path(forResult: path)
         if let perUser {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            try AtomicWrite.write(try encoder.encode(perUser), to: PerUserResults.path(forResult: path))
+            try AtomicWrite.write(try encoder.encode(perUser), to: sidecar)
         }
-        try AtomicWrite.write(try ResultStore.encode(result), to: path)
+        do {
+            try AtomicWrite.write(try ResultStore.encode(result), to: path)
+        } catch {
+            // The record is the commit point: without it, its sidecar is a partial result.
+            if perUser != nil && !FileManager.default.fileExists(atPath: path) { unlink(sidecar) }
+            throw error
+        }
         return path
     }
 

@@ -17,21 +17,22 @@ public enum AtomicWrite {
         let temp = "\(directory.isEmpty ? "." : directory)/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard fd >= 0 else { throw RecBenchError.file(temp, "cannot be created (\(String(cString: strerror(errno))))") }
-        var ok = data.withUnsafeBytes { raw -> Bool in
+        // The first failing call's errno, read before close / unlink can overwrite it.
+        var failure: Int32? = data.withUnsafeBytes { raw -> Int32? in
             var offset = 0
             while offset < raw.count {
                 let n = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { return false }
+                if n <= 0 { return n < 0 ? errno : ENOSPC }
                 offset += n
             }
-            return true
+            return nil
         }
-        ok = ok && fsync(fd) == 0
-        close(fd)
-        guard ok, rename(temp, path) == 0 else {
-            let reason = String(cString: strerror(errno))
+        if failure == nil && fsync(fd) != 0 { failure = errno }
+        if close(fd) != 0 && failure == nil { failure = errno }
+        if failure == nil && rename(temp, path) != 0 { failure = errno }
+        if let failure {
             unlink(temp)
-            throw RecBenchError.file(path, "cannot be written (\(reason))")
+            throw RecBenchError.file(path, "cannot be written (\(String(cString: strerror(failure))))")
         }
     }
 

@@ -11,4 +11,15 @@ public enum ProcessStats {
         }
         return 0
     }
+
+    /// The memory this process may use, in bytes: the machine's physical memory, or the
+    /// cgroup (v2) limit of its container when that is lower.
+    public static var availableMemoryBytes: Double {
+        var bytes = Double(ProcessInfo.processInfo.physicalMemory)
+        if let text = try? String(contentsOfFile: "/sys/fs/cgroup/memory.max", encoding: .utf8),
+           let limit = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)), limit > 0 {
+            bytes = min(bytes, limit)
+        }
+        return bytes
+    }
 }

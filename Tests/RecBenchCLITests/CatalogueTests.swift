@@ -1,0 +1,224 @@
+import Foundation
+import Testing
+
+/// One malformed input: files written into a fresh workspace, a command, and what its one
+/// stderr line must mention. Every case must fail with a non-zero exit, exactly one stderr
+/// line, and no file under the results folder (`out/`).
+struct HostileCase: Sendable, CustomTestStringConvertible {
+    let name: String
+    /// Files to write, relative to the workspace root (the default `.inter` is replaced when
+    /// `data/tiny/tiny.inter` is among them).
+    var files: [String: [UInt8]] = [:]
+    /// The command; `run --model Pop --config run.yml` plus these when it starts with "+".
+    var arguments: [String] = []
+    var mentions: [String]
+
+    var testDescription: String { name }
+
+    /// The full command line.
+    var command: [String] {
+        guard let first = arguments.first, first != "+" else { return ["run", "--model", "Pop", "--config", "run.yml"] + arguments.dropFirst() }
+        return arguments
+    }
+}
+
+extension HostileCase {
+    static let header = "user_id:token\titem_id:token\ttimestamp:float\n"
+    static let oneGoodRow = "u1\ti1\t1\n"
+
+    /// A case whose `.inter` is `text` (header included when wanted).
+    static func inter(_ name: String, _ text: String, _ mentions: [String]) -> HostileCase {
+        HostileCase(name: name, files: ["data/tiny/tiny.inter": Array(text.utf8)], mentions: mentions)
+    }
+
+    /// A case whose `.inter` is the header, a good row, then `bytes` (the bad line, line 3).
+    static func row(_ name: String, _ bytes: [UInt8], _ mentions: [String]) -> HostileCase {
+        HostileCase(name: name, files: ["data/tiny/tiny.inter": Array((header + oneGoodRow).utf8) + bytes + [0x0A]], mentions: ["tiny.inter:3"] + mentions)
+    }
+
+    /// A case run with extra `--set` assignments.
+    static func set(_ name: String, _ assignments: [String], _ mentions: [String], model: String = "Pop") -> HostileCase {
+        HostileCase(name: name, arguments: ["run", "--model", model, "--config", "run.yml"] + assignments.flatMap { ["--set", $0] }, mentions: mentions)
+    }
+
+    /// A case with one extra config file `extra.yml` holding `yaml`.
+    static func yaml(_ name: String, _ yaml: String, _ mentions: [String]) -> HostileCase {
+        HostileCase(name: name, files: ["extra.yml": Array(yaml.utf8)], arguments: ["+", "--config", "extra.yml"], mentions: mentions)
+    }
+
+    /// A case with `.item` (or `.user`) content loaded through load_col.
+    static func side(_ name: String, _ suffix: String, _ text: String?, columns: String, _ mentions: [String]) -> HostileCase {
+        HostileCase(name: name, files: text.map { ["data/tiny/tiny.\(suffix)": Array($0.utf8)] } ?? [:],
+                    arguments: ["+", "--set", "load_col={inter: [user_id, item_id, timestamp], \(suffix): [\(columns)]}"], mentions: mentions)
+    }
+
+    /// A `convert` case on `interact.csv` (output under out/, which must stay empty).
+    static func csv(_ name: String, _ text: String, _ mentions: [String], extra: [String] = []) -> HostileCase {
+        HostileCase(name: name, files: ["interact.csv": Array(text.utf8)],
+                    arguments: ["convert", "--inter", "interact.csv", "--name", "x", "--out", "out/conv"] + extra, mentions: mentions)
+    }
+
+    /// A YAML document of `depth` nested aliases, each level nine times the one below.
+    static var aliasBomb: String {
+        var lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x]"]
+        for d in 1..<9 { lines.append("l\(d): &l\(d) [" + Array(repeating: "*l\(d - 1)", count: 9).joined(separator: ", ") + "]") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Six users with 100 items each: a 600-item catalogue, whose Gram matrix (1.4 MB) is
+    /// more than a 1 MiB budget.
+    static let sixHundredItems = header + (0..<6).flatMap { u in (0..<100).map { "u\(u)\ti\(u * 100 + $0)\t\($0)\n" } }.joined()
+
+    static let oneInteractionEach = header + (0..<6).map { "u\($0)\ti\($0)\t\($0)\n" }.joined()
+}
+
+/// Issue 16's catalogue: every class of malformed input a user can hand recbench — atomic
+/// files, side files, configs, data that leaves nothing to evaluate, resource limits,
+/// convert CSVs and the filesystem — each with the one-line error it must get.
+@Suite struct CatalogueTests {
+    static let cases: [HostileCase] = dataFileCases + sideFileCases + configCases + dataLeftCases + convertCases
+
+    static let dataFileCases: [HostileCase] = [
+        .inter("empty .inter", "", ["tiny.inter:1", "empty file"]),
+        .inter("header only", HostileCase.header, ["tiny.inter", "no interaction rows"]),
+        .inter("header column without a type", "user_id:token\titem_id\ttimestamp:float\n" + HostileCase.oneGoodRow, ["tiny.inter:1", "'item_id'", "malformed header"]),
+        .inter("unknown column type", "user_id:token\titem_id:tokn\ttimestamp:float\n" + HostileCase.oneGoodRow, ["tiny.inter:1", "unknown column type 'tokn'", "did you mean 'token'"]),
+        .inter("column named twice", "user_id:token\tuser_id:token\ttimestamp:float\n" + HostileCase.oneGoodRow, ["tiny.inter:1", "appears twice"]),
+        .inter("time column of type token", "user_id:token\titem_id:token\ttimestamp:token\nu1\ti1\tnoon\n", ["tiny.inter:1", "'timestamp'", "must have type float"]),
+        .row("too few fields", Array("u2\ti2".utf8), ["expected 3 fields", "found 2"]),
+        .row("too many fields", Array("u2\ti2\t5\textra".utf8), ["expected 3 fields", "found 4"]),
+        .row("text in a float column", Array("u2\ti2\tnoon".utf8), ["'timestamp'", "not a number"]),
+        .row("infinite timestamp", Array("u2\ti2\tinf".utf8), ["'timestamp'", "'inf'"]),
+        .row("NaN timestamp", Array("u2\ti2\tnan".utf8), ["'timestamp'", "'nan'"]),
+        .row("timestamp beyond float range", Array("u2\ti2\t1e400".utf8), ["'timestamp'", "outside the range"]),
+        .row("NUL byte in a token", [0x75, 0x00, 0x32, 0x09, 0x69, 0x32, 0x09, 0x35], ["'user_id'", "NUL"]),
+        .row("invalid UTF-8 in a token", [0x75, 0xFF, 0x32, 0x09, 0x69, 0x32, 0x09, 0x35], ["'user_id'", "not valid UTF-8"]),
+        .row("empty user id", Array("\ti2\t5".utf8), ["'user_id'", "empty id"]),
+        .row("empty item id", Array("u2\t\t5".utf8), ["'item_id'", "empty id"]),
+        .row("a 10 MB line", Array("u2\t".utf8) + [UInt8](repeating: 0x78, count: 10_000_000) + Array("\t5".utf8), ["more than the 1 MiB"]),
+        HostileCase(name: "binary garbage", files: ["data/tiny/tiny.inter": (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 167 &+ 13) }],
+                    mentions: ["tiny.inter:1"]),
+        .inter("a 100 kB header name", "user_id:token\t" + String(repeating: "x", count: 100_000) + "\n", ["tiny.inter:1", "more characters"]),
+        .set("load_col names an absent column", ["load_col={inter: [user_id, item_id, rating]}"], ["tiny.inter:1", "'rating'", "missing from the header"]),
+        .set("id field not loaded", ["USER_ID_FIELD=customer"], ["'load_col'", "must include 'customer'"]),
+        .set("time order without a time column", ["load_col={inter: [user_id, item_id]}"], ["'eval_args.order'", "no time column"]),
+        HostileCase(name: "dataset not found", arguments: ["+", "--dataset", "absent"], mentions: ["absent/absent.inter", "not found"]),
+        HostileCase(name: "data_path is a file", files: ["plain": Array("x".utf8)], arguments: ["+", "--set", "data_path=plain"], mentions: ["plain/tiny/tiny.inter", "not found"]),
+    ]
+
+    static let sideFileCases: [HostileCase] = [
+        .side(".item header only", "item", "item_id:token\tprice:float\n", columns: "item_id, price", ["tiny.item", "has a header but no rows"]),
+        .side(".item lists none of the items", "item", "item_id:token\tprice:float\nzz\t1\n", columns: "item_id, price", ["tiny.item", "lists none of the interactions' items"]),
+        .side(".item id listed twice", "item", "item_id:token\tprice:float\ni1\t1\ni1\t2\n", columns: "item_id, price", ["tiny.item:3", "'i1' is listed again (first on line 2)"]),
+        .side(".item short row", "item", "item_id:token\tprice:float\ni1\t1\ni2\n", columns: "item_id, price", ["tiny.item:3", "expected 2 fields"]),
+        .side(".item without its id column", "item", "price:float\n1\n", columns: "price", ["tiny.item", "'item_id'", "type token"]),
+        .side(".user listed but absent", "user", nil, columns: "user_id, age", ["tiny.user", "file not found"]),
+    ]
+
+    static let configCases: [HostileCase] = [
+        .yaml("invalid YAML", "topk: [2\n", ["extra.yml:", "invalid YAML"]),
+        .yaml("top level not a mapping", "- a\n- b\n", ["extra.yml:1", "must be a mapping"]),
+        .yaml("YAML alias bomb", HostileCase.aliasBomb, ["extra.yml:", "expands to more than"]),
+        .yaml("misspelt key", "topkk: [5]\n", ["extra.yml:1", "'topkk'", "did you mean 'topk'"]),
+        HostileCase(name: "config file missing", arguments: ["run", "--model", "Pop", "--config", "nope.yml"], mentions: ["nope.yml", "not found"]),
+        HostileCase(name: "unknown model", arguments: ["run", "--model", "EASY", "--config", "run.yml"], mentions: ["unknown model", "did you mean 'EASE'"]),
+        .set("integer key given text", ["epochs=many"], ["'epochs'", "expected an integer"], model: "BPR"),
+        .set("zero epochs", ["epochs=0"], ["'epochs'", "at least 1"], model: "BPR"),
+        .set("negative learning rate", ["learning_rate=-1"], ["'learning_rate'", "greater than 0"], model: "BPR"),
+        .set("negative weight decay", ["weight_decay=-1"], ["'weight_decay'", "at least 0"], model: "BPR"),
+        .set("zero negatives", ["train_neg_sample_args={distribution: uniform, sample_num: 0}"], ["'train_neg_sample_args'", "sample_num"], model: "BPR"),
+        .set("embedding size beyond its range", ["embedding_size=1000000000"], ["'embedding_size'", "must lie in"], model: "BPR"),
+        .set("negative split ratio", ["eval_args={split: {RS: [0.8, -0.1, 0.3]}}"], ["'eval_args.split.RS'"]),
+        .set("four split ratios", ["eval_args={split: {RS: [0.5, 0.2, 0.2, 0.1]}}"], ["'eval_args.split.RS'"]),
+        .set("unsupported eval mode", ["eval_args={mode: labeled}"], ["'eval_args.mode'", "full"]),
+        .set("unknown metric", ["metrics=[Recal]"], ["unknown metric 'Recal'", "did you mean 'Recall'"]),
+        .set("zero cutoff", ["topk=[0]"], ["'topk'", "positive integers"]),
+        .set("negative cutoff", ["topk=[-3]"], ["'topk'", "positive integers"]),
+        .set("no cutoffs", ["topk=[]"], ["'topk'", "positive integers"]),
+        .set("cutoff beyond the catalogue", ["topk=[2,1000000000]"], ["'topk'", "larger than the catalogue"]),
+        .set("valid_metric not computed", ["valid_metric=MRR@7"], ["'valid_metric'", "not among the computed metrics"]),
+        .set("zero train batch", ["train_batch_size=0"], ["'train_batch_size'", "at least 1"], model: "BPR"),
+        .set("zero eval batch", ["eval_batch_size=0"], ["'eval_batch_size'", "at least 1"]),
+        .set("fractional seed", ["seed=1.5"], ["'seed'", "expected an integer"]),
+        .set("unknown history mask", ["history_mask=maybe"], ["'history_mask'", "recbole, seen or none"]),
+        .set("user and item the same column", ["ITEM_ID_FIELD=user_id"], ["'ITEM_ID_FIELD'"]),
+        .set("empty results_dir", ["results_dir=''"], ["'results_dir'", "must not be empty"]),
+        .set("results_dir is a file", ["results_dir=run.yml"], ["run.yml is a file, not a folder"]),
+        HostileCase(name: "more memory than allowed", files: ["data/tiny/tiny.inter": Array(HostileCase.sixHundredItems.utf8)],
+                    arguments: ["run", "--model", "EASE", "--config", "run.yml", "--set", "memory_limit_mb=1"],
+                    mentions: ["'EASE'", "needs an estimated", "600 × 600 float32 Gram matrix", "memory_limit_mb"]),
+    ]
+
+    static let dataLeftCases: [HostileCase] = [
+        .inter("every user with one interaction", HostileCase.oneInteractionEach, ["'eval_args'", "no user with a test interaction"]),
+        .yaml("a count filter that removes everything", "user_inter_num_interval: \"[100,inf)\"\n", ["'user_inter_num_interval'", "removed every interaction"]),
+    ]
+
+    static let convertCases: [HostileCase] = [
+        .csv("CSV unterminated quote", "user_id,item_id,timestamp\n\"u1,i1,1\nu2,i2,2\n", ["interact.csv:2", "not closed"]),
+        .csv("CSV ragged row", "user_id,item_id,timestamp\nu1,i1,1\nu2,i2\n", ["interact.csv:3", "expected 3 fields"]),
+        .csv("CSV duplicate header", "user_id,item_id,item_id\nu1,i1,1\n", ["interact.csv:1", "duplicate column name"]),
+        .csv("CSV without a user column", "user,item_id,timestamp\nu1,i1,1\n", ["interact.csv:1", "'user_id'", "required column missing"]),
+        .csv("CSV empty", "", ["interact.csv:1", "empty file"]),
+        .csv("CSV unreadable date", "user_id,item_id,timestamp\nu1,i1,yesterday\n", ["interact.csv:2", "is not a timestamp"], extra: ["--time-field", "timestamp"]),
+        .csv("CSV value holding a tab", "user_id,item_id,timestamp\nu1,\"i\t1\",1\n", ["interact.csv:2", "contains a tab"]),
+        .csv("CSV unknown field type", "user_id,item_id,timestamp\nu1,i1,1\n", ["unknown type 'flaot'", "did you mean 'float'"], extra: ["--field", "timestamp:flaot"]),
+    ]
+
+    @Test func theCatalogueIsLarge() {
+        #expect(Self.cases.count >= 40)
+        #expect(Set(Self.cases.map(\.name)).count == Self.cases.count)
+    }
+
+    @Test(arguments: CatalogueTests.cases)
+    func failsWithOneLineAndNoResult(_ c: HostileCase) throws {
+        let w = try Workspace()
+        for (path, bytes) in c.files {
+            let full = w.root + "/" + path
+            try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data(bytes).write(to: URL(fileURLWithPath: full))
+        }
+        let out = try w.run(c.command)
+        #expect(out.status != 0, "\(c.name): exit 0")
+        let lines = out.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(c.name): stderr \(out.stderr.prefix(2_000))")
+        #expect(out.stderr.count < 2_000, "\(c.name): a \(out.stderr.count)-character error")
+        #expect(!out.stderr.contains("Fatal error") && !out.stderr.contains("NSCocoaErrorDomain"))
+        for needle in c.mentions { #expect(out.stderr.contains(needle), "\(c.name): stderr lacks '\(needle)': \(out.stderr.prefix(2_000))") }
+        #expect(w.allFiles.isEmpty, "\(c.name): left \(w.allFiles)")
+    }
+
+    /// A byte-order mark and CRLF line ends are how spreadsheets save text: both read as
+    /// the plain file does, to the same metrics.
+    @Test func bomAndCRLFReadAsThePlainFile() throws {
+        let plain = Workspace.header + Workspace.rows
+        var metrics: [String] = []
+        for text in [plain, "\u{FEFF}" + plain, plain.replacingOccurrences(of: "\n", with: "\r\n")] {
+            let w = try Workspace(inter: text)
+            let out = try w.run(["run", "--model", "EASE", "--config", "run.yml", "--no-save", "--quiet"])
+            #expect(out.status == 0, "\(out.stderr)")
+            metrics.append(out.stdout)
+        }
+        #expect(metrics[0] == metrics[1] && metrics[0] == metrics[2])
+    }
+
+    /// A file-size limit stops the result write (as a full disk would): one line naming the
+    /// file, and no record or orphaned per-user file left behind.
+    @Test func aFullDiskLeavesNoPartialResult() throws {
+        let w = try Workspace()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", "ulimit -f 1 && exec \"$0\" run --model EASE --config run.yml", CLI.binary]
+        p.currentDirectoryURL = URL(fileURLWithPath: w.root)
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .exit && p.terminationStatus == 1, "\(p.terminationReason) \(p.terminationStatus): \(stderr)")
+        #expect(stderr.contains("cannot be written (File too large)") && stderr.split(separator: "\n").count == 1, "\(stderr)")
+        let leftovers = FileManager.default.enumerator(atPath: w.root + "/out")?.allObjects as? [String] ?? []
+        #expect(!leftovers.contains { $0.hasSuffix(".json") || $0.hasSuffix(".tmp") }, "\(leftovers)")
+    }
+}
