@@ -55,6 +55,9 @@ let package = Package(
         ),
         // The binary: process set-up, then the commands.
         .executableTarget(name: "recbench", dependencies: ["RecBenchCLI"]),
+        // libFuzzer targets for the readers of untrusted input (scripts/fuzz.sh); a plain
+        // build is a replayer of saved inputs.
+        .executableTarget(name: "recbench-fuzz", dependencies: ["RecBenchCore"], path: "Tests/Fuzz"),
         .testTarget(name: "RecBenchCoreTests", dependencies: ["RecBenchCore", "Linalg", "Autodiff"]),
         // Runs the built `recbench` binary as a user would; depends on it so it is built first.
         .testTarget(name: "RecBenchCLITests", dependencies: ["recbench", "RecBenchCLI", "RecBenchCore", "Linalg"]),

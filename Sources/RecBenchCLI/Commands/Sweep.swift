@@ -49,11 +49,13 @@ public struct Sweep: ParsableCommand {
             let skipped = total - pending.count
             var progress = Progress(total: total, done: skipped, jobs: jobs, quiet: logging.quiet)
             for (index, run) in plan.runs.enumerated() where !pending.contains(where: { $0.offset == index }) {
+                AtomicWrite.removeStaleTemporaries(of: run.failurePath)
                 progress.line("[\(index + 1)/\(total)] \(run.label): already done, skipped")
             }
             var queue = pending[...]
             var running: [pid_t: (index: Int, run: SweepRun, log: String, started: ContinuousClock.Instant)] = [:]
             var failures = 0, completed = 0
+            Sweep.removeStaleLogFolders()
             let logDirectory = NSTemporaryDirectory() + "recbench-sweep-\(getpid())"
             try? FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
             while !queue.isEmpty || !running.isEmpty {
@@ -74,6 +76,7 @@ public struct Sweep: ParsableCommand {
                 let tag = "[\(finished.index + 1)/\(total)] \(finished.run.label)"
                 if status == 0 && SweepPlanner.isDone(finished.run) {
                     unlink(finished.run.failurePath)
+                    AtomicWrite.removeStaleTemporaries(of: finished.run.failurePath)   // a sweep killed while recording it
                     completed += 1
                     progress.finished(seconds: seconds)
                     progress.line("\(tag): done in \(String(format: "%.2f", seconds)) s\(summary(finished.run))")
@@ -95,6 +98,16 @@ public struct Sweep: ParsableCommand {
             return failures
         }
         if failed > 0 { throw ExitCode(1) }
+    }
+
+    /// Deletes the run-log folders of sweeps that were killed (`recbench-sweep-<pid>` whose
+    /// process no longer exists); a finished sweep removes its own.
+    static func removeStaleLogFolders() {
+        let temp = NSTemporaryDirectory()
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: temp)) ?? [] where entry.hasPrefix("recbench-sweep-") {
+            guard let pid = pid_t(entry.dropFirst("recbench-sweep-".count)), pid != getpid(), !AtomicWrite.isAlive(pid) else { continue }
+            try? FileManager.default.removeItem(atPath: temp + entry)
+        }
     }
 
     /// " · ndcg@10 0.1264" from the stored result, when it has that key.

@@ -14,6 +14,7 @@ public enum AtomicWrite {
         } catch {
             throw RecBenchError.file(directory, "cannot create the folder for \((path as NSString).lastPathComponent) (\(error.localizedDescription))")
         }
+        removeStaleTemporaries(of: path)
         let temp = "\(directory.isEmpty ? "." : directory)/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard fd >= 0 else { throw RecBenchError.file(temp, "cannot be created (\(String(cString: strerror(errno))))") }
@@ -34,6 +35,30 @@ public enum AtomicWrite {
             unlink(temp)
             throw RecBenchError.file(path, "cannot be written (\(String(cString: strerror(failure))))")
         }
+    }
+
+    /// Deletes the temp files an earlier writer of `path` left when it was killed between
+    /// creating and renaming one (`.<name>.<pid>.tmp` whose process no longer exists), so a
+    /// resumed sweep leaves none behind. A live writer's temp file is left alone.
+    public static func removeStaleTemporaries(of path: String) {
+        let directory = (path as NSString).deletingLastPathComponent, name = (path as NSString).lastPathComponent
+        let folder = directory.isEmpty ? "." : directory
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for entry in entries where entry.hasPrefix(".\(name).") && entry.hasSuffix(".tmp") {
+            let pidText = entry.dropFirst(name.count + 2).dropLast(4)
+            guard let pid = pid_t(pidText), pid != getpid(), !isAlive(pid) else { continue }
+            unlink("\(folder)/\(entry)")
+        }
+    }
+
+    /// Whether process `pid` is running: it exists (signal 0 probes without sending) and is
+    /// not a zombie waiting to be reaped (a killed writer can linger as one).
+    public static func isAlive(_ pid: pid_t) -> Bool {
+        guard kill(pid, 0) == 0 || errno == EPERM else { return false }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return true }
+        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        return state != "Z" && state != "X"
     }
 
     /// The first existing path along `directory` that is a file, not a folder (so the
