@@ -53,6 +53,33 @@ import Testing
         #expect(again.stdout.contains("0 run now, 7 already done"))
     }
 
+    /// Two shards of one plan, run one after the other into one results folder (as two
+    /// array tasks would), store exactly the single-process sweep's runs and metrics; the
+    /// partition is disjoint and covers the plan; a resubmitted shard recomputes nothing.
+    @Test func twoShardsTogetherAreTheWholeSweep() throws {
+        let whole = try Workspace()
+        #expect(try whole.run(sweep).status == 0)
+        let expected = try records(whole)
+
+        let w = try Workspace()
+        let listed = try (1...2).map { i in try w.run(sweep + ["--shard", "\(i)/2", "--list"]).stdout.split(separator: "\n") }
+        #expect(listed[0] == listed[1], "--list prints the whole plan whichever shard is named")
+        let shards = listed[0].map { line in line.split(separator: "\t")[3] }
+        #expect(shards.count == 7 && Set(shards) == ["shard 1/2", "shard 2/2"], "\(listed[0])")
+        for i in 1...2 {
+            let out = try w.run(sweep + ["--shard", "\(i)/2"])
+            #expect(out.status == 0, "\(out.stderr)")
+            #expect(out.stdout.contains("sweep: \(shards.filter { $0 == "shard \(i)/2" }.count) runs"), "\(out.stdout)")
+        }
+        let final = try records(w)
+        #expect(Set(final.keys) == Set(expected.keys))
+        for (key, value) in final { #expect(value.0 == expected[key]?.0, "metrics differ for \(key)") }
+        let again = try w.run(sweep + ["--shard", "1/2"])
+        #expect(again.stdout.contains("0 run now"), "\(again.stdout)")
+        let bad = try w.run(sweep + ["--shard", "3/2"])
+        #expect(bad.status != 0 && bad.stderr.contains("i/N"), "\(bad.stderr)")
+    }
+
     @Test func parallelJobsStoreTheSameResults() throws {
         let serial = try Workspace(), parallel = try Workspace()
         #expect(try serial.run(sweep).status == 0)

@@ -27,6 +27,12 @@ public struct Sweep: ParsableCommand {
     @Option(help: "Runs in parallel (separate processes). Each run also uses `threads` cores.")
     public var jobs = 1
 
+    @Option(help: ArgumentHelp("Run only shard i of N (1 ≤ i ≤ N): a fixed part of the plan chosen by each run's key, so N machines sharing one results folder together run the whole sweep once.", valueName: "i/N"))
+    public var shard: String?
+
+    @Flag(help: "Print the planned runs (run key, shard under --shard, done / failed / pending) and exit.")
+    public var list = false
+
     @OptionGroup public var logging: LoggingOptions
 
     public func validate() throws {
@@ -35,6 +41,7 @@ public struct Sweep: ParsableCommand {
         guard models.split(separator: ",").contains(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty }) else {
             throw ValidationError("--models is empty: give `all` or a comma-separated list of models")
         }
+        if let shard { do { _ = try SweepShard(parsing: shard) } catch { throw ValidationError("\(error)") } }
     }
 
     public func run() throws {
@@ -44,11 +51,15 @@ public struct Sweep: ParsableCommand {
             let plan = try SweepPlanner.plan(models: names, configFiles: experiment.config, assignments: experiment.assignments,
                                                    dataset: experiment.dataset, modelDefaultsDirectory: experiment.modelDefaults)
             for notice in plan.notices { logger.notice("\(notice)") }
-            let total = plan.runs.count
-            let pending = plan.runs.enumerated().filter { !SweepPlanner.isDone($0.element) }
+            let part = try shard.map(SweepShard.init(parsing:))
+            if list { Sweep.list(plan.runs, shard: part); return 0 }
+            let runs = part.map { s in plan.runs.filter(s.contains) } ?? plan.runs
+            if let part { logger.notice("shard \(part): \(runs.count) of the plan's \(plan.runs.count) runs") }
+            let total = runs.count
+            let pending = runs.enumerated().filter { !SweepPlanner.isDone($0.element) }
             let skipped = total - pending.count
             var progress = Progress(total: total, done: skipped, jobs: jobs, quiet: logging.quiet)
-            for (index, run) in plan.runs.enumerated() where !pending.contains(where: { $0.offset == index }) {
+            for (index, run) in runs.enumerated() where !pending.contains(where: { $0.offset == index }) {
                 AtomicWrite.removeStaleTemporaries(of: run.failurePath)
                 progress.line("[\(index + 1)/\(total)] \(run.label): already done, skipped")
             }
@@ -98,6 +109,15 @@ public struct Sweep: ParsableCommand {
             return failures
         }
         if failed > 0 { throw ExitCode(1) }
+    }
+
+    /// The plan as a table on stdout: one line per run, with its shard among `shard.count`.
+    static func list(_ runs: [SweepRun], shard: SweepShard?) {
+        for (index, run) in runs.enumerated() {
+            let status = SweepPlanner.isDone(run) ? "done" : FileManager.default.fileExists(atPath: run.failurePath) ? "failed" : "pending"
+            let part = shard.map { "\tshard \(SweepShard.of(run, count: $0.count))/\($0.count)" } ?? ""
+            Terminal.out("\(index + 1)\t\(run.label)\t\(run.runKey.prefix(16))\(part)\t\(status)")
+        }
     }
 
     /// Deletes the run-log folders of sweeps that were killed (`recbench-sweep-<pid>` whose

@@ -128,3 +128,33 @@ public enum SweepPlanner {
         return result.runKey == run.runKey
     }
 }
+
+/// One of N deterministic parts of a sweep, for spreading it over machines (a Slurm array
+/// task, a Ray task). A run belongs to shard 1 + (its run key's first 16 hex digits) mod N:
+/// the partition depends only on each run's identity, not on the plan's order, the other
+/// runs or what is already done, so resuming or resubmitting a shard redoes nothing.
+public struct SweepShard: Sendable, Equatable, CustomStringConvertible {
+    /// 1-based index of this shard.
+    public let index: Int
+    /// Number of shards.
+    public let count: Int
+
+    /// Parses `i/N` with 1 ≤ i ≤ N.
+    public init(parsing text: String) throws {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let i = Int(parts[0]), let n = Int(parts[1]), n >= 1, (1...n).contains(i) else {
+            throw RecBenchError(field: "--shard", "expected i/N with 1 ≤ i ≤ N (shard i of N), got '\(text)'")
+        }
+        index = i; count = n
+    }
+
+    /// The shard (1…count) that `run` belongs to among `count`.
+    public static func of(_ run: SweepRun, count: Int) -> Int {
+        1 + Int(UInt64(run.runKey.prefix(16), radix: 16).map { $0 % UInt64(count) } ?? 0)
+    }
+
+    /// Whether `run` is this shard's.
+    public func contains(_ run: SweepRun) -> Bool { SweepShard.of(run, count: count) == index }
+
+    public var description: String { "\(index)/\(count)" }
+}
