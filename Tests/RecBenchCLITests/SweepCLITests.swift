@@ -66,6 +66,7 @@ import Testing
         #expect(listed[0] == listed[1], "--list prints the whole plan whichever shard is named")
         let shards = listed[0].map { line in line.split(separator: "\t")[3] }
         #expect(shards.count == 7 && Set(shards) == ["shard 1/2", "shard 2/2"], "\(listed[0])")
+        #expect(abs(shards.filter { $0 == "shard 1/2" }.count - shards.filter { $0 == "shard 2/2" }.count) <= 1)
         for i in 1...2 {
             let out = try w.run(sweep + ["--shard", "\(i)/2"])
             #expect(out.status == 0, "\(out.stderr)")

@@ -27,7 +27,7 @@ public struct Sweep: ParsableCommand {
     @Option(help: "Runs in parallel (separate processes). Each run also uses `threads` cores.")
     public var jobs = 1
 
-    @Option(help: ArgumentHelp("Run only shard i of N (1 ≤ i ≤ N): a fixed part of the plan chosen by each run's key, so N machines sharing one results folder together run the whole sweep once.", valueName: "i/N"))
+    @Option(help: ArgumentHelp("Run only shard i of N (1 ≤ i ≤ N): every N-th run of the plan, so N machines sharing one results folder together run the whole sweep once.", valueName: "i/N"))
     public var shard: String?
 
     @Flag(help: "Print the planned runs (run key, shard under --shard, done / failed / pending) and exit.")
@@ -53,7 +53,7 @@ public struct Sweep: ParsableCommand {
             for notice in plan.notices { logger.notice("\(notice)") }
             let part = try shard.map(SweepShard.init(parsing:))
             if list { Sweep.list(plan.runs, shard: part); return 0 }
-            let runs = part.map { s in plan.runs.filter(s.contains) } ?? plan.runs
+            let runs = part.map { $0.runs(of: plan.runs) } ?? plan.runs
             if let part { logger.notice("shard \(part): \(runs.count) of the plan's \(plan.runs.count) runs") }
             let total = runs.count
             let pending = runs.enumerated().filter { !SweepPlanner.isDone($0.element) }
@@ -115,7 +115,7 @@ public struct Sweep: ParsableCommand {
     static func list(_ runs: [SweepRun], shard: SweepShard?) {
         for (index, run) in runs.enumerated() {
             let status = SweepPlanner.isDone(run) ? "done" : FileManager.default.fileExists(atPath: run.failurePath) ? "failed" : "pending"
-            let part = shard.map { "\tshard \(SweepShard.of(run, count: $0.count))/\($0.count)" } ?? ""
+            let part = shard.map { "\tshard \(SweepShard.of(position: index, count: $0.count))/\($0.count)" } ?? ""
             Terminal.out("\(index + 1)\t\(run.label)\t\(run.runKey.prefix(16))\(part)\t\(status)")
         }
     }

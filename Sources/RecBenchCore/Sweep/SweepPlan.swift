@@ -130,9 +130,10 @@ public enum SweepPlanner {
 }
 
 /// One of N deterministic parts of a sweep, for spreading it over machines (a Slurm array
-/// task, a Ray task). A run belongs to shard 1 + (its run key's first 16 hex digits) mod N:
-/// the partition depends only on each run's identity, not on the plan's order, the other
-/// runs or what is already done, so resuming or resubmitting a shard redoes nothing.
+/// task, a Ray task). The plan's k-th run (0-based, in plan order, done runs included)
+/// belongs to shard 1 + k mod N: the partition depends only on the plan, not on what is
+/// already done, so resuming or resubmitting a shard redoes nothing, and the shards' run
+/// counts differ by at most one.
 public struct SweepShard: Sendable, Equatable, CustomStringConvertible {
     /// 1-based index of this shard.
     public let index: Int
@@ -148,13 +149,13 @@ public struct SweepShard: Sendable, Equatable, CustomStringConvertible {
         index = i; count = n
     }
 
-    /// The shard (1…count) that `run` belongs to among `count`.
-    public static func of(_ run: SweepRun, count: Int) -> Int {
-        1 + Int(UInt64(run.runKey.prefix(16), radix: 16).map { $0 % UInt64(count) } ?? 0)
-    }
+    /// The shard (1…count) of the plan's run at `position` (0-based).
+    public static func of(position: Int, count: Int) -> Int { 1 + position % count }
 
-    /// Whether `run` is this shard's.
-    public func contains(_ run: SweepRun) -> Bool { SweepShard.of(run, count: count) == index }
+    /// This shard's runs of `runs` (the whole plan, in order).
+    public func runs(of runs: [SweepRun]) -> [SweepRun] {
+        runs.enumerated().filter { SweepShard.of(position: $0.offset, count: count) == index }.map(\.element)
+    }
 
     public var description: String { "\(index)/\(count)" }
 }

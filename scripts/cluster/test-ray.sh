@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Local test of ray_sweep.py on a real Ray: installs Ray from PyPI into a virtualenv
+# (default ~/.cache/recbench-ray), then on the shipped ml-100k:
+#   1. a single-process `recbench sweep --models Pop,ItemKNN,EASE,BPR` for reference;
+#   2. the Ray driver with 2 shards (a local `ray.init()`), killed — driver, workers and
+#      their recbench processes — once a run is stored, then rerun;
+#   3. checks that `recbench report` of the shards equals the reference (every metric) and
+#      that the rerun recomputed none of the runs finished before the kill.
+# Downloads Ray (~200 MB): not part of CI. Usage: test-ray.sh [VENV]
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+recbench=$repo/.build/release/recbench
+[ -x "$recbench" ] || { echo "build first: swift build -c release" >&2; exit 2; }
+venv=${1:-$HOME/.cache/recbench-ray}
+[ -x "$venv/bin/python" ] || { python3 -m venv "$venv" && "$venv/bin/pip" install -q "ray[default]"; }
+work=$(mktemp -d /tmp/recbench-ray-XXXXXX)
+cd "$work"
+cat > sweep.yml <<YAML
+dataset: ml-100k
+data_path: $repo/Datasets
+load_col: {inter: [user_id, item_id, timestamp]}
+eval_args: {order: TO, split: {RS: [0.8, 0.1, 0.1]}, group_by: user, mode: full}
+topk: [10]
+valid_metric: MRR@10
+threads: 1
+YAML
+models=Pop,ItemKNN,EASE,BPR
+"$recbench" sweep --config sweep.yml --models $models --set results_dir=reference --quiet
+driver=("$venv/bin/python" "$repo/scripts/cluster/ray_sweep.py" --shards 2 --cpus-per-shard 1 --recbench "$recbench"
+        -- --config sweep.yml --models $models --set results_dir=shards --quiet)
+
+# First attempt, killed once a run is stored (a lost cluster): the whole process tree.
+setsid "${driver[@]}" > first.log 2>&1 &
+leader=$!
+for _ in $(seq 1200); do
+    [ -n "$(ls shards/ml-100k/*.peruser.json 2>/dev/null)" ] && break
+    sleep 0.1
+done
+kill -KILL -- -"$leader" 2>/dev/null || true
+pkill -KILL -f "recbench sweep --config sweep.yml" 2>/dev/null || true
+"$venv/bin/ray" stop --force > /dev/null 2>&1 || true
+sleep 1
+before=$(ls shards/ml-100k/*.json 2>/dev/null | grep -v -e peruser -e failed | xargs -r stat -c '%n %Y.%y' | sort)
+
+"${driver[@]}"
+"$venv/bin/ray" stop --force > /dev/null 2>&1 || true
+
+python3 - "$recbench" <<'PY'
+import csv, io, subprocess, sys
+def table(folder):
+    out = subprocess.run([sys.argv[1], "report", folder, "--format", "csv"], capture_output=True, text=True, check=True).stdout
+    rows = list(csv.reader(io.StringIO(out)))
+    keep = [i for i, n in enumerate(rows[0]) if not n.endswith("_seconds")]
+    return sorted(tuple(r[i] for i in keep) for r in rows)
+same = table("reference") == table("shards")
+print(f"ray: 2 shard tasks (the first attempt killed mid-run, then rerun): report {'identical to' if same else 'DIFFERS from'} the single-process sweep's")
+sys.exit(0 if same else 1)
+PY
+after=$(ls shards/ml-100k/*.json | grep -v -e peruser -e failed | xargs -r stat -c '%n %Y.%y' | sort)
+missing=$(comm -23 <(echo "$before") <(echo "$after") | grep -c . || true)
+echo "ray: $(echo "$before" | grep -c .) run(s) finished before the kill, $missing of them recomputed"
+[ "$missing" -eq 0 ]
