@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Local test of ray_sweep.py on a real Ray: installs Ray from PyPI into a virtualenv
 # (default ~/.cache/recbench-ray), then on the shipped ml-100k:
-#   1. a single-process `recbench sweep --models Pop,ItemKNN,EASE,BPR` for reference;
+#   1. a single-process `recbench sweep --models Pop,ItemKNN,EASE,BPR,MultiVAE,MultiDAE` for reference;
 #   2. the Ray driver with 2 shards (a local `ray.init()`), killed — driver, workers and
 #      their recbench processes — once a run is stored, then rerun;
 #   3. checks that `recbench report` of the shards equals the reference (every metric) and
@@ -24,7 +24,7 @@ topk: [10]
 valid_metric: MRR@10
 threads: 1
 YAML
-models=Pop,ItemKNN,EASE,BPR
+models=Pop,ItemKNN,EASE,BPR,MultiVAE,MultiDAE
 "$recbench" sweep --config sweep.yml --models $models --set results_dir=reference --quiet
 driver=("$venv/bin/python" "$repo/scripts/cluster/ray_sweep.py" --shards 2 --cpus-per-shard 1 --recbench "$recbench"
         -- --config sweep.yml --models $models --set results_dir=shards --quiet)
@@ -36,8 +36,11 @@ for _ in $(seq 1200); do
     [ -n "$(ls shards/ml-100k/*.peruser.json 2>/dev/null)" ] && break
     sleep 0.1
 done
-kill -KILL -- -"$leader" 2>/dev/null || true
+# Ray's workers live outside the driver's process group: kill the sweeps they started and
+# those sweeps' runs at once, then the driver, then Ray itself (slow to stop).
 pkill -KILL -f "recbench sweep --config sweep.yml" 2>/dev/null || true
+pkill -KILL -f "recbench run --model" 2>/dev/null || true
+kill -KILL -- -"$leader" 2>/dev/null || true
 "$venv/bin/ray" stop --force > /dev/null 2>&1 || true
 sleep 1
 before=$(ls shards/ml-100k/*.json 2>/dev/null | grep -v -e peruser -e failed | xargs -r stat -c '%n %Y.%y' | sort)
@@ -45,17 +48,7 @@ before=$(ls shards/ml-100k/*.json 2>/dev/null | grep -v -e peruser -e failed | x
 "${driver[@]}"
 "$venv/bin/ray" stop --force > /dev/null 2>&1 || true
 
-python3 - "$recbench" <<'PY'
-import csv, io, subprocess, sys
-def table(folder):
-    out = subprocess.run([sys.argv[1], "report", folder, "--format", "csv"], capture_output=True, text=True, check=True).stdout
-    rows = list(csv.reader(io.StringIO(out)))
-    keep = [i for i, n in enumerate(rows[0]) if not n.endswith("_seconds")]
-    return sorted(tuple(r[i] for i in keep) for r in rows)
-same = table("reference") == table("shards")
-print(f"ray: 2 shard tasks (the first attempt killed mid-run, then rerun): report {'identical to' if same else 'DIFFERS from'} the single-process sweep's")
-sys.exit(0 if same else 1)
-PY
+python3 "$repo/scripts/cluster/compare_reports.py" "$recbench" reference shards "ray: 2 shard tasks (the first attempt killed mid-run, then rerun)"
 after=$(ls shards/ml-100k/*.json | grep -v -e peruser -e failed | xargs -r stat -c '%n %Y.%y' | sort)
 missing=$(comm -23 <(echo "$before") <(echo "$after") | grep -c . || true)
 echo "ray: $(echo "$before" | grep -c .) run(s) finished before the kill, $missing of them recomputed"

@@ -77,17 +77,7 @@ job2=$(sbatch --parsable --array=1 "$repo/scripts/cluster/slurm-sweep.sh" 2 --co
 while squeue -h -j "$job2" 2>/dev/null | grep -q .; do sleep 0.5; done
 cat recbench-sweep-*.log | grep -E "sweep:|already done" || true
 
-python3 - "$recbench" <<'PY'
-import csv, io, subprocess, sys
-def table(folder):
-    out = subprocess.run([sys.argv[1], "report", folder, "--format", "csv"], capture_output=True, text=True, check=True).stdout
-    rows = list(csv.reader(io.StringIO(out)))
-    keep = [i for i, n in enumerate(rows[0]) if not n.endswith("_seconds")]
-    return sorted(tuple(r[i] for i in keep) for r in rows)
-same = table("reference") == table("shards")
-print(f"slurm: 2 array tasks (task 1 cancelled mid-run and resubmitted): report {'identical to' if same else 'DIFFERS from'} the single-process sweep's")
-sys.exit(0 if same else 1)
-PY
+python3 "$repo/scripts/cluster/compare_reports.py" "$recbench" reference shards "slurm: 2 array tasks (task 1 cancelled mid-run and resubmitted)"
 after=$(ls shards/ml-100k/*.json | grep -v -e peruser -e failed | xargs -r stat -c '%n %Y.%y' | sort)
 # Every record stored before the resubmission is untouched by it.
 missing=$(comm -23 <(echo "$before") <(echo "$after") | grep -c . || true)
