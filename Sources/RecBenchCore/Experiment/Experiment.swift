@@ -99,7 +99,7 @@ public enum Experiment {
 
         let parameters = ModelParameters(config: config, declared: modelType.parameters)
         _ = try modelType.init(parameters: parameters)   // validates hyperparameters now, before loading data
-        let threads = try config.int("threads", atLeast: 0)
+        let threads = try config.int("threads", atLeast: 0), memoryLimit = try config.int("memory_limit_mb", atLeast: 0)
         for key in ["results_dir", "checkpoint_dir"] where config[key] == .string("") {
             throw RecBenchError.config(key, origin: config.origin(of: key), "must not be empty (use `.` for the working directory\(key == "checkpoint_dir" ? ", or ~ for no checkpoints" : ""))")
         }
@@ -109,7 +109,7 @@ public enum Experiment {
             seed: UInt64(bitPattern: Int64(try config.int("seed"))),
             threads: threads == 0 ? Compute.coreCount : threads,
             resultsDirectory: try config.string("results_dir"),
-            memoryLimit: try config.int("memory_limit_mb", atLeast: 0) == 0 ? ProcessStats.availableMemoryBytes : Double(try config.int("memory_limit_mb")) * 1_048_576,
+            memoryLimit: memoryLimit == 0 ? ProcessStats.availableMemoryBytes : Double(memoryLimit) * 1_048_576,
             modelDefaultsFile: defaultsFile,
             notices: config.notices)
     }
@@ -228,12 +228,10 @@ public enum Experiment {
         return (split, validTarget, testTarget, summary)
     }
 
-    /// What a model's fit receives: seed, threads, training settings, validation on
-    /// `validTarget` (when there is a valid split) and progress events.
     /// Refuses a run whose estimated peak (the model's declared need plus one evaluation
     /// block of scores) exceeds the plan's memory limit, before anything large is allocated.
     static func checkMemory(_ model: any Recommender, data: TrainingData, plan: ExperimentPlan) throws {
-        let shape = WorkShape(users: data.userCount, items: data.itemCount, trainInteractions: data.trainMatrix.values.count,
+        let shape = WorkShape(users: data.userCount, items: data.itemCount, trainInteractions: Int(data.trainMatrix.values.reduce(0, +)),
                               trainPairs: data.trainMatrix.values.count)
         let rows = min(plan.evaluation.batchSize, data.userCount)
         var needs = [MemoryEstimate(bytes: 4 * Double(rows) * Double(data.itemCount), what: "a \(rows) × \(data.itemCount) block of scores (eval_batch_size × items)")]
@@ -245,6 +243,8 @@ public enum Experiment {
         throw RecBenchError.config(plan.modelType.name, "needs an estimated \(gib(total)) (\(needs.map { "\($0.what): \(gib($0.bytes))" }.joined(separator: "; "))), more than the \(gib(plan.memoryLimit)) of \(key); lower eval_batch_size or use a smaller catalogue")
     }
 
+    /// What a model's fit receives: seed, threads, training settings, validation on
+    /// `validTarget` (when there is a valid split) and progress events.
     static func fitContext(_ plan: ExperimentPlan, compute: Compute, validTarget: EvaluationTarget?, logger: Logger,
                            onEvent: @escaping @Sendable (Event) -> Void) -> FitContext {
         let evaluation = plan.evaluation, validation = evaluation.validationOnly
