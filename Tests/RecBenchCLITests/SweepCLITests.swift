@@ -158,3 +158,19 @@ import Testing
         #expect(w.allFiles.contains { $0.hasSuffix(".users.jsonl") })
     }
 }
+
+/// `recbench sample` for a sized log: the file where it says, the rows it says, and no
+/// temp file; a bad shape is a usage error.
+extension SweepCLITests {
+    @Test func sampleWritesASizedLog() throws {
+        let w = try Workspace()
+        let out = try w.run(["sample", "--users", "40", "--items", "60", "--interactions", "1000", "--out", "gen", "--name", "g"])
+        #expect(out.status == 0, "\(out.stderr)")
+        let text = try String(contentsOfFile: w.root + "/gen/g/g.inter", encoding: .utf8)
+        #expect(text.split(separator: "\n").count == 1_001 && text.hasPrefix("user_id:token\titem_id:token\ttimestamp:float\n"))
+        #expect(out.stdout.contains("1000 rows"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: w.root + "/gen/g") == ["g.inter"])
+        let bad = try w.run(["sample", "--shape", "ml-30m"])
+        #expect(bad.status != 0 && bad.stderr.contains("unknown --shape"), "\(bad.stderr)")
+    }
+}

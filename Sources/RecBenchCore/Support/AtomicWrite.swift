@@ -5,6 +5,13 @@ import Foundation
 public enum AtomicWrite {
     /// Writes `data` to `path` atomically, creating its folder if needed.
     public static func write(_ data: Data, to path: String) throws {
+        try stream(to: path) { out in try out(Array(data)) }
+    }
+
+    /// Writes to `path` atomically whatever `body` hands its writer, chunk by chunk, so a
+    /// file larger than memory can be produced; nothing appears at `path` unless `body`
+    /// returns and every byte reached the disk.
+    public static func stream(to path: String, _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws {
         let directory = (path as NSString).deletingLastPathComponent
         if let file = firstFile(along: directory) {
             throw RecBenchError.file(path, "cannot be written: \(file) is a file, not a folder")
@@ -18,23 +25,29 @@ public enum AtomicWrite {
         let temp = "\(directory.isEmpty ? "." : directory)/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard fd >= 0 else { throw RecBenchError.file(temp, "cannot be created (\(String(cString: strerror(errno))))") }
-        // The first failing call's errno, read before close / unlink can overwrite it.
-        var failure: Int32? = data.withUnsafeBytes { raw -> Int32? in
-            var offset = 0
-            while offset < raw.count {
-                let n = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { return n < 0 ? errno : ENOSPC }
-                offset += n
+        let failure = { (code: Int32) in RecBenchError.file(path, "cannot be written (\(String(cString: strerror(code))))") }
+        do {
+            try body { bytes in
+                // errno is read here, before close / unlink can overwrite it.
+                let code: Int32? = bytes.withUnsafeBytes { raw in
+                    var offset = 0
+                    while offset < raw.count {
+                        let n = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                        if n <= 0 { return n < 0 ? errno : ENOSPC }
+                        offset += n
+                    }
+                    return nil
+                }
+                if let code { throw failure(code) }
             }
-            return nil
-        }
-        if failure == nil && fsync(fd) != 0 { failure = errno }
-        if close(fd) != 0 && failure == nil { failure = errno }
-        if failure == nil && rename(temp, path) != 0 { failure = errno }
-        if let failure {
+            if fsync(fd) != 0 { throw failure(errno) }
+        } catch {
+            close(fd)
             unlink(temp)
-            throw RecBenchError.file(path, "cannot be written (\(String(cString: strerror(failure))))")
+            throw error
         }
+        if close(fd) != 0 { let code = errno; unlink(temp); throw failure(code) }
+        if rename(temp, path) != 0 { let code = errno; unlink(temp); throw failure(code) }
     }
 
     /// Deletes the temp files an earlier writer of `path` left when it was killed between
