@@ -126,6 +126,38 @@ struct EvaluatorTests {
         #expect(one.topItems == all.topItems)
     }
 
+    /// The memory budget caps the users per block (never below one), and the blocks it
+    /// makes give the same results.
+    @Test func theMemoryBudgetBoundsTheBlockAndNotTheResults() throws {
+        var settings = EvaluationSettings(metrics: ["NDCG", "Recall"], cutoffs: [2], batchSize: 4096)
+        settings.blockMemory = 4 * 100 * 10   // ten rows of 100 items
+        #expect(settings.usersPerBlock(items: 100) == 10)
+        #expect(settings.usersPerBlock(items: 1_000_000) == 1)
+        settings.blockMemory = 1 << 30
+        #expect(settings.usersPerBlock(items: 100) == 4096)   // eval_batch_size still caps it
+
+        let (split, d) = try blockFixture()
+        var rng = SeededGenerator(seed: 7)
+        var m = Matrix(rows: d.userCount, columns: d.itemCount)
+        for i in 0..<m.values.count { m.values[i] = Float(rng.nextInt(below: 7)) }
+        final class Recording: Scorer, @unchecked Sendable {
+            let inner: FixedScorer
+            var blocks: [Int] = []
+            init(_ inner: FixedScorer) { self.inner = inner }
+            func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+                blocks.append(users.count)
+                inner.scores(for: users, into: &block, compute: compute)
+            }
+        }
+        let small = Recording(FixedScorer(table: m)), large = Recording(FixedScorer(table: m))
+        settings.blockMemory = 4 * d.itemCount * 3   // three users per block
+        let a = Evaluator.evaluate(small, split: split, part: .test, settings: settings, compute: Compute(threads: 2))
+        settings.blockMemory = 1 << 30
+        let b = Evaluator.evaluate(large, split: split, part: .test, settings: settings, compute: Compute(threads: 2))
+        #expect(small.blocks.allSatisfy { $0 <= 3 } && small.blocks.count > 1 && large.blocks.count == 1)
+        #expect(a.values == b.values && a.topItems == b.topItems)
+    }
+
     @Test(arguments: ["mrr@1", "ndcg@3", "recall@2", "hit@3", "itemcoverage@1"])
     func validationOnlyGivesTheValidMetricOfTheFullEvaluation(valid: String) throws {
         let (split, d) = try blockFixture()

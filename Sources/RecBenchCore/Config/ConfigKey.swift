@@ -72,7 +72,8 @@ public enum ConfigKeys {
         ConfigKey("valid_metric_bigger", "bool", .bool(true), "Whether a larger validation metric is better."),
         ConfigKey("tail_ratio", "float", .double(0.1), "TailPercentage: ≤ 1, the least popular share of train items counts as tail; > 1, items with at most this many train interactions."),
         ConfigKey("metric_decimal_place", "int", .int(4), "Decimal places in printed tables (stored results keep full precision)."),
-        ConfigKey("eval_batch_size", "int", .int(4096), "Users scored per batch during evaluation: memory is bounded by `eval_batch_size × items` floats."),
+        ConfigKey("eval_batch_size", "int", .int(4096), "Users scored per batch during evaluation, at most (see eval_memory_mb)."),
+        ConfigKey("eval_memory_mb", "int", .int(1024), "Memory for one batch of scores during evaluation, in MiB: a batch holds min(eval_batch_size, this ÷ (4 B × items)) users, so evaluation memory stays bounded on any catalogue; results do not depend on it."),
         // Training (learned models)
         ConfigKey("epochs", "int", .int(300), "Maximum training epochs (learned models)."),
         ConfigKey("train_batch_size", "int", .int(2048), "Training batch size (learned models)."),

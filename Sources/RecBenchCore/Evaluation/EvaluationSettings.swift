@@ -25,8 +25,10 @@ public struct EvaluationSettings: Sendable, Equatable {
     public var cutoffs: [Int]
     /// The history mask mode.
     public var historyMask: HistoryMask
-    /// Users scored per batch.
+    /// Users scored per batch at most.
     public var batchSize: Int
+    /// Bytes one batch's block of scores may take (`eval_memory_mb`).
+    public var blockMemory = 1 << 30
     /// Validation metric key, lower case (e.g. "mrr@10").
     public var validMetric: String
     /// Whether larger validation values are better.
@@ -43,6 +45,13 @@ public struct EvaluationSettings: Sendable, Equatable {
         self.batchSize = batchSize
         self.validMetric = validMetric ?? MetricKey(metrics[0], k: cutoffs[0]).description
         self.validMetricBigger = validMetricBigger; self.decimalPlaces = decimalPlaces
+    }
+
+    /// Users per block of scores over `items`: `batchSize`, fewer when a block of that many
+    /// rows would exceed `blockMemory` (at least one), so evaluation memory is bounded by the
+    /// budget whatever the catalogue.
+    public func usersPerBlock(items: Int) -> Int {
+        max(1, min(batchSize, blockMemory / max(1, 4 * items)))
     }
 
     /// Reads and validates `metrics`, `topk`, `history_mask`, `valid_metric`, ….
@@ -66,6 +75,7 @@ public struct EvaluationSettings: Sendable, Equatable {
         }
         historyMask = m
         batchSize = try config.int("eval_batch_size", atLeast: 1)
+        blockMemory = try config.int("eval_memory_mb", atLeast: 1) << 20
         validMetricBigger = try config.bool("valid_metric_bigger")
         decimalPlaces = try config.int("metric_decimal_place", atLeast: 0)
         tailRatio = try config.double("tail_ratio")

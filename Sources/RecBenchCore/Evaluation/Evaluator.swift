@@ -55,7 +55,7 @@ public struct EvaluationTarget: Sendable {
 }
 
 /// Full-ranking evaluation as DESIGN.md specifies, in one place: score every item for every
-/// evaluated user, in batches of `batchSize` users; mask history by the configured mode;
+/// evaluated user, in blocks of `usersPerBlock` users; mask history by the configured mode;
 /// take the top K; compute every metric at every cutoff.
 public enum Evaluator {
     /// The items each user had before `part` (train for valid; train ∪ valid for test).
@@ -92,8 +92,9 @@ public enum Evaluator {
         ranked.reserveCapacity(users.count)
         var block = Matrix(rows: 0, columns: target.itemCount)
         var start = 0
+        let blockUsers = settings.usersPerBlock(items: target.itemCount)
         while start < users.count {
-            let batch = users[start..<min(users.count, start + settings.batchSize)]
+            let batch = users[start..<min(users.count, start + blockUsers)]
             if block.rows != batch.count { block = Matrix(rows: batch.count, columns: target.itemCount) }
             scorer.scores(for: batch, into: &block, compute: compute)
             block.values.withUnsafeMutableBufferPointer { scores in

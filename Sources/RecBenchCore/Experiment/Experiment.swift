@@ -233,14 +233,14 @@ public enum Experiment {
     static func checkMemory(_ model: any Recommender, data: TrainingData, plan: ExperimentPlan) throws {
         let shape = WorkShape(users: data.userCount, items: data.itemCount, trainInteractions: Int(data.trainMatrix.values.reduce(0, +)),
                               trainPairs: data.trainMatrix.values.count)
-        let rows = min(plan.evaluation.batchSize, data.userCount)
-        var needs = [MemoryEstimate(bytes: 4 * Double(rows) * Double(data.itemCount), what: "a \(rows) × \(data.itemCount) block of scores (eval_batch_size × items)")]
+        let rows = min(plan.evaluation.usersPerBlock(items: data.itemCount), data.userCount)
+        var needs = [MemoryEstimate(bytes: 4 * Double(rows) * Double(data.itemCount), what: "a \(rows) × \(data.itemCount) block of scores (eval_batch_size × items, at most eval_memory_mb)")]
         if let fit = model.memory(shape) { needs.append(fit) }
         let total = needs.reduce(0) { $0 + $1.bytes }
         guard total > plan.memoryLimit else { return }
         func gib(_ b: Double) -> String { b < 1_073_741_824 ? String(format: "%.0f MiB", b / 1_048_576) : String(format: "%.1f GiB", b / 1_073_741_824) }
         let key = plan.config.origin(of: "memory_limit_mb") == "default" ? "this machine's memory" : "memory_limit_mb"
-        throw RecBenchError.config(plan.modelType.name, "needs an estimated \(gib(total)) (\(needs.map { "\($0.what): \(gib($0.bytes))" }.joined(separator: "; "))), more than the \(gib(plan.memoryLimit)) of \(key); lower eval_batch_size or use a smaller catalogue")
+        throw RecBenchError.config(plan.modelType.name, "needs an estimated \(gib(total)) (\(needs.map { "\($0.what): \(gib($0.bytes))" }.joined(separator: "; "))), more than the \(gib(plan.memoryLimit)) of \(key); lower eval_memory_mb or use a smaller catalogue")
     }
 
     /// What a model's fit receives: seed, threads, training settings, validation on
@@ -262,7 +262,7 @@ public enum Experiment {
     }
 
     /// Keys that do not change a run's metrics, left out of its identity.
-    static let presentationKeys: Set<String> = ["results_dir", "threads", "metric_decimal_place", "checkpoint_dir", "memory_limit_mb"]
+    static let presentationKeys: Set<String> = ["results_dir", "threads", "metric_decimal_place", "checkpoint_dir", "memory_limit_mb", "eval_memory_mb"]
 
     /// The run's identity: recbench's version, model, every result-relevant config value, and
     /// the data's fingerprint. The same key means the same run (a sweep skips it); a new
