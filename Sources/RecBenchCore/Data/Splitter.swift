@@ -94,19 +94,21 @@ public enum Splitter {
     /// The part of each interaction. Pre-split datasets keep their files' parts.
     public static func split(_ interactions: Interactions, userCount: Int, settings: SplitSettings) throws -> [SplitPart] {
         if let parts = interactions.parts { return parts.map { SplitPart(rawValue: $0)! } }
+        // Rows in the order the split walks them: file order (TO, sorted per user below) or
+        // one seeded shuffle of every row (RO).
         var order = Array(0..<interactions.count)
+        var times: [Double] = []
         switch settings.order {
         case .time:
             guard let t = interactions.timestamps else {
                 throw RecBenchError.config("eval_args.order", "is TO but no time column is loaded: add TIME_FIELD to load_col.inter, or use order: RO")
             }
-            // Ties keep file order: the index is part of the key.
-            order.sort { (t[$0], $0) < (t[$1], $1) }
+            times = t
         case .random:
             var rng = SeededGenerator(seed: settings.seed, stream: 0x5B17)
             order.shuffle(using: &rng)
         }
-        // Group by user, keeping the order within each user.
+        // Group by user, keeping that order within each user (a counting sort).
         var starts = [Int](repeating: 0, count: userCount + 1)
         for u in interactions.users { starts[Int(u) + 1] += 1 }
         for u in 0..<userCount { starts[u + 1] += starts[u] }
@@ -116,6 +118,11 @@ public enum Splitter {
             let u = Int(interactions.users[r])
             grouped[next[u]] = r
             next[u] += 1
+        }
+        // TO: each user's rows by time, ties in file order (the index is part of the key) —
+        // the order a global sort by (time, row) gives, at the cost of many small sorts.
+        if !times.isEmpty {
+            for u in 0..<userCount { grouped[starts[u]..<starts[u + 1]].sort { (times[$0], $0) < (times[$1], $1) } }
         }
         var parts = [SplitPart](repeating: .train, count: interactions.count)
         for u in 0..<userCount {
