@@ -66,6 +66,12 @@ public struct AtomicTable: Sendable {
     }
 }
 
+/// A hex digest handed from the hashing thread to the reader; written once, read after
+/// the group it was written in has been waited on.
+private final class Digest: @unchecked Sendable {
+    var hex = ""
+}
+
 /// Reads RecBole atomic files: a `name:type` header line, then one row per line.
 public enum AtomicFileReader {
     /// Reads `path`, loading only `columns` (all when nil). Every data line must have as many
@@ -76,15 +82,23 @@ public enum AtomicFileReader {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw RecBenchError.file(path, FileManager.default.fileExists(atPath: path) ? "cannot be read" : "file not found")
         }
-        return try data.withUnsafeBytes { raw in
-            var table = try parse(UnsafeBufferPointer(start: raw.bindMemory(to: UInt8.self).baseAddress, count: data.count),
-                                  path: path, fieldSeparator: Array(fieldSeparator.utf8),
-                                  sequenceSeparator: sequenceSeparator, wanted: wanted)
+        // The file's SHA-256 (its part of the run key) is computed on a second thread while
+        // this one parses: on a 455 MB file each takes seconds.
+        let digest = Digest(), hashing = DispatchGroup()
+        DispatchQueue.global().async(group: hashing) {
             var hash = SHA256()
-            hash.update(raw)
-            table.sha256 = hash.hexDigest()
-            return table
+            data.withUnsafeBytes { hash.update($0) }
+            digest.hex = hash.hexDigest()
         }
+        defer { hashing.wait() }
+        var table = try data.withUnsafeBytes { raw in
+            try parse(UnsafeBufferPointer(start: raw.bindMemory(to: UInt8.self).baseAddress, count: data.count),
+                      path: path, fieldSeparator: Array(fieldSeparator.utf8),
+                      sequenceSeparator: sequenceSeparator, wanted: wanted)
+        }
+        hashing.wait()
+        table.sha256 = digest.hex
+        return table
     }
 
     /// Parses atomic-file bytes (exposed for tests and in-memory data).
