@@ -101,7 +101,7 @@ extension Tape {
 
     /// Row sums: rows × 1 (each row added in order).
     public func sumRows(_ a: Variable) -> Variable {
-        let rows = a.value.rows, n = a.value.columns
+        let n = a.value.columns
         let out = Variable(RowKernels.rowSums(a.value), requiresGrad: a.requiresGrad)
         return record(out) { a.accumulate(RowKernels.broadcastRows(out.grad!, columns: n)) }
     }

@@ -15,15 +15,7 @@ venv=${1:-$HOME/.cache/recbench-ray}
 [ -x "$venv/bin/python" ] || { python3 -m venv "$venv" && "$venv/bin/pip" install -q "ray[default]"; }
 work=$(mktemp -d /tmp/recbench-ray-XXXXXX)
 cd "$work"
-cat > sweep.yml <<YAML
-dataset: ml-100k
-data_path: $repo/Datasets
-load_col: {inter: [user_id, item_id, timestamp]}
-eval_args: {order: TO, split: {RS: [0.8, 0.1, 0.1]}, group_by: user, mode: full}
-topk: [10]
-valid_metric: MRR@10
-threads: 1
-YAML
+{ cat "$repo/scripts/cluster/test-sweep.yml"; echo "data_path: $repo/Datasets"; } > sweep.yml
 models=Pop,ItemKNN,EASE,BPR,MultiVAE,MultiDAE
 "$recbench" sweep --config sweep.yml --models $models --set results_dir=reference --quiet
 driver=("$venv/bin/python" "$repo/scripts/cluster/ray_sweep.py" --shards 2 --cpus-per-shard 1 --recbench "$recbench"

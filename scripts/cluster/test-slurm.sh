@@ -49,15 +49,7 @@ for _ in $(seq 50); do sinfo -h -o %T 2>/dev/null | grep -q idle && break; sleep
 sinfo
 
 cd "$work"
-cat > sweep.yml <<YAML
-dataset: ml-100k
-data_path: $repo/Datasets
-load_col: {inter: [user_id, item_id, timestamp]}
-eval_args: {order: TO, split: {RS: [0.8, 0.1, 0.1]}, group_by: user, mode: full}
-topk: [10]
-valid_metric: MRR@10
-threads: 1
-YAML
+{ cat "$repo/scripts/cluster/test-sweep.yml"; echo "data_path: $repo/Datasets"; } > sweep.yml
 models=Pop,ItemKNN,EASE,BPR
 "$recbench" sweep --config sweep.yml --models $models --set results_dir=reference --quiet
 "$recbench" sweep --config sweep.yml --models $models --shard 1/2 --list

@@ -60,7 +60,7 @@ public struct Sweep: ParsableCommand {
             let skipped = total - pending.count
             var progress = Progress(total: total, done: skipped, jobs: jobs, quiet: logging.quiet)
             for (index, run) in runs.enumerated() where !pending.contains(where: { $0.offset == index }) {
-                AtomicWrite.removeStaleTemporaries(of: run.failurePath)
+                AtomicWrite.remove(run.failurePath)
                 progress.line("[\(index + 1)/\(total)] \(run.label): already done, skipped")
             }
             var queue = pending[...]
@@ -86,8 +86,7 @@ public struct Sweep: ParsableCommand {
                 let seconds = (ContinuousClock.now - finished.started).seconds
                 let tag = "[\(finished.index + 1)/\(total)] \(finished.run.label)"
                 if status == 0 && SweepPlanner.isDone(finished.run) {
-                    unlink(finished.run.failurePath)
-                    AtomicWrite.removeStaleTemporaries(of: finished.run.failurePath)   // a sweep killed while recording it
+                    AtomicWrite.remove(finished.run.failurePath)
                     completed += 1
                     progress.finished(seconds: seconds)
                     progress.line("\(tag): done in \(String(format: "%.2f", seconds)) s\(summary(finished.run))")

@@ -90,13 +90,15 @@ public enum AtomicFileReader {
             data.withUnsafeBytes { hash.update($0) }
             digest.hex = hash.hexDigest()
         }
-        defer { hashing.wait() }
-        var table = try data.withUnsafeBytes { raw in
-            try parse(UnsafeBufferPointer(start: raw.bindMemory(to: UInt8.self).baseAddress, count: data.count),
-                      path: path, fieldSeparator: Array(fieldSeparator.utf8),
-                      sequenceSeparator: sequenceSeparator, wanted: wanted)
+        let parsed = Result {
+            try data.withUnsafeBytes { raw in
+                try parse(UnsafeBufferPointer(start: raw.bindMemory(to: UInt8.self).baseAddress, count: data.count),
+                          path: path, fieldSeparator: Array(fieldSeparator.utf8),
+                          sequenceSeparator: sequenceSeparator, wanted: wanted)
+            }
         }
         hashing.wait()
+        var table = try parsed.get()
         table.sha256 = digest.hex
         return table
     }

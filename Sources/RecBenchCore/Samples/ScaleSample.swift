@@ -145,13 +145,12 @@ struct LineBuffer {
         bytes.append(0x0A)
     }
 
+    /// The decimal digits of a non-negative `value`: written least significant first, then
+    /// turned around in place.
     mutating func appendDecimal(_ value: Int) {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var v = value, n = 0
-        withUnsafeMutableBytes(of: &digits) { d in
-            repeat { d[n] = UInt8(0x30 + v % 10); v /= 10; n += 1 } while v > 0
-            for i in stride(from: n - 1, through: 0, by: -1) { bytes.append(d[i]) }
-        }
+        let start = bytes.count
+        var v = value
+        repeat { bytes.append(UInt8(0x30 + v % 10)); v /= 10 } while v > 0
+        bytes[start...].reverse()
     }
 }

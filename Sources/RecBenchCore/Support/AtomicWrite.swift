@@ -50,10 +50,17 @@ public enum AtomicWrite {
         if rename(temp, path) != 0 { let code = errno; unlink(temp); throw failure(code) }
     }
 
+    /// Deletes `path` and any temp file a killed writer of it left (a failure record that a
+    /// later success makes obsolete).
+    public static func remove(_ path: String) {
+        unlink(path)
+        removeStaleTemporaries(of: path)
+    }
+
     /// Deletes the temp files an earlier writer of `path` left when it was killed between
     /// creating and renaming one (`.<name>.<pid>.tmp` whose process no longer exists), so a
     /// resumed sweep leaves none behind. A live writer's temp file is left alone.
-    public static func removeStaleTemporaries(of path: String) {
+    static func removeStaleTemporaries(of path: String) {
         let directory = (path as NSString).deletingLastPathComponent, name = (path as NSString).lastPathComponent
         let folder = directory.isEmpty ? "." : directory
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
