@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RecBenchCore
+import Linalg
 
 struct AtomicFileTests {
     func parse(_ text: String, wanted: [String]? = nil, separator: String = "\t") throws -> AtomicTable {
@@ -17,7 +18,7 @@ struct AtomicFileTests {
     @Test func readsEveryColumnType() throws {
         let t = try parse("id:token\tname:token_seq\tscore:float\tvec:float_seq\n7\ta b  c\t2.5\t1 -2e3\n8\t\t\t\n")
         #expect(t.rowCount == 2)
-        #expect(t.columns["id"] == .token(["7", "8"]))
+        #expect(t.columns["id"] == .token(TokenColumn(["7", "8"])))
         #expect(t.columns["name"] == .tokenSequence([["a", "b", "c"], []]))
         #expect(t.columns["vec"] == .floatSequence([[1, -2000], []]))
         let scores = try t.floats("score")
@@ -71,6 +72,30 @@ struct AtomicFileTests {
         #expect(e?.location == "x.inter:2")
     }
 
+    @Test func tokensAreInternedInFirstAppearanceOrderThroughTableGrowth() throws {
+        // 5,000 distinct ids (the table grows several times), each on three rows, shuffled
+        // deterministically: every row must read back as its own text.
+        var ids = (0..<15_000).map { "id\($0 % 5_000)" }
+        var rng = SeededGenerator(seed: 7)
+        ids.shuffle(using: &rng)
+        let t = try parse("u:token\n" + ids.joined(separator: "\n") + "\n")
+        let column = try t.tokenColumn("u")
+        #expect(column.values == ids)
+        #expect(column.vocabulary.count == 5_000)
+        var seen = Set<String>(), firstAppearance: [String] = []
+        for id in ids where seen.insert(id).inserted { firstAppearance.append(id) }
+        #expect(column.vocabulary == firstAppearance)
+    }
+
+    @Test func aBadTokenIsReportedAtItsFirstLineEvenWhenRepeated() {
+        var bytes = Array("u:token\nok\n".utf8) + [0xC3, 0x28, 0x0A, 0xC3, 0x28, 0x0A]
+        let e = bytes.withUnsafeMutableBufferPointer { buffer -> RecBenchError? in
+            do { _ = try AtomicFileReader.parse(UnsafeBufferPointer(buffer), path: "x.inter", fieldSeparator: [9], sequenceSeparator: " ", wanted: nil); return nil }
+            catch let e as RecBenchError { return e } catch { return nil }
+        }
+        #expect(e?.location == "x.inter:3")
+    }
+
     @Test func emptyFileAndMissingColumnAreErrors() {
         #expect(error("")?.location == "x.inter:1")
         #expect(error("u:token\n1\n", wanted: ["u", "timestamp"])?.field == "timestamp")
@@ -93,6 +118,22 @@ struct DatasetLoaderTests {
         #expect(d.userIDs["u1"] == 1 && d.itemIDs["a"] == 1)
         #expect(d.interactions.users == [0, 1, 0])
         #expect(d.statistics.sparsity == 1 - 3.0 / 4)
+    }
+
+    @Test func preSplitFilesShareOneIdSpace() throws {
+        // The same user and item tokens in train and test files are one id each; new tokens
+        // in a later file come after every earlier one.
+        let dir = Fixtures.temporaryDirectory()
+        let folder = "\(dir)/tiny"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let header = "user_id:token\titem_id:token\ttimestamp:float\n"
+        try (header + "u\ta\t1\nv\tb\t2\n").write(toFile: "\(folder)/tiny.train.inter", atomically: true, encoding: .utf8)
+        try (header + "w\tb\t3\nu\tc\t4\n").write(toFile: "\(folder)/tiny.test.inter", atomically: true, encoding: .utf8)
+        let cfg = try Fixtures.config(dataPath: dir, extra: ["benchmark_filename": .list([.string("train"), .string("test")])])
+        let d = try DatasetLoader.load(DataSettings(cfg))
+        #expect(d.userTokens == ["u", "v", "w"] && d.itemTokens == ["a", "b", "c"])
+        #expect(d.interactions.users == [0, 1, 2, 0] && d.interactions.items == [0, 1, 1, 2])
+        #expect(d.interactions.parts == [0, 0, 2, 2])
     }
 
     @Test func kCoreFilterIteratesToAFixedPoint() throws {

@@ -16,7 +16,7 @@ public struct AtomicField: Sendable, Equatable {
 
 /// The values of one loaded column.
 public enum AtomicColumn: Sendable, Equatable {
-    case token([String])
+    case token(TokenColumn)
     case float([Double])
     case tokenSequence([[String]])
     case floatSequence([[Double]])
@@ -50,12 +50,15 @@ public struct AtomicTable: Sendable {
     public var sha256: String = ""
 
     /// The token column `name`; throws if it is absent or not a token column.
-    public func tokens(_ name: String) throws -> [String] {
+    public func tokenColumn(_ name: String) throws -> TokenColumn {
         guard case .token(let v)? = columns[name] else {
             throw RecBenchError.file(path, field: name, "expected a loaded column of type token")
         }
         return v
     }
+
+    /// The token column `name` as one `String` per row (for side files and tests).
+    public func tokens(_ name: String) throws -> [String] { try tokenColumn(name).values }
 
     /// The float column `name`; throws if it is absent or not a float column.
     public func floats(_ name: String) throws -> [Double] {
@@ -64,12 +67,6 @@ public struct AtomicTable: Sendable {
         }
         return v
     }
-}
-
-/// A hex digest handed from the hashing thread to the reader; written once, read after
-/// the group it was written in has been waited on.
-private final class Digest: @unchecked Sendable {
-    var hex = ""
 }
 
 /// Reads RecBole atomic files: a `name:type` header line, then one row per line.
@@ -84,11 +81,10 @@ public enum AtomicFileReader {
         }
         // The file's SHA-256 (its part of the run key) is computed on a second thread while
         // this one parses: on a 455 MB file each takes seconds.
-        let digest = Digest(), hashing = DispatchGroup()
-        DispatchQueue.global().async(group: hashing) {
+        let digest = Background {
             var hash = SHA256()
             data.withUnsafeBytes { hash.update($0) }
-            digest.hex = hash.hexDigest()
+            return hash.hexDigest()
         }
         let parsed = Result {
             try data.withUnsafeBytes { raw in
@@ -97,9 +93,8 @@ public enum AtomicFileReader {
                           sequenceSeparator: sequenceSeparator, wanted: wanted)
             }
         }
-        hashing.wait()
         var table = try parsed.get()
-        table.sha256 = digest.hex
+        table.sha256 = digest.value()
         return table
     }
 
@@ -126,7 +121,8 @@ public enum AtomicFileReader {
         let selected = header.enumerated().filter { wanted?.contains($0.element.name) ?? true }
         let positionOfColumn = Dictionary(uniqueKeysWithValues: selected.enumerated().map { ($0.element.offset, $0.offset) })
 
-        var tokenColumns = [[String]](repeating: [], count: selected.count)
+        var interners = [TokenInterner](repeating: TokenInterner(), count: selected.count)
+        var tokenCodes = [[Int32]](repeating: [], count: selected.count)
         var floatColumns = [[Double]](repeating: [], count: selected.count)
         var tokenSeqColumns = [[[String]]](repeating: [], count: selected.count)
         var floatSeqColumns = [[[Double]]](repeating: [], count: selected.count)
@@ -146,7 +142,7 @@ public enum AtomicFileReader {
                 let spec = header[column]
                 switch spec.type {
                 case .token:
-                    tokenColumns[slot].append(try text(field, path, lineNo, spec.name))
+                    tokenCodes[slot].append(try interners[slot].code(of: field) { try text($0, path, lineNo, spec.name) })
                 case .float:
                     floatColumns[slot].append(try number(field, path, lineNo, spec.name))
                 case .tokenSequence:
@@ -172,7 +168,7 @@ public enum AtomicFileReader {
         for (slot, entry) in selected.enumerated() {
             let f = entry.element
             switch f.type {
-            case .token: columns[f.name] = .token(tokenColumns[slot])
+            case .token: columns[f.name] = .token(TokenColumn(vocabulary: interners[slot].vocabulary, codes: tokenCodes[slot]))
             case .float: columns[f.name] = .float(floatColumns[slot])
             case .tokenSequence: columns[f.name] = .tokenSequence(tokenSeqColumns[slot])
             case .floatSequence: columns[f.name] = .floatSequence(floatSeqColumns[slot])

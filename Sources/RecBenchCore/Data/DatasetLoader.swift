@@ -70,10 +70,10 @@ public enum DatasetLoader {
         return columns
     }
 
-    /// The interaction rows of every `.inter` table, in order, as tokens (with the benchmark
-    /// part of each row when the dataset is pre-split).
+    /// The interaction rows of every `.inter` table, in order, as token codes (with the
+    /// benchmark part of each row when the dataset is pre-split).
     static func interactionLog(_ tables: [AtomicTable], settings: DataSettings) throws -> RawLog {
-        var userTokens: [String] = [], itemTokens: [String] = []
+        var users = TokenMerger(), items = TokenMerger()
         var timestamps: [Double]? = [], ratings: [Double]? = []
         var parts: [UInt8]? = settings.benchmarkFilenames == nil ? nil : []
         for (index, table) in tables.enumerated() {
@@ -84,13 +84,11 @@ public enum DatasetLoader {
                 guard f.type == .token else {
                     throw RecBenchError.file(table.path, line: 1, field: field, "id column must have type token, found \(f.type.rawValue)")
                 }
-            }
-            for (field, tokens) in [(settings.userField, try table.tokens(settings.userField)),
-                                    (settings.itemField, try table.tokens(settings.itemField))] {
-                if let empty = tokens.firstIndex(of: "") {
-                    throw RecBenchError.file(table.path, line: Int(table.lineNumbers[empty]), field: field, "empty id")
+                let column = try table.tokenColumn(field)
+                if let empty = column.vocabulary.firstIndex(of: ""), let row = column.codes.firstIndex(of: Int32(empty)) {
+                    throw RecBenchError.file(table.path, line: Int(table.lineNumbers[row]), field: field, "empty id")
                 }
-                if field == settings.userField { userTokens += tokens } else { itemTokens += tokens }
+                if field == settings.userField { users.append(column) } else { items.append(column) }
             }
             timestamps = try appendFloatColumn(settings.timeField, of: table, to: timestamps)
             ratings = try appendFloatColumn(settings.ratingField, of: table, to: ratings)
@@ -106,7 +104,7 @@ public enum DatasetLoader {
             throw RecBenchError.config("benchmark_filename", "expected [train, valid, test] or [train, test], got \(names.count) names")
         }
         if settings.benchmarkFilenames?.count == 2 { parts = parts?.map { $0 == 1 ? 2 : $0 } }
-        return RawLog(userTokens: userTokens, itemTokens: itemTokens, timestamps: timestamps, ratings: ratings, parts: parts)
+        return RawLog(users: users.column, items: items.column, timestamps: timestamps, ratings: ratings, parts: parts)
     }
 
     /// RecBole's filters on provisional (token) ids: duplicates, rows whose user or item is
@@ -174,12 +172,15 @@ public enum DatasetLoader {
             ids[token] = i; list.append(token)
             return i
         }
-        var users = [Int32](), items = [Int32]()
-        users.reserveCapacity(raw.count); items.reserveCapacity(raw.count)
-        for r in 0..<raw.count {
-            users.append(id(raw.userTokens[r], &userIDs, &userList))
-            items.append(id(raw.itemTokens[r], &itemIDs, &itemList))
+        // Codes → ids in order of first appearance among the kept rows, as RecBole factorizes.
+        func ids(_ column: TokenColumn, _ ids: inout [String: Int32], _ list: inout [String]) -> [Int32] {
+            var idOfCode = [Int32](repeating: -1, count: column.vocabulary.count)
+            return column.codes.map { code in
+                if idOfCode[Int(code)] < 0 { idOfCode[Int(code)] = id(column.vocabulary[Int(code)], &ids, &list) }
+                return idOfCode[Int(code)]
+            }
         }
+        let users = ids(raw.users, &userIDs, &userList), items = ids(raw.items, &itemIDs, &itemList)
         var userFeatures: (AtomicTable, [Int32])?, itemFeatures: (AtomicTable, [Int32])?
         if let (t, kept) = userTable {
             let tokens = try t.tokens(settings.userField)
@@ -241,69 +242,115 @@ public enum DatasetLoader {
     }
 }
 
-/// The interaction rows as tokens, while filtering (before final ids are assigned).
+/// Token columns of several tables as one column, codes in order of first appearance.
+struct TokenMerger {
+    private var index: [String: Int32] = [:]
+    private(set) var column = TokenColumn(vocabulary: [], codes: [])
+
+    /// Appends `next`'s rows, re-coding them into this column's vocabulary.
+    mutating func append(_ next: TokenColumn) {
+        if column.codes.isEmpty && column.vocabulary.isEmpty {
+            column = next
+            for (code, value) in next.vocabulary.enumerated() { index[value] = Int32(code) }
+            return
+        }
+        let recode = next.vocabulary.map { value in
+            if let code = index[value] { return code }
+            let code = Int32(column.vocabulary.count)
+            index[value] = code
+            column.vocabulary.append(value)
+            return code
+        }
+        column.codes += next.codes.map { recode[Int($0)] }
+    }
+}
+
+/// The interaction rows as token codes, while filtering (before final ids are assigned).
 struct RawLog {
-    var userTokens: [String]
-    var itemTokens: [String]
+    var users: TokenColumn
+    var items: TokenColumn
     var timestamps: [Double]?
     var ratings: [Double]?
     var parts: [UInt8]?
 
-    var count: Int { userTokens.count }
+    var count: Int { users.count }
 
     mutating func keep(_ indices: [Int]) {
-        userTokens = indices.map { userTokens[$0] }
-        itemTokens = indices.map { itemTokens[$0] }
+        users.codes = indices.map { users.codes[$0] }
+        items.codes = indices.map { items.codes[$0] }
         timestamps = timestamps.map { t in indices.map { t[$0] } }
         ratings = ratings.map { r in indices.map { r[$0] } }
         parts = parts.map { p in indices.map { p[$0] } }
     }
 
-    func userCounts() -> [String: Int] { userTokens.reduce(into: [:]) { $0[$1, default: 0] += 1 } }
-    func itemCounts() -> [String: Int] { itemTokens.reduce(into: [:]) { $0[$1, default: 0] += 1 } }
+    /// Rows per code of `column`.
+    static func counts(_ column: TokenColumn) -> [Int] {
+        var counts = [Int](repeating: 0, count: column.vocabulary.count)
+        for code in column.codes { counts[Int(code)] += 1 }
+        return counts
+    }
+
+    func userCounts() -> [String: Int] { Self.byValue(Self.counts(users), users) }
+    func itemCounts() -> [String: Int] { Self.byValue(Self.counts(items), items) }
+
+    private static func byValue(_ counts: [Int], _ column: TokenColumn) -> [String: Int] {
+        var result: [String: Int] = [:]
+        for (code, n) in counts.enumerated() where n > 0 { result[column.vocabulary[code]] = n }
+        return result
+    }
 
     /// Sorts by time (stable) and keeps the first or last row of each (user, item) pair.
     mutating func removeDuplicates(keep policy: DataSettings.DuplicatePolicy, log: inout [String]) {
         var order = Array(0..<count)
         if let t = timestamps { order.sort { (t[$0], $0) < (t[$1], $1) } }
-        struct Pair: Hashable { let u: String, i: String }
-        var chosen: [Pair: Int] = [:]
+        var chosen: [Int64: Int] = [:]
         for (position, r) in order.enumerated() {
-            let p = Pair(u: userTokens[r], i: itemTokens[r])
-            if policy == .last || chosen[p] == nil { chosen[p] = position }
+            let pair = Int64(users.codes[r]) << 32 | Int64(items.codes[r])
+            if policy == .last || chosen[pair] == nil { chosen[pair] = position }
         }
-        let keepPositions = Set(chosen.values)
+        var keepPosition = [Bool](repeating: false, count: count)
+        for position in chosen.values { keepPosition[position] = true }
         let before = count
-        keep(order.enumerated().filter { keepPositions.contains($0.offset) }.map(\.element))
+        keep(order.indices.filter { keepPosition[$0] }.map { order[$0] })
         log.append("rm_dup_inter=\(policy.rawValue): removed \(before - count) duplicate rows")
     }
 
     mutating func keepOnly(items allowed: Set<String>, log: inout [String]) {
         let before = count
-        keep((0..<count).filter { allowed.contains(itemTokens[$0]) })
+        let allowedCode = items.vocabulary.map { allowed.contains($0) }
+        keep((0..<count).filter { allowedCode[Int(items.codes[$0])] })
         if before != count { log.append("removed \(before - count) interactions whose item is not in the .item file") }
     }
 
     mutating func keepOnly(users allowed: Set<String>, log: inout [String]) {
         let before = count
-        keep((0..<count).filter { allowed.contains(userTokens[$0]) })
+        let allowedCode = users.vocabulary.map { allowed.contains($0) }
+        keep((0..<count).filter { allowedCode[Int(users.codes[$0])] })
         if before != count { log.append("removed \(before - count) interactions whose user is not in the .user file") }
     }
 
     /// RecBole's `_filter_by_inter_num`: ban users and items whose counts fall outside their
     /// intervals, drop their rows, recount, until nothing changes. Returns everything banned.
     mutating func filterByCounts(users userInterval: CountInterval?, items itemInterval: CountInterval?, log: inout [String]) -> (Set<String>, Set<String>) {
-        var allUsers = Set<String>(), allItems = Set<String>()
+        var bannedUser = [Bool](repeating: false, count: users.vocabulary.count)
+        var bannedItem = [Bool](repeating: false, count: items.vocabulary.count)
         let before = count
         var rounds = 0
+        /// Bans the codes present in the rows whose count is outside `interval`; true if any.
+        func ban(_ column: TokenColumn, _ interval: CountInterval?, _ banned: inout [Bool]) -> Bool {
+            guard let interval else { return false }
+            var any = false
+            for (code, n) in Self.counts(column).enumerated() where n > 0 && !interval.contains(n) { banned[code] = true; any = true }
+            return any
+        }
         while true {
-            let bannedUsers = userInterval.map { interval in Set(userCounts().filter { !interval.contains($0.value) }.keys) } ?? []
-            let bannedItems = itemInterval.map { interval in Set(itemCounts().filter { !interval.contains($0.value) }.keys) } ?? []
-            if bannedUsers.isEmpty && bannedItems.isEmpty { break }
-            allUsers.formUnion(bannedUsers); allItems.formUnion(bannedItems)
-            keep((0..<count).filter { !bannedUsers.contains(userTokens[$0]) && !bannedItems.contains(itemTokens[$0]) })
+            let newUsers = ban(users, userInterval, &bannedUser), newItems = ban(items, itemInterval, &bannedItem)
+            if !newUsers && !newItems { break }
+            keep((0..<count).filter { !bannedUser[Int(users.codes[$0])] && !bannedItem[Int(items.codes[$0])] })
             rounds += 1
         }
+        let allUsers = Set(users.vocabulary.indices.filter { bannedUser[$0] }.map { users.vocabulary[$0] })
+        let allItems = Set(items.vocabulary.indices.filter { bannedItem[$0] }.map { items.vocabulary[$0] })
         log.append("interaction-count filter: removed \(allUsers.count) users, \(allItems.count) items, \(before - count) interactions in \(rounds) rounds")
         return (allUsers, allItems)
     }

@@ -87,7 +87,7 @@ public struct FeatureFields: Sendable {
         switch table.columns[field.name]! {
         case .token(let values):
             // A missing row or an empty value is the padding id, a learned row as in RecBole.
-            let bags = Bags(values.map { $0.isEmpty ? [] : [$0] }, rows: rowIDs, count: count, padding: true)
+            let bags = Bags(values.values.map { $0.isEmpty ? [] : [$0] }, rows: rowIDs, count: count, padding: true)
             return (.token, bags.matrix(mean: false), bags.matrix(mean: false))
         case .tokenSequence(let values):
             let bags = Bags(values, rows: rowIDs, count: count)

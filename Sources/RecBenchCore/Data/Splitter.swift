@@ -178,13 +178,18 @@ public struct SplitData: Sendable {
     public let sizes: [SplitPart: Int]
     /// SHA-256 over each row's part and (user, item) tokens: the same split, the same value.
     public let fingerprint: String
-    /// Train rows (indices into the dataset's interactions), in time order when known.
-    public let trainRows: [Int]
+    /// The part of each interaction (kept to list train rows on demand).
+    public let parts: [SplitPart]
+    /// The timestamps, when loaded (the order of `trainRowsInTimeOrder`).
+    let timestamps: [Double]?
 
     /// Builds the matrices of `parts` over `dataset`.
     public init(dataset: Dataset, parts: [SplitPart]) {
         let inter = dataset.interactions
         let userCount = dataset.userCount, itemCount = dataset.itemCount
+        // The fingerprint hashes every row (seconds on 20M rows): on a second thread while
+        // the matrices are built.
+        let hashing = Background { SplitData.fingerprint(dataset: dataset, parts: parts) }
         self.userCount = userCount
         self.itemCount = itemCount
         func matrix(_ part: SplitPart, binary: Bool) -> SparseMatrix {
@@ -199,7 +204,15 @@ public struct SplitData: Sendable {
         var sizes: [SplitPart: Int] = [.train: 0, .valid: 0, .test: 0]
         for p in parts { sizes[p, default: 0] += 1 }
         self.sizes = sizes
-        // "part<TAB>user<TAB>item<LF>" per row, fed as bytes without building a string per row.
+        fingerprint = hashing.value()
+        self.parts = parts
+        timestamps = inter.timestamps
+    }
+
+    /// SHA-256 of "part<TAB>user<TAB>item<LF>" per row, fed as bytes without building a
+    /// string per row.
+    static func fingerprint(dataset: Dataset, parts: [SplitPart]) -> String {
+        let inter = dataset.interactions
         var h = SHA256()
         var line: [UInt8] = []
         for r in 0..<inter.count {
@@ -209,9 +222,14 @@ public struct SplitData: Sendable {
             line.append(contentsOf: dataset.itemTokens[Int(inter.items[r])].utf8); line.append(10)
             h.update(line)
         }
-        fingerprint = h.hexDigest()
-        var train = (0..<inter.count).filter { parts[$0] == .train }
-        if let t = inter.timestamps { train.sort { (t[$0], $0) < (t[$1], $1) } }
-        trainRows = train
+        return h.hexDigest()
+    }
+
+    /// Train rows (indices into the dataset's interactions), in time order when known (ties
+    /// in file order). Sorted on each call: only the models that walk rows in order ask.
+    public func trainRowsInTimeOrder() -> [Int] {
+        var train = parts.indices.filter { parts[$0] == .train }
+        if let t = timestamps { train.sort { (t[$0], $0) < (t[$1], $1) } }
+        return train
     }
 }

@@ -47,7 +47,8 @@ public struct BPR: LearnedModel {
         initial.add("item_embedding", Initializer.xavierNormal(fanIn: data.itemCount, fanOut: embeddingSize, rng: &rng))
         history = PatternSet(data.trainMatrix)
         let inter = data.dataset.interactions
-        pairs = (data.split.trainRows.map { inter.users[$0] }, data.split.trainRows.map { inter.items[$0] })
+        let rows = data.split.trainRowsInTimeOrder()
+        pairs = (rows.map { inter.users[$0] }, rows.map { inter.items[$0] })
         negatives = max(1, context.training.negativesPerPositive)
         if context.training.negativesPerPositive == 0 {
             context.logger.notice("BPR: train_neg_sample_args is null, but the BPR loss needs a negative per positive: sampling 1 uniform negative")

@@ -81,7 +81,7 @@ public struct Item2vec: LearnedModel {
             let why = inter.timestamps == nil ? "the data has no time column" : "the time column is in unused_col"
             context.logger.notice("Item2vec: \(why), so sessions cannot be cut by time: each user's train history is one session")
         }
-        sessions = Sessions.build(users: inter.users, items: inter.items, timestamps: times, rows: data.split.trainRows,
+        sessions = Sessions.build(users: inter.users, items: inter.items, timestamps: times, rows: data.split.trainRowsInTimeOrder(),
                                   userCount: data.userCount, gap: times == nil ? nil : sessionGap)
         var counts = [Double](repeating: 0, count: data.itemCount)
         for s in sessions { for i in s { counts[Int(i)] += 1 } }

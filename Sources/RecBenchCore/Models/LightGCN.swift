@@ -44,7 +44,8 @@ public struct LightGCN: LearnedModel {
         graph = Self.normalisedAdjacency(data.trainMatrix.binarized())
         history = PatternSet(data.trainMatrix)
         let inter = data.dataset.interactions
-        pairs = (data.split.trainRows.map { inter.users[$0] }, data.split.trainRows.map { inter.items[$0] })
+        let rows = data.split.trainRowsInTimeOrder()
+        pairs = (rows.map { inter.users[$0] }, rows.map { inter.items[$0] })
         var initial = Parameters()
         for (name, rows) in [("user_embedding", data.userCount), ("item_embedding", data.itemCount)] {
             initial.add(name, Initializer.uniform(rows: rows, columns: embeddingSize, bound: (6 / Float(rows + embeddingSize)).squareRoot(), rng: &rng))

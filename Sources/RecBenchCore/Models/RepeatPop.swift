@@ -29,7 +29,7 @@ public struct RepeatPop: Recommender {
         let interactions = data.dataset.interactions
         var order = [Float](repeating: 0, count: x.nonzeroCount)
         var seen = [Int](repeating: 0, count: x.rows)
-        for r in data.split.trainRows {   // time order
+        for r in data.split.trainRowsInTimeOrder() {   // time order
             let u = Int(interactions.users[r])
             let e = x.position(row: u, column: Int(interactions.items[r]))!
             order[e] = Float(seen[u])

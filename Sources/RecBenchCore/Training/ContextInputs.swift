@@ -117,8 +117,9 @@ public struct PointwiseSampler: Sendable {
     /// Positives of `data`'s train split, `negatives` draws each.
     public init(_ data: TrainingData, negatives: Int) {
         let inter = data.dataset.interactions
-        users = data.split.trainRows.map { inter.users[$0] }
-        items = data.split.trainRows.map { inter.items[$0] }
+        let rows = data.split.trainRowsInTimeOrder()
+        users = rows.map { inter.users[$0] }
+        items = rows.map { inter.items[$0] }
         history = PatternSet(data.trainMatrix)
         self.negatives = negatives
     }
