@@ -173,33 +173,50 @@ extension SparseMatrix {
         let byColumn = transposed()   // row i lists the rows (users) that have column i
         g.values.withUnsafeMutableBufferPointer { out in
             let shared = UnsafeShared(out.baseAddress!)   // workers write disjoint rows of g
-            self.columnIndices.withUnsafeBufferPointer { cols in
-                self.values.withUnsafeBufferPointer { vals in
-                    let c = UnsafeShared((cols.baseAddress!, vals.baseAddress!))
-                    compute.forEachChunk(count: n, chunkSize: 32) { range in
-                        let (cp, vp) = c.value
-                        for i in range {
-                            let rowOut = shared.value + i * n
-                            for e in byColumn.entries(ofRow: i) {
-                                let u = Int(byColumn.columnIndices[e])
-                                let w = byColumn.values[e]
-                                var f = self.rowStarts[u]
-                                let end = self.rowStarts[u + 1]
-                                if upperOnly {
-                                    // Columns are sorted: skip to column i.
-                                    while f < end && Int(cp[f]) < i { f += 1 }
-                                }
-                                while f < end {
-                                    rowOut[Int(cp[f])] += w * vp[f]
-                                    f += 1
-                                }
-                            }
-                        }
+            compute.forEachChunk(count: n, chunkSize: 32) { range in
+                for i in range { self.accumulateGramRow(i, byColumn: byColumn, from: upperOnly ? i : 0, into: shared.value + i * n) }
+            }
+        }
+        return g
+    }
+
+    /// Calls `body(i, row)` for every row i of the Gram matrix `selfᵀ · self`, each built in
+    /// a buffer of `columns` floats that its worker reuses: memory is one row per worker,
+    /// never the n × n matrix. `body` may overwrite the row; calls run concurrently.
+    public func forEachGramRow(compute: Compute, _ body: @Sendable (Int, UnsafeMutableBufferPointer<Float>) -> Void) {
+        let n = columns
+        let byColumn = transposed()
+        compute.forEachChunk(count: n, chunkSize: 32) { range in
+            var row = [Float](repeating: 0, count: n)
+            row.withUnsafeMutableBufferPointer { buffer in
+                for i in range {
+                    buffer.update(repeating: 0)
+                    self.accumulateGramRow(i, byColumn: byColumn, from: 0, into: buffer.baseAddress!)
+                    body(i, buffer)
+                }
+            }
+        }
+    }
+
+    /// Adds row i of `selfᵀ · self`, columns ≥ `from`, into `out`: for each row u holding
+    /// column i, u's entries scaled by its value at i. `byColumn` is `transposed()`.
+    private func accumulateGramRow(_ i: Int, byColumn: SparseMatrix, from: Int, into out: UnsafeMutablePointer<Float>) {
+        columnIndices.withUnsafeBufferPointer { cp in
+            values.withUnsafeBufferPointer { vp in
+                for e in byColumn.entries(ofRow: i) {
+                    let u = Int(byColumn.columnIndices[e])
+                    let w = byColumn.values[e]
+                    var f = rowStarts[u]
+                    let end = rowStarts[u + 1]
+                    // Columns are sorted: skip to column `from`.
+                    if from > 0 { while f < end && Int(cp[f]) < from { f += 1 } }
+                    while f < end {
+                        out[Int(cp[f])] += w * vp[f]
+                        f += 1
                     }
                 }
             }
         }
-        return g
     }
 
     /// Writes `self[rows[i], :] · dense` into row `i` of `output` for every listed row (or

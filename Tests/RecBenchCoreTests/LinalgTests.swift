@@ -54,6 +54,18 @@ import Linalg
         }
     }
 
+    @Test func gramRowsStreamedOnePerWorkerMatchTheNaiveProduct() {
+        // 70 columns: three chunks of rows, so two workers each reuse their buffer.
+        let x = Fixtures.randomSparse(rows: 60, columns: 70, density: 0.15, seed: 5)
+        let expected = naiveProduct(x.dense().transposed(), x.dense())
+        let rows = Rows(count: 70, width: 70)
+        x.forEachGramRow(compute: Compute(threads: 2)) { i, row in
+            rows.store(i, row)
+            row[0] = .nan   // the body may scribble on its row: the next row starts from zero
+        }
+        for i in 0..<70 { for j in 0..<70 { #expect(abs(Double(rows.values[i * 70 + j]) - expected[i * 70 + j]) < 1e-4) } }
+    }
+
     @Test func choleskyInverseTimesMatrixIsIdentity() throws {
         let x = Fixtures.randomMatrix(rows: 30, columns: 12, seed: 4)
         var g = BLAS.gram(x, compute: .serial)
@@ -217,5 +229,21 @@ import Linalg
             }
             #expect(chunked.hexDigest() == digest, "pieces of \(piece)")
         }
+    }
+}
+
+/// Rows written by concurrent workers, each to its own slice.
+private final class Rows: @unchecked Sendable {
+    let storage: UnsafeMutableBufferPointer<Float>
+    let width: Int
+    init(count: Int, width: Int) {
+        storage = .allocate(capacity: count * width)
+        storage.initialize(repeating: .nan)
+        self.width = width
+    }
+    deinit { storage.deallocate() }
+    var values: [Float] { Array(storage) }
+    func store(_ i: Int, _ row: UnsafeMutableBufferPointer<Float>) {
+        for j in 0..<width { storage[i * width + j] = row[j] }
     }
 }

@@ -27,36 +27,32 @@ public struct ItemKNN: Recommender {
         shrink = Float(try parameters.double("shrink", in: 0...Double.greatestFiniteMagnitude))
     }
 
-    public func memory(_ shape: WorkShape) -> MemoryEstimate? { .itemByItem(shape, "Gram matrix of co-occurrences") }
+    public func memory(_ shape: WorkShape) -> MemoryEstimate? {
+        // The neighbour lists (id + weight) and W built from them (row, column, value).
+        MemoryEstimate(bytes: 20 * Double(shape.items) * Double(min(k, shape.items)), what: "the \(shape.items) × \(min(k, shape.items)) neighbour lists")
+    }
 
     public mutating func fit(_ data: TrainingData, context: FitContext) throws {
         let x = data.trainMatrix
         let n = x.columns
         let norms = x.columnSquaredNorms().map { $0.squareRoot() }
-        let gram = x.gram(compute: context.compute)   // xᵢ · xⱼ for all pairs; dense n×n
         let keep = min(k, n)
-        // Column j of W: its top-k similarities. Computed row-wise on the symmetric Gram
-        // matrix (row j == column j), one worker per block of items.
+        // Column j of W: its top-k similarities. The Gram matrix is symmetric, so column j is
+        // row j, which is built, scaled and cut to its top k by one worker and then dropped:
+        // the dense n × n similarity never exists.
         var neighbours = [Int32](repeating: -1, count: n * keep)
         var weights = [Float](repeating: 0, count: n * keep)
         let shrink = self.shrink
-        gram.values.withUnsafeBufferPointer { g in
-            neighbours.withUnsafeMutableBufferPointer { nb in
-                weights.withUnsafeMutableBufferPointer { wt in
-                    // Workers write disjoint slices [j*keep, (j+1)*keep).
-                    let shared = UnsafeShared((g.baseAddress!, nb.baseAddress!, wt.baseAddress!))
-                    context.compute.forEachChunk(count: n, chunkSize: 64) { range in
-                        let (gp, np, wp) = shared.value
-                        var column = [Float](repeating: 0, count: n)
-                        for j in range {
-                            for i in 0..<n {
-                                column[i] = gp[j * n + i] / (norms[j] * norms[i] + shrink + 1e-6)
-                            }
-                            column[j] = 0
-                            let count = column.withUnsafeBufferPointer { TopK.select($0, k: keep, into: np + j * keep) }
-                            for r in 0..<count { wp[j * keep + r] = column[Int(np[j * keep + r])] }
-                        }
-                    }
+        neighbours.withUnsafeMutableBufferPointer { nb in
+            weights.withUnsafeMutableBufferPointer { wt in
+                // Workers write disjoint slices [j*keep, (j+1)*keep).
+                let shared = UnsafeShared((nb.baseAddress!, wt.baseAddress!))
+                x.forEachGramRow(compute: context.compute) { j, column in
+                    let (np, wp) = shared.value
+                    for i in 0..<n { column[i] /= norms[j] * norms[i] + shrink + 1e-6 }
+                    column[j] = 0
+                    let count = TopK.select(UnsafeBufferPointer(column), k: keep, into: np + j * keep)
+                    for r in 0..<count { wp[j * keep + r] = column[Int(np[j * keep + r])] }
                 }
             }
         }
