@@ -9,6 +9,11 @@ public enum BLAS {
         return String(cString: config)
     }
 
+    /// The largest n for which a dense n × n matrix can go to this OpenBLAS build: it takes
+    /// 32-bit indices, so n² must stay below 2³¹ (46,340² = 2,147,395,600). The ILP64 build
+    /// (`libopenblas64-*`) lifts this; recbench links the LP64 one.
+    public static let maxSquareOrder = 46_340
+
     /// `c = alpha · op(a) · op(b) + beta · c`, where op transposes when asked. With one
     /// OpenBLAS thread and several workers, large products are split over the workers: tall
     /// outputs by rows, short wide ones (m < 128: a weight gradient of a narrow layer) by
@@ -115,8 +120,8 @@ public enum BLAS {
 
     /// OpenBLAS in this build takes 32-bit sizes: refuse shapes that would overflow.
     private static func checkSize(_ a: Int, _ b: Int, _ c: Int) {
-        let limit = Int(Int32.max)
-        precondition(a * b < limit && a * c < limit && b * c < limit,
+        let limit = maxSquareOrder * maxSquareOrder
+        precondition(a * b <= limit && a * c <= limit && b * c <= limit,
                      "BLAS: shape \(a)×\(b)×\(c) exceeds the 32-bit index range of this OpenBLAS build")
     }
 }

@@ -69,6 +69,9 @@ extension HostileCase {
     /// more than a 1 MiB budget.
     static let sixHundredItems = header + (0..<6).flatMap { u in (0..<100).map { "u\(u)\ti\(u * 100 + $0)\t\($0)\n" } }.joined()
 
+    /// One more item than a dense square matrix can have in 32-bit LAPACK (46,341), over six users.
+    static let tooManyItemsForLapack = header + (0..<46_341).map { "u\($0 % 6)\ti\($0)\t\($0)\n" }.joined()
+
     static let oneInteractionEach = header + (0..<6).map { "u\($0)\ti\($0)\t\($0)\n" }.joined()
 }
 
@@ -147,6 +150,9 @@ extension HostileCase {
         HostileCase(name: "more memory than allowed", files: ["data/tiny/tiny.inter": Array(HostileCase.sixHundredItems.utf8)],
                     arguments: ["run", "--model", "EASE", "--config", "run.yml", "--set", "memory_limit_mb=1"],
                     mentions: ["'EASE'", "needs an estimated", "600 × 600 float32 Gram matrix", "memory_limit_mb"]),
+        HostileCase(name: "a catalogue beyond 32-bit LAPACK", files: ["data/tiny/tiny.inter": Array(HostileCase.tooManyItemsForLapack.utf8)],
+                    arguments: ["run", "--model", "EASE", "--config", "run.yml"],
+                    mentions: ["'EASE'", "46341 × 46341", "at most 46340 × 46340", "item_inter_num_interval"]),
     ]
 
     static let dataLeftCases: [HostileCase] = [

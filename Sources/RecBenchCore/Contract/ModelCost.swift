@@ -35,11 +35,19 @@ public struct MemoryEstimate: Sendable {
     /// What takes them, for the refusal message ("the 30000 × 30000 float32 Gram matrix").
     public let what: String
 
-    /// An estimate.
-    public init(bytes: Double, what: String) { self.bytes = bytes; self.what = what }
+    /// The order of a dense square matrix the fit hands to BLAS/LAPACK, which must not
+    /// exceed `BLAS.maxSquareOrder`; nil when nothing square goes there.
+    public let blasSquareOrder: Int?
 
-    /// One dense float32 items × items matrix (EASE's inverse, ItemKNN's and SLIM's Gram).
-    public static func itemByItem(_ shape: WorkShape, _ name: String) -> MemoryEstimate {
-        MemoryEstimate(bytes: 4 * Double(shape.items) * Double(shape.items), what: "the \(shape.items) × \(shape.items) float32 \(name)")
+    /// An estimate.
+    public init(bytes: Double, what: String, blasSquareOrder: Int? = nil) {
+        self.bytes = bytes; self.what = what; self.blasSquareOrder = blasSquareOrder
+    }
+
+    /// One dense float32 items × items matrix (EASE's inverse, SLIM's Gram); `factorised`
+    /// when LAPACK works on it, which bounds the catalogue by `BLAS.maxSquareOrder`.
+    public static func itemByItem(_ shape: WorkShape, _ name: String, factorised: Bool = false) -> MemoryEstimate {
+        MemoryEstimate(bytes: 4 * Double(shape.items) * Double(shape.items), what: "the \(shape.items) × \(shape.items) float32 \(name)",
+                       blasSquareOrder: factorised ? shape.items : nil)
     }
 }

@@ -235,7 +235,12 @@ public enum Experiment {
                               trainPairs: data.trainMatrix.values.count)
         let rows = min(plan.evaluation.usersPerBlock(items: data.itemCount), data.userCount)
         var needs = [MemoryEstimate(bytes: 4 * Double(rows) * Double(data.itemCount), what: "a \(rows) × \(data.itemCount) block of scores (eval_batch_size × items, at most eval_memory_mb)")]
-        if let fit = model.memory(shape) { needs.append(fit) }
+        if let fit = model.memory(shape) {
+            if let order = fit.blasSquareOrder, order > BLAS.maxSquareOrder {
+                throw RecBenchError.config(plan.modelType.name, "needs \(fit.what), but the linked OpenBLAS takes 32-bit indices: a dense square matrix holds at most \(BLAS.maxSquareOrder) × \(BLAS.maxSquareOrder) (n² < 2³¹); shrink the catalogue with item_inter_num_interval (e.g. \"[5,inf)\"), or use a model without an item × item matrix")
+            }
+            needs.append(fit)
+        }
         let total = needs.reduce(0) { $0 + $1.bytes }
         guard total > plan.memoryLimit else { return }
         func gib(_ b: Double) -> String { b < 1_073_741_824 ? String(format: "%.0f MiB", b / 1_048_576) : String(format: "%.1f GiB", b / 1_073_741_824) }

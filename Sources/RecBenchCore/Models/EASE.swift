@@ -25,7 +25,7 @@ public struct EASE: Recommender {
         regWeight = Float(try parameters.double("reg_weight", in: 0...Double.greatestFiniteMagnitude))
     }
 
-    public func memory(_ shape: WorkShape) -> MemoryEstimate? { .itemByItem(shape, "Gram matrix, inverted in place") }
+    public func memory(_ shape: WorkShape) -> MemoryEstimate? { .itemByItem(shape, "Gram matrix, inverted in place", factorised: true) }
 
     public mutating func fit(_ data: TrainingData, context: FitContext) throws {
         let x = data.trainMatrix
