@@ -88,8 +88,8 @@ public enum Evaluator {
     public static func evaluate(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings, compute: Compute) -> EvaluationResult {
         let started = Date()
         let users = target.users
-        var ranked: [UserRanking] = []
-        ranked.reserveCapacity(users.count)
+        let table = RankingTable(users: users.count, width: settings.cutoffs.max()!, keys: rankingMetrics(settings).count * settings.cutoffs.count,
+                                 cutoffs: settings.cutoffs.count)
         var block = Matrix(rows: 0, columns: target.itemCount)
         var start = 0
         let blockUsers = settings.usersPerBlock(items: target.itemCount)
@@ -99,29 +99,24 @@ public enum Evaluator {
             scorer.scores(for: batch, into: &block, compute: compute)
             block.values.withUnsafeMutableBufferPointer { scores in
                 let rows = UnsafeShared(scores.baseAddress!)   // each worker masks only its own rows
-                for chunk in compute.mapChunks(count: batch.count, chunkSize: 32, { range in
-                    range.map { r in
+                let offset = start
+                compute.forEachChunk(count: batch.count, chunkSize: 32) { range in
+                    for r in range {
                         rank(UnsafeMutableBufferPointer(start: rows.value + r * target.itemCount, count: target.itemCount),
-                             user: Int(batch[batch.startIndex + r]), target: target, settings: settings)
+                             user: Int(batch[batch.startIndex + r]), slot: offset + r, target: target, settings: settings, into: table)
                     }
-                }) { ranked += chunk }
+                }
             }
             start += batch.count
         }
-        return summarize(ranked, target: target, settings: settings, seconds: Date().timeIntervalSince(started))
+        block = Matrix(rows: 0, columns: 0)   // the scores go before the result's arrays are built
+        return summarize(table, target: target, settings: settings, seconds: Date().timeIntervalSince(started))
     }
 
-    /// One user's outcome: the ranked list, the ranking metrics in `settings.keys` order
-    /// (ranking metrics only), and per cutoff the hits and the hits on earlier items.
-    struct UserRanking: Sendable {
-        var top: [Int32]
-        var metricValues: [Double]
-        var hits: [(all: Int, repeated: Int)]
-        var repeatPositives: Int
-    }
-
-    /// Masks `row` (the user's scores) by the history mode, takes the top K and scores it.
-    static func rank(_ row: UnsafeMutableBufferPointer<Float>, user u: Int, target: EvaluationTarget, settings: EvaluationSettings) -> UserRanking {
+    /// Masks `row` (the user's scores) by the history mode, takes the top K into the table's
+    /// row `slot`, and records the user's metrics and hits there.
+    static func rank(_ row: UnsafeMutableBufferPointer<Float>, user u: Int, slot: Int, target: EvaluationTarget, settings: EvaluationSettings,
+                     into table: RankingTable) {
         let positives = target.positives, history = target.history, mask = settings.historyMask
         // Both rows are sorted by item: walk them together.
         var repeats = 0
@@ -134,9 +129,8 @@ public enum Evaluator {
             if isPositive { repeats += 1 }
             if mask == .seen || (mask == .recbole && !isPositive) { row[Int(item)] = -.infinity }
         }
-        let width = settings.cutoffs.max()!
-        var top = [Int32](repeating: -1, count: width)
-        let n = top.withUnsafeMutableBufferPointer { TopK.select(UnsafeBufferPointer(row), k: width, into: $0.baseAddress!) }
+        let top = table.topRow(slot)
+        let n = TopK.select(UnsafeBufferPointer(row), k: top.count, into: top.baseAddress!)
         let hits = (0..<n).map { rank in UInt8(positives.contains(row: u, column: Int(top[rank])) ? 1 : 0) }
         let counts = settings.cutoffs.map { k in
             (0..<min(k, n)).filter { hits[$0] != 0 }.reduce(into: (all: 0, repeated: 0)) { c, rank in
@@ -148,7 +142,7 @@ public enum Evaluator {
         let values = hits.withUnsafeBufferPointer { hitView in
             rankingMetrics(settings).flatMap { metric in settings.cutoffs.map { k in metric.value(hits: hitView, positives: p, k: k) } }
         }
-        return UserRanking(top: top, metricValues: values, hits: counts, repeatPositives: repeats)
+        table.record(slot, metrics: values, hits: counts, repeats: repeats)
     }
 
     /// The configured metrics that are computed per user, in report order.
@@ -158,14 +152,14 @@ public enum Evaluator {
 
     /// Means of the per-user metrics, the list metrics over every top-K list, and the
     /// repeat-vs-new analyses.
-    static func summarize(_ ranked: [UserRanking], target: EvaluationTarget, settings: EvaluationSettings, seconds: Double) -> EvaluationResult {
+    static func summarize(_ table: RankingTable, target: EvaluationTarget, settings: EvaluationSettings, seconds: Double) -> EvaluationResult {
         let users = target.users, width = settings.cutoffs.max()!, itemCount = target.itemCount
-        let topItems = ranked.flatMap(\.top)
+        let topItems = table.takeTopItems()
         let rankingKeys = rankingMetrics(settings).flatMap { m in settings.cutoffs.map { MetricKey(m.name, k: $0).description } }
         var values: [String: Double] = [:]
         var perUser: [String: [Double]] = [:]
         for (index, key) in rankingKeys.enumerated() {
-            let column = ranked.map { $0.metricValues[index] }
+            let column = table.takeMetricColumn(index)
             perUser[key] = column
             values[key] = users.isEmpty ? 0 : column.reduce(0, +) / Double(users.count)
         }
@@ -183,9 +177,10 @@ public enum Evaluator {
         }
         var analyses: [String: Double] = [:]
         for (c, k) in settings.cutoffs.enumerated() {
-            let perUser = zip(users, ranked).map { u, r in
-                Analyses.UserHits(positives: target.positives.entries(ofRow: Int(u)).count, repeatPositives: r.repeatPositives,
-                                  hits: r.hits[c].all, repeatHits: r.hits[c].repeated)
+            let perUser = users.indices.map { slot in
+                let hits = table.hits(slot, cutoff: c)
+                return Analyses.UserHits(positives: target.positives.entries(ofRow: Int(users[slot])).count, repeatPositives: table.repeats(slot),
+                                         hits: hits.all, repeatHits: hits.repeated)
             }
             analyses.merge(Analyses.summarize(perUser, k: k)) { _, new in new }
             analyses[MetricKey("item_coverage", k: k).description] = ItemCoverage.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
@@ -193,6 +188,6 @@ public enum Evaluator {
         return EvaluationResult(
             part: target.part, historyMask: settings.historyMask, keys: settings.keys, values: values, users: users, perUser: perUser,
             topItems: topItems, width: width, positives: target.positives.nonzeroCount,
-            repeatPositives: ranked.reduce(0) { $0 + $1.repeatPositives }, analyses: analyses, seconds: seconds)
+            repeatPositives: users.indices.reduce(0) { $0 + table.repeats($1) }, analyses: analyses, seconds: seconds)
     }
 }
