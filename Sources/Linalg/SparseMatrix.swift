@@ -208,8 +208,13 @@ extension SparseMatrix {
                     let w = byColumn.values[e]
                     var f = rowStarts[u]
                     let end = rowStarts[u + 1]
-                    // Columns are sorted: skip to column `from`.
-                    if from > 0 { while f < end && Int(cp[f]) < from { f += 1 } }
+                    if from > 0 {   // columns are sorted: binary search for the first ≥ `from`
+                        var hi = end
+                        while f < hi {
+                            let mid = (f + hi) >> 1
+                            if Int(cp[mid]) < from { f = mid + 1 } else { hi = mid }
+                        }
+                    }
                     while f < end {
                         out[Int(cp[f])] += w * vp[f]
                         f += 1

@@ -33,7 +33,9 @@ enum ChildProcess {
         return (pid, code, Double(usage.ru_maxrss) / 1024)
     }
 
-    /// Runs one child to completion: wall seconds, peak RSS (MiB), exit code.
+    /// Runs one child to completion: wall seconds, peak RSS (MiB), exit code. The peak is
+    /// rusage's, which also counts this process's resident pages (the child shares them
+    /// between posix_spawn and exec): prefer a child's own report when it gives one.
     static func run(_ path: String, _ arguments: [String], stdoutPath: String? = nil) throws -> (seconds: Double, peakMiB: Double, status: Int32) {
         let start = ContinuousClock.now
         let pid = try ChildProcess.start(path, arguments, stdoutPath: stdoutPath)

@@ -16,8 +16,17 @@ public struct Bench: ParsableCommand {
             peak in BLAS-NOTES; whole `recbench run` processes against RecBole 1.2.1's process \
             walls (shared reference, section C, also best of 2–3 runs). Where recbench's own \
             early stopping ends at a different epoch than RecBole's run did, a second row \
-            repeats the run for exactly RecBole's epoch count, so both do the same work.
+            repeats the run for exactly RecBole's epoch count, so both do the same work. \
+            `--scale ml-20m` runs the scale benchmark instead (about 5 minutes): the ml-20m \
+            shape generated, then EASE, ItemKNN and Pop as whole processes with each phase \
+            beside its roofline, and evaluation's memory at 20,000 users and at all of them.
             """)
+
+    public func validate() throws {
+        if let scale, ScaleSample.Shape.named[scale] == nil {
+            throw ValidationError("unknown --scale shape '\(scale)' (shapes: \(ScaleSample.Shape.named.keys.sorted().joined(separator: ", ")))")
+        }
+    }
 
     @Option(help: "Config of the real-data benchmark.")
     public var config = "Configs/ml-100k.yml"
@@ -61,6 +70,12 @@ public struct Bench: ParsableCommand {
     @Option(help: "What to compare with: reference walls, epochs, peaks and targets (YAML).")
     public var reference = "Configs/bench/recbole-1.2.1.yml"
 
+    @Option(help: ArgumentHelp("Instead of the default benchmarks: generate this shape (ml-20m, ml-1m, ml-100k) with `recbench sample` and run Pop, ItemKNN and EASE on it as whole processes, each phase beside its roofline at this host's peaks measured in the same run.", valueName: "shape"))
+    public var scale: String?
+
+    @Option(help: "Folder for --scale's generated log (kept); default: a temporary folder, removed afterwards.")
+    public var scaleDir: String?
+
     @Flag(help: "Print the rows as JSON.")
     public var json = false
 
@@ -70,6 +85,7 @@ public struct Bench: ParsableCommand {
         let logger = logging.makeLogger()
         try reportingErrors {
             let reference = try BenchmarkReference(path: self.reference)
+            if let scale { return try print(scaleRows(scale, reference: reference, logger: logger)) }
             var rows: [BenchmarkRow] = []
             if learned { rows += try learnedRows(reference, logger: logger) }
             if item2vec { rows += try item2vecRows(reference, logger: logger) }
@@ -108,14 +124,14 @@ public struct Bench: ParsableCommand {
             return rows
     }
 
-    /// The best of `learnedRuns` whole `recbench run` processes of `model`: the fastest run's
+    /// The best of `runs` (default `learnedRuns`) whole `recbench run` processes of `model`: the fastest run's
     /// seconds and record, and the highest peak RSS of all runs.
-    func bestRun(_ model: String, _ assignments: [String], learned: Bool = true) throws -> (seconds: Double, peak: Double, result: RunResult) {
+    func bestRun(_ model: String, _ assignments: [String], learned: Bool = true, runs: Int? = nil) throws -> (seconds: Double, peak: Double, result: RunResult) {
         let output = NSTemporaryDirectory() + "recbench-bench-\(getpid()).json"
         defer { unlink(output) }
         var best: (seconds: Double, result: RunResult)?
         var highestPeak = 0.0
-        for _ in 0..<max(1, learnedRuns) {
+        for _ in 0..<max(1, runs ?? learnedRuns) {
             var arguments = ["run", "--model", model, "--config", config, "--no-save", "--quiet", "--json"]
             for a in assignments { arguments += ["--set", a] }
             let (seconds, peak, status) = try ChildProcess.run(ChildProcess.selfPath, arguments, stdoutPath: output)
@@ -123,7 +139,9 @@ public struct Bench: ParsableCommand {
                   let result = try? JSONDecoder().decode(RunResult.self, from: data), result.training != nil || !learned else {
                 throw RecBenchError(location: config, "`recbench run --model \(model)` failed (exit \(status))")
             }
-            highestPeak = max(highestPeak, peak)
+            // The child's own VmHWM: rusage's ru_maxrss also counts this process's pages,
+            // which the child shares between posix_spawn and exec.
+            highestPeak = max(highestPeak, result.peakMemoryMiB > 0 ? result.peakMemoryMiB : peak)
             if best == nil || seconds < best!.seconds { best = (seconds, result) }
         }
         return (best!.seconds, highestPeak, best!.result)

@@ -30,6 +30,8 @@ public struct BenchmarkReference: Sendable {
     public let sgemmPeak: Double
     /// spotrf + spotri rate, n³ / seconds.
     public let choleskyInverseRate: Double
+    /// Copy bandwidth, bytes/s (read + write), when stated.
+    public let copyBandwidth: Double?
     /// Reference runs by model name.
     public let models: [String: Model]
 
@@ -44,6 +46,7 @@ public struct BenchmarkReference: Sendable {
         recboleSplit = top["recbole_split"]?.stringValue
         sgemmPeak = try number(top["sgemm_peak_gflops"], "sgemm_peak_gflops") * 1e9
         choleskyInverseRate = try number(top["cholesky_inverse_gflops"], "cholesky_inverse_gflops") * 1e9
+        copyBandwidth = top["copy_bandwidth_gbs"]?.doubleValue.map { $0 * 1e9 }
         guard case .map(let entries)? = top["models"] else { throw RecBenchError.file(path, field: "models", "expected a map of models") }
         models = try entries.mapValues { entry in
             guard case .map(let m) = entry else { throw RecBenchError.file(path, field: "models", "expected a map per model") }

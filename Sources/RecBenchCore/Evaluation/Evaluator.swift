@@ -52,6 +52,16 @@ public struct EvaluationTarget: Sendable {
         itemCount = split.itemCount
         trainCounts = split.trainMatrix.columnSums()
     }
+
+    /// The same target for its first `count` users only (a benchmark's smaller population).
+    public func prefix(_ count: Int) -> EvaluationTarget {
+        EvaluationTarget(part: part, positives: positives, history: history, users: Array(users.prefix(count)), itemCount: itemCount, trainCounts: trainCounts)
+    }
+
+    private init(part: SplitPart, positives: SparseMatrix, history: SparseMatrix, users: [Int32], itemCount: Int, trainCounts: [Float]) {
+        self.part = part; self.positives = positives; self.history = history
+        self.users = users; self.itemCount = itemCount; self.trainCounts = trainCounts
+    }
 }
 
 /// Full-ranking evaluation as DESIGN.md specifies, in one place: score every item for every
@@ -87,36 +97,43 @@ public enum Evaluator {
     /// batches, ranks each user (`rank`), then averages and summarises (`summarize`).
     public static func evaluate(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings, compute: Compute) -> EvaluationResult {
         let started = Date()
-        let users = target.users
-        let table = RankingTable(users: users.count, width: settings.cutoffs.max()!, keys: rankingMetrics(settings).count * settings.cutoffs.count,
-                                 cutoffs: settings.cutoffs.count)
-        var block = Matrix(rows: 0, columns: target.itemCount)
-        var start = 0
-        let blockUsers = settings.usersPerBlock(items: target.itemCount)
-        while start < users.count {
-            let batch = users[start..<min(users.count, start + blockUsers)]
-            if block.rows != batch.count { block = Matrix(rows: batch.count, columns: target.itemCount) }
-            scorer.scores(for: batch, into: &block, compute: compute)
-            block.values.withUnsafeMutableBufferPointer { scores in
-                let rows = UnsafeShared(scores.baseAddress!)   // each worker masks only its own rows
-                let offset = start
-                compute.forEachChunk(count: batch.count, chunkSize: 32) { range in
-                    for r in range {
-                        rank(UnsafeMutableBufferPointer(start: rows.value + r * target.itemCount, count: target.itemCount),
-                             user: Int(batch[batch.startIndex + r]), slot: offset + r, target: target, settings: settings, into: table)
+        let users = target.users, width = settings.cutoffs.max()!
+        let table = RankingTable(users: users.count, keys: rankingMetrics(settings).count * settings.cutoffs.count, cutoffs: settings.cutoffs.count)
+        // The ranked lists are written where the result keeps them: no copy at the end.
+        var topItems = [Int32](repeating: -1, count: users.count * width)
+        topItems.withUnsafeMutableBufferPointer { top in
+            let lists = UnsafeShared(top.baseAddress!)   // each worker writes only its users' lists
+            var block = Matrix(rows: 0, columns: target.itemCount)
+            var start = 0
+            let blockUsers = settings.usersPerBlock(items: target.itemCount)
+            while start < users.count {
+                let batch = users[start..<min(users.count, start + blockUsers)]
+                if block.rows != batch.count {
+                    block = Matrix(rows: 0, columns: 0)   // the last, shorter batch: never two blocks at once
+                    block = Matrix(rows: batch.count, columns: target.itemCount)
+                }
+                scorer.scores(for: batch, into: &block, compute: compute)
+                block.values.withUnsafeMutableBufferPointer { scores in
+                    let rows = UnsafeShared(scores.baseAddress!)   // each worker masks only its own rows
+                    let offset = start
+                    compute.forEachChunk(count: batch.count, chunkSize: 32) { range in
+                        for r in range {
+                            rank(UnsafeMutableBufferPointer(start: rows.value + r * target.itemCount, count: target.itemCount),
+                                 user: Int(batch[batch.startIndex + r]), slot: offset + r, target: target, settings: settings,
+                                 top: UnsafeMutableBufferPointer(start: lists.value + (offset + r) * width, count: width), into: table)
+                        }
                     }
                 }
+                start += batch.count
             }
-            start += batch.count
-        }
-        block = Matrix(rows: 0, columns: 0)   // the scores go before the result's arrays are built
-        return summarize(table, target: target, settings: settings, seconds: Date().timeIntervalSince(started))
+        }   // the block of scores is freed here, before the result's arrays are built
+        return summarize(table, topItems: topItems, target: target, settings: settings, seconds: Date().timeIntervalSince(started))
     }
 
-    /// Masks `row` (the user's scores) by the history mode, takes the top K into the table's
-    /// row `slot`, and records the user's metrics and hits there.
+    /// Masks `row` (the user's scores) by the history mode, takes the top K into `top`, and
+    /// records the user's metrics and hits in the table's row `slot`.
     static func rank(_ row: UnsafeMutableBufferPointer<Float>, user u: Int, slot: Int, target: EvaluationTarget, settings: EvaluationSettings,
-                     into table: RankingTable) {
+                     top: UnsafeMutableBufferPointer<Int32>, into table: RankingTable) {
         let positives = target.positives, history = target.history, mask = settings.historyMask
         // Both rows are sorted by item: walk them together.
         var repeats = 0
@@ -129,7 +146,6 @@ public enum Evaluator {
             if isPositive { repeats += 1 }
             if mask == .seen || (mask == .recbole && !isPositive) { row[Int(item)] = -.infinity }
         }
-        let top = table.topRow(slot)
         let n = TopK.select(UnsafeBufferPointer(row), k: top.count, into: top.baseAddress!)
         let hits = (0..<n).map { rank in UInt8(positives.contains(row: u, column: Int(top[rank])) ? 1 : 0) }
         let counts = settings.cutoffs.map { k in
@@ -152,9 +168,8 @@ public enum Evaluator {
 
     /// Means of the per-user metrics, the list metrics over every top-K list, and the
     /// repeat-vs-new analyses.
-    static func summarize(_ table: RankingTable, target: EvaluationTarget, settings: EvaluationSettings, seconds: Double) -> EvaluationResult {
+    static func summarize(_ table: RankingTable, topItems: [Int32], target: EvaluationTarget, settings: EvaluationSettings, seconds: Double) -> EvaluationResult {
         let users = target.users, width = settings.cutoffs.max()!, itemCount = target.itemCount
-        let topItems = table.takeTopItems()
         let rankingKeys = rankingMetrics(settings).flatMap { m in settings.cutoffs.map { MetricKey(m.name, k: $0).description } }
         var values: [String: Double] = [:]
         var perUser: [String: [Double]] = [:]

@@ -1,12 +1,11 @@
 /// Every evaluated user's outcome in flat buffers that the ranking workers fill at disjoint
-/// rows: the top-K list, the per-user metric values (one column per key), and per cutoff the
-/// hits and the hits on earlier items. About 200 bytes per user and no allocation per user,
-/// so evaluation memory is one block of scores plus this, whatever the user count; the
-/// result's arrays are taken out one at a time, each buffer freed as soon as it is copied.
+/// rows: the per-user metric values (one column per key), and per cutoff the hits and the
+/// hits on earlier items (the top-K lists go straight into the result's array). About 120
+/// bytes per user and no allocation per user, so evaluation memory is one block of scores
+/// plus this and the lists, whatever the user count; each metric column is freed as soon
+/// as the result has its copy.
 final class RankingTable: @unchecked Sendable {
-    let users: Int, width: Int, cutoffs: Int
-    /// Row u: user u's ranked items, padded with -1.
-    private var top: UnsafeMutableBufferPointer<Int32>
+    let users: Int, cutoffs: Int
     /// One column per ranking-metric key, each `users` long.
     private var metricColumns: [UnsafeMutableBufferPointer<Double>]
     /// Row u, cutoff c: (all hits, repeat hits) at [2 · (u · cutoffs + c)].
@@ -14,11 +13,9 @@ final class RankingTable: @unchecked Sendable {
     /// Positives of user u that were in their history.
     private let repeatCounts: UnsafeMutableBufferPointer<Int32>
 
-    /// A table for `users` users, lists of `width`, `keys` metric columns, `cutoffs` cutoffs.
-    init(users: Int, width: Int, keys: Int, cutoffs: Int) {
-        self.users = users; self.width = width; self.cutoffs = cutoffs
-        top = .allocate(capacity: users * width)
-        top.initialize(repeating: -1)
+    /// A table for `users` users, `keys` metric columns, `cutoffs` cutoffs.
+    init(users: Int, keys: Int, cutoffs: Int) {
+        self.users = users; self.cutoffs = cutoffs
         metricColumns = (0..<keys).map { _ in
             let column = UnsafeMutableBufferPointer<Double>.allocate(capacity: users)
             column.initialize(repeating: 0)
@@ -32,13 +29,8 @@ final class RankingTable: @unchecked Sendable {
 
     deinit {
         // Taken buffers are empty (nil base), for which deallocate does nothing.
-        top.deallocate(); hitCounts.deallocate(); repeatCounts.deallocate()
+        hitCounts.deallocate(); repeatCounts.deallocate()
         metricColumns.forEach { $0.deallocate() }
-    }
-
-    /// Row u of the top-K lists, for the worker that ranks user u.
-    func topRow(_ u: Int) -> UnsafeMutableBufferPointer<Int32> {
-        UnsafeMutableBufferPointer(rebasing: top[u * width ..< (u + 1) * width])
     }
 
     /// Records user u's metric values (in key order), hit counts per cutoff and repeats.
@@ -58,12 +50,6 @@ final class RankingTable: @unchecked Sendable {
 
     /// Positives of user u that were in their history.
     func repeats(_ u: Int) -> Int { Int(repeatCounts[u]) }
-
-    /// The top-K lists as one array, `users × width`; call once, after ranking.
-    func takeTopItems() -> [Int32] {
-        defer { top.deallocate(); top = UnsafeMutableBufferPointer(start: nil, count: 0) }
-        return Array(top)
-    }
 
     /// Metric column `key` as an array; call once per key, after ranking.
     func takeMetricColumn(_ key: Int) -> [Double] {
