@@ -27,12 +27,16 @@ public enum Analyses {
     /// The analyses at cutoff `k` over `users`.
     public static func summarize(_ users: [UserHits], k: Int) -> [String: Double] {
         let n = Double(max(1, users.count))
-        let withHit = users.filter { $0.hits > 0 }.count
-        let withNewHit = users.filter { $0.hits - $0.repeatHits > 0 }.count
+        let withHit = users.reduce(0) { $0 + ($1.hits > 0 ? 1 : 0) }
+        let withNewHit = users.reduce(0) { $0 + ($1.hits - $1.repeatHits > 0 ? 1 : 0) }
         let hits = users.reduce(0) { $0 + $1.hits }
         let repeatHits = users.reduce(0) { $0 + $1.repeatHits }
-        let withRepeat = users.filter { $0.repeatPositives > 0 }
-        let withNew = users.filter { $0.positives - $0.repeatPositives > 0 }
+        // Sums over users, no filtered copies: this runs on every evaluated user.
+        var withRepeat = 0, withNew = 0, repeatRecall = 0.0, newRecall = 0.0
+        for u in users {
+            if u.repeatPositives > 0 { withRepeat += 1; repeatRecall += Double(u.repeatHits) / Double(u.repeatPositives) }
+            if u.positives - u.repeatPositives > 0 { withNew += 1; newRecall += Double(u.hits - u.repeatHits) / Double(u.positives - u.repeatPositives) }
+        }
         let positives = users.reduce(0) { $0 + $1.positives }
         let repeatPositives = users.reduce(0) { $0 + $1.repeatPositives }
         return [
@@ -41,10 +45,8 @@ public enum Analyses {
             MetricKey("repeat_hit_share", k: k).description: hits == 0 ? 0 : Double(repeatHits) / Double(hits),
             MetricKey("users_with_new_hit", k: k).description: Double(withNewHit),
             MetricKey("users_with_new_hit_share", k: k).description: Double(withNewHit) / n,
-            MetricKey("repeat_recall", k: k).description: withRepeat.isEmpty ? 0
-                : withRepeat.reduce(0.0) { $0 + Double($1.repeatHits) / Double($1.repeatPositives) } / Double(withRepeat.count),
-            MetricKey("new_recall", k: k).description: withNew.isEmpty ? 0
-                : withNew.reduce(0.0) { $0 + Double($1.hits - $1.repeatHits) / Double($1.positives - $1.repeatPositives) } / Double(withNew.count),
+            MetricKey("repeat_recall", k: k).description: withRepeat == 0 ? 0 : repeatRecall / Double(withRepeat),
+            MetricKey("new_recall", k: k).description: withNew == 0 ? 0 : newRecall / Double(withNew),
             "repeat_positive_share": positives == 0 ? 0 : Double(repeatPositives) / Double(positives),
         ]
     }
