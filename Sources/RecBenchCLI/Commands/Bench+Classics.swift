@@ -22,6 +22,6 @@ extension Bench {
         return [slimRow, BenchmarkRow(step: "ALS: \(result.hyperparameters["iterations"].map { "\($0)" } ?? "?") iterations, training alone, test ndcg@10 \(String(format: "%.4f", result.test["ndcg@10"] ?? 0))",
                              seconds: seconds, reference: theirs.label ?? "reference training", referenceSeconds: theirs.wall, target: theirs.wallTarget.map { $0 / theirs.wall }),
                 BenchmarkRow(step: "  ALS solves: \(String(format: "%.2f", flops / 1e9)) GFLOP → \(String(format: "%.1f", flops / seconds / 1e9)) GFLOP/s",
-                             seconds: seconds, reference: "those FLOPs at the \(Int(reference.sgemmPeak / 1e9)) GFLOP/s sgemm peak", referenceSeconds: flops / reference.sgemmPeak, target: nil)]
+                             seconds: seconds, reference: "those FLOPs at \(reference.sgemmPeakLabel)", referenceSeconds: flops / reference.sgemmPeak, target: nil)]
     }
 }

@@ -22,12 +22,18 @@ public struct BenchmarkReference: Sendable {
         public let settings: [String]
         /// What the wall is, when it is not the model's own reference run.
         public let label: String?
+        /// The speed-up recbench should reach over RecBole run back to back on this host.
+        public let sameRunSpeedup: Double?
     }
 
     /// Folder of the reference's own split, relative to the file's repository root.
     public let recboleSplit: String?
-    /// sgemm peak, FLOP/s.
-    public let sgemmPeak: Double
+    /// RecBole's runner script and the raw data it splits itself, for side-by-side runs.
+    public let recboleRunner: String?, recboleData: String?
+    /// sgemm peak, FLOP/s: the file's (BLAS-NOTES), or this host's once measured.
+    public private(set) var sgemmPeak: Double
+    /// Where `sgemmPeak` comes from, for row labels.
+    public private(set) var sgemmPeakSource = "BLAS-NOTES'"
     /// spotrf + spotri rate, n³ / seconds.
     public let choleskyInverseRate: Double
     /// Copy bandwidth, bytes/s (read + write), when stated.
@@ -44,6 +50,8 @@ public struct BenchmarkReference: Sendable {
             return d
         }
         recboleSplit = top["recbole_split"]?.stringValue
+        recboleRunner = top["recbole_runner"]?.stringValue
+        recboleData = top["recbole_data"]?.stringValue
         sgemmPeak = try number(top["sgemm_peak_gflops"], "sgemm_peak_gflops") * 1e9
         choleskyInverseRate = try number(top["cholesky_inverse_gflops"], "cholesky_inverse_gflops") * 1e9
         copyBandwidth = top["copy_bandwidth_gbs"]?.doubleValue.map { $0 * 1e9 }
@@ -56,9 +64,20 @@ public struct BenchmarkReference: Sendable {
                          settings: m["settings"].flatMap { v in
                              guard case .map(let pairs) = v else { return nil }
                              return pairs.keys.sorted().map { "\($0)=\(pairs[$0]!)" }
-                         } ?? [], label: m["label"]?.stringValue)
+                         } ?? [], label: m["label"]?.stringValue, sameRunSpeedup: m["same_run_speedup"]?.doubleValue)
         }
     }
+
+    /// This reference with the sgemm peak measured on this host in this run.
+    public func withSgemmPeak(measured flops: Double) -> BenchmarkReference {
+        var copy = self
+        copy.sgemmPeak = flops
+        copy.sgemmPeakSource = "this run's"
+        return copy
+    }
+
+    /// "this run's 267 GFLOP/s sgemm peak", for row labels.
+    public var sgemmPeakLabel: String { "\(sgemmPeakSource) \(Int(sgemmPeak / 1e9)) GFLOP/s sgemm peak" }
 
     /// The entry for `model`, or an error naming the file's missing entry.
     public func model(_ name: String) throws -> Model {

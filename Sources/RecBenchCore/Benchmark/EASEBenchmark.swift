@@ -107,7 +107,7 @@ public enum EASEBenchmark {
                                  reference: "dense sgemm making the same scores, this run\(scale > 1 ? String(format: " (×%.1f from %d rows)", scale, m) : "")",
                                  referenceSeconds: sgemm * scale, target: 2))
         rows.append(BenchmarkRow(step: "full evaluation (\(users) users × \(n) items)", seconds: evaluation,
-                                 reference: "sgemm roofline 2·U·n² at the reference file's peak (BLAS-NOTES)",
+                                 reference: "sgemm roofline 2·U·n² at \(reference.sgemmPeakLabel)",
                                  referenceSeconds: 2 * Double(users) * Double(n) * Double(n) / reference.sgemmPeak, target: nil))
         return rows
     }

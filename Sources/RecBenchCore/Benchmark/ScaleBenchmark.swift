@@ -16,10 +16,6 @@ public struct HostPeaks: Sendable {
     /// Measures the three on `compute`; call with the machine otherwise idle.
     public static func measure(compute: Compute) throws -> HostPeaks {
         var rng = SeededGenerator(seed: 7)
-        let n = 2048
-        let a = Matrix(rows: n, columns: n, values: (0..<(n * n)).map { _ in rng.nextUnitFloat() })
-        var c = Matrix(rows: n, columns: n)
-        let sgemm = best(of: 3) { BLAS.gemm(a, a, into: &c, compute: compute) }
 
         let count = 64 << 20   // 256 MiB of floats
         let source = [Float](repeating: 1, count: count)
@@ -46,8 +42,17 @@ public struct HostPeaks: Sendable {
             do { try BLAS.invertSymmetricPositiveDefinite(&m, compute: compute) } catch { inverseError = error }
         }
         if let inverseError { throw inverseError }
-        return HostPeaks(sgemm: 2 * pow(Double(n), 3) / sgemm, bandwidth: 2 * 4 * Double(count) / copy,
+        return HostPeaks(sgemm: sgemmRate(compute: compute), bandwidth: 2 * 4 * Double(count) / copy,
                          choleskyInverse: pow(Double(order), 3) / inverse)
+    }
+
+    /// sgemm FLOP/s on `compute`: the best of three 2048³ products.
+    public static func sgemmRate(compute: Compute) -> Double {
+        var rng = SeededGenerator(seed: 7)
+        let n = 2048
+        let a = Matrix(rows: n, columns: n, values: (0..<(n * n)).map { _ in rng.nextUnitFloat() })
+        var c = Matrix(rows: n, columns: n)
+        return 2 * pow(Double(n), 3) / best(of: 3) { BLAS.gemm(a, a, into: &c, compute: compute) }
     }
 
     /// The fastest of `repeats` timings of `body`, in seconds.

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-/// `recbench bench --scale` end to end on the smallest shape: every phase of every model has
-/// its row beside a roofline, the bounds are checked, and the log is kept where asked.
-struct ScaleBenchTests {
+/// `recbench bench`'s parts that run without ../shared: `--scale` end to end on the smallest
+/// shape (every phase of every model beside a roofline, the bounds checked, the log kept
+/// where asked), and `--recbole`'s refusal when RecBole's runner is not configured.
+struct BenchCLITests {
     struct Row: Decodable { let step: String; let seconds: Double; let referenceSeconds: Double?; let target: Double? }
 
     @Test func theScaleBenchReportsEveryPhaseBesideItsRoofline() throws {
@@ -44,5 +45,15 @@ struct ScaleBenchTests {
         let out = try w.run(["bench", "--scale", "ml-2m"])
         #expect(out.status != 0)
         #expect(out.stderr.contains("unknown --scale shape 'ml-2m'") && out.stderr.contains("ml-20m"))
+    }
+
+    @Test func recboleWithoutItsRunnerIsOneLineNamingTheKeys() throws {
+        let w = try Workspace()
+        let reference = w.root + "/ref.yml"
+        try "sgemm_peak_gflops: 245\ncholesky_inverse_gflops: 230\nmodels: {BPR: {wall: 11.6}}\n".write(toFile: reference, atomically: true, encoding: .utf8)
+        let out = try w.run(["bench", "--recbole", "/usr/bin/python3", "--reference", reference, "--no-ease", "--no-item2vec", "--no-context", "--no-classics"])
+        #expect(out.status != 0)
+        #expect(out.stderr.split(separator: "\n").count == 1, "\(out.stderr)")
+        #expect(out.stderr.contains("ref.yml") && out.stderr.contains("recbole_runner") && out.stderr.contains("recbole_data"))
     }
 }

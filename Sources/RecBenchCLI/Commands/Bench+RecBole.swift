@@ -1,0 +1,60 @@
+import Foundation
+import Logging
+import RecBenchCore
+
+/// The learned models side by side with RecBole 1.2.1 itself (issue 18): on this host, in
+/// the same minutes, whole processes interleaved recbench, RecBole, recbench, RecBole, …,
+/// so that a noisy neighbour or a slow host slows both alike.
+extension Bench {
+    /// One RecBole run's figures from its `RESULT_JSON` line.
+    struct RecBoleRun { let seconds: Double; let epochs: Int; let ndcg: Double }
+
+    func recboleRows(_ python: String, reference: BenchmarkReference, logger: Logger) throws -> [BenchmarkRow] {
+        guard let runner = reference.recboleRunner, let raw = reference.recboleData,
+              FileManager.default.fileExists(atPath: runner), FileManager.default.fileExists(atPath: raw) else {
+            throw RecBenchError(location: self.reference, "--recbole needs recbole_runner and recbole_data, and both files present (../shared beside the repository)")
+        }
+        // RecBole special-cases the name ml-100k; its copy is `ml100k` (shared RecBole README).
+        let folder = NSTemporaryDirectory() + "recbench-recbole-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder + "/ml100k", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: raw, toPath: folder + "/ml100k/ml100k.inter")
+        var assignments: [String] = []
+        if let split = reference.recboleSplit, FileManager.default.fileExists(atPath: split + "/ml-100k.train.inter") {
+            assignments = ["data_path=\(split)", "benchmark_filename=[train,valid,test]"]   // RecBole's own split of the same file
+        }
+        var rows: [BenchmarkRow] = []
+        for model in recboleModels.split(separator: ",").map(String.init) {
+            logger.notice("\(model): \(recboleRuns) × (recbench run, RecBole run), interleaved")
+            var ours: (seconds: Double, result: RunResult)?, theirs: RecBoleRun?
+            for _ in 0..<max(1, recboleRuns) {
+                let (seconds, _, result) = try bestRun(model, assignments, runs: 1)
+                if ours == nil || seconds < ours!.seconds { ours = (seconds, result) }
+                let run = try recboleRun(python, runner: runner, model: model, data: folder)
+                if theirs == nil || run.seconds < theirs!.seconds { theirs = run }
+            }
+            let target = try reference.model(model).sameRunSpeedup
+            let training = ours!.result.training!
+            rows.append(BenchmarkRow(step: "\(model) beside RecBole, best of \(recboleRuns) each: recbench \(training.epochsRun) epochs, test ndcg@10 \(String(format: "%.4f", ours!.result.test["ndcg@10"] ?? 0)); RecBole \(theirs!.epochs) epochs, \(String(format: "%.4f", theirs!.ndcg))",
+                                     seconds: ours!.seconds, reference: "RecBole 1.2.1 whole process, this host, interleaved",
+                                     referenceSeconds: theirs!.seconds, target: target.map { 1 / $0 }))
+            if let row = try epochRow(model, result: ours!.result, reference: reference) { rows.append(row) }
+        }
+        return rows
+    }
+
+    /// One `run_rb.py MODEL` process: its wall and its `RESULT_JSON` line's epochs and NDCG@10.
+    func recboleRun(_ python: String, runner: String, model: String, data: String) throws -> RecBoleRun {
+        let output = data + "/\(model).stdout"
+        let (seconds, _, status) = try ChildProcess.run(python, [runner, model, "--dataset", "ml100k", "--data-path", data + "/", "--out", data + "/runs"],
+                                                        stdoutPath: output)
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        guard status == 0, let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT_JSON ") }),
+              let object = try? JSONSerialization.jsonObject(with: Data(line.dropFirst("RESULT_JSON ".count).utf8)) as? [String: Any] else {
+            let last = text.split(separator: "\n").last.map { String($0.suffix(200)) } ?? "no output"
+            throw RecBenchError(location: runner, "RecBole's \(model) run failed (exit \(status)); its last line: \(last)")
+        }
+        let test = object["test_result"] as? [String: Double] ?? [:]
+        return RecBoleRun(seconds: seconds, epochs: object["epochs_run"] as? Int ?? 0, ndcg: test["ndcg@10"] ?? .nan)
+    }
+}
