@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Same seed, config, data and threads → the same result file, byte for byte once the
-/// fields that measure the machine (seconds, memory, the finishing time, per-step timings)
+/// fields that measure the machine (seconds, validation seconds, memory, the finishing time, per-step timings)
 /// are set aside; changed data → a new fingerprint and run key, so a sweep cannot mistake
 /// the old record for the new data's.
 @Suite struct DeterminismTests {
@@ -16,7 +16,7 @@ import Testing
     func withoutMeasurements(_ value: Any) throws -> Data {
         func strip(_ v: Any) -> Any {
             if let map = v as? [String: Any] {
-                return map.filter { !["seconds", "finished_at", "peak_memory_mib", "fit_steps"].contains($0.key) }.mapValues(strip)
+                return map.filter { !["seconds", "valid_seconds", "finished_at", "peak_memory_mib", "fit_steps"].contains($0.key) }.mapValues(strip)
             }
             if let list = v as? [Any] { return list.map(strip) }
             return v

@@ -38,7 +38,7 @@ extension Bench {
             rows.append(BenchmarkRow(step: "\(model) beside RecBole, best of \(recboleRuns) each: recbench \(training.epochsRun) epochs, test ndcg@10 \(String(format: "%.4f", ours!.result.test["ndcg@10"] ?? 0)); RecBole \(theirs!.epochs) epochs, \(String(format: "%.4f", theirs!.ndcg))",
                                      seconds: ours!.seconds, reference: "RecBole 1.2.1 whole process, this host, interleaved",
                                      referenceSeconds: theirs!.seconds, target: target.map { 1 / $0 }))
-            if let row = try epochRow(model, result: ours!.result, reference: reference) { rows.append(row) }
+            rows += try epochRows(model, result: ours!.result, reference: reference)
         }
         return rows
     }

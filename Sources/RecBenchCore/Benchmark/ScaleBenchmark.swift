@@ -56,7 +56,7 @@ public struct HostPeaks: Sendable {
     }
 
     /// The fastest of `repeats` timings of `body`, in seconds.
-    static func best(of repeats: Int, _ body: () -> Void) -> Double {
+    public static func best(of repeats: Int, _ body: () -> Void) -> Double {
         (0..<repeats).map { _ in
             let start = ContinuousClock.now
             body()

@@ -23,8 +23,14 @@ public struct ModelCost: Sendable {
     /// What recbench executes (sparse input layers, cached forwards).
     public let executed: Double
 
+    /// The inner dimension k of the GEMM that makes the scores (users × k times k × items:
+    /// the last layer or the item embeddings), for comparing a validation pass with it.
+    public let scoringInner: Int?
+
     /// A cost.
-    public init(nominal: Double, executed: Double) { self.nominal = nominal; self.executed = executed }
+    public init(nominal: Double, executed: Double, scoringInner: Int? = nil) {
+        self.nominal = nominal; self.executed = executed; self.scoringInner = scoringInner
+    }
 }
 
 /// Memory a fit needs beyond the data, for models whose working set grows faster than the

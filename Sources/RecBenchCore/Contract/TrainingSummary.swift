@@ -18,12 +18,16 @@ public struct EpochReport: Sendable {
 
 /// What training did, stored with the result.
 public struct TrainingSummary: Sendable, Codable, Equatable {
-    /// Per epoch: loss, validation score (if evaluated), seconds.
+    /// Per epoch: loss, validation score (if evaluated), seconds (validation included), and
+    /// the validation pass's own seconds.
     public struct Epoch: Sendable, Codable, Equatable {
         public let epoch: Int
         public let loss: Double
         public let valid: Double?
         public let seconds: Double
+        public var validSeconds: Double? = nil
+
+        enum CodingKeys: String, CodingKey { case epoch, loss, valid, seconds, validSeconds = "valid_seconds" }
     }
     public var epochsRun: Int
     public var bestEpoch: Int

@@ -113,7 +113,7 @@ public struct BPR: LearnedModel {
     public func cost(_ s: WorkShape) -> ModelCost? {
         let d = Double(embeddingSize)
         let flops = 12 * Double(s.trainInteractions) * d + 2 * Double(s.users) * Double(s.items) * d
-        return ModelCost(nominal: flops, executed: flops)
+        return ModelCost(nominal: flops, executed: flops, scoringInner: embeddingSize)
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {

@@ -186,7 +186,7 @@ public struct RecVAE: LearnedModel {
         let E = 2 * U * (4 * hd * hd + 2 * hd * l), F1 = 2 * U * n * hd, S1 = 2 * nnz * hd, D = 2 * U * l * n
         let nominal = encPasses * (4 * E + 3 * F1 + 2 * D) + decPasses * (2 * E + 2 * F1 + 2 * D) + (E + F1 + D)
         let executed = encPasses * (3 * E + 2 * S1 + 2 * D) + (E + S1) + decPasses * 2 * D + D
-        return ModelCost(nominal: nominal, executed: executed)
+        return ModelCost(nominal: nominal, executed: executed, scoringInner: latent)
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {

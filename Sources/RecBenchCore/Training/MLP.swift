@@ -80,7 +80,7 @@ extension MLP {
         let dense = 2 * U * (encoder.reduce(0, +) + decoder.reduce(0, +))   // forward, all dense layers
         let first = 2 * U * n * h[0], firstSparse = 2 * nnz * h[0]
         return ModelCost(nominal: 3 * dense + 2 * first + (dense + first),
-                         executed: 3 * dense + 2 * firstSparse + (dense + firstSparse))
+                         executed: 3 * dense + 2 * firstSparse + (dense + firstSparse), scoringInner: hidden.first ?? code)
     }
 }
 

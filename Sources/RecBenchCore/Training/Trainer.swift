@@ -30,10 +30,12 @@ public struct Trainer {
         for epoch in 0..<settings.epochs where !stopping.shouldStop {
             let start = ContinuousClock.now
             let loss = try runEpoch(epoch, of: &model, state: &state, data: data)
-            var score: Double?
+            var score: Double?, validSeconds: Double?
             var improved = false
             if (epoch + 1) % settings.evalStep == 0, let validate = context.validate {
+                let validStart = ContinuousClock.now
                 score = validate(model.scoring(with: state.parameters), compute)
+                validSeconds = (ContinuousClock.now - validStart).seconds
                 improved = stopping.record(score!, epoch: epoch + 1)
                 if improved {
                     state.keepBest()
@@ -43,7 +45,7 @@ public struct Trainer {
                 }
             }
             let seconds = (ContinuousClock.now - start).seconds
-            records.append(.init(epoch: epoch + 1, loss: loss, valid: score, seconds: seconds))
+            records.append(.init(epoch: epoch + 1, loss: loss, valid: score, seconds: seconds, validSeconds: validSeconds))
             var report = EpochReport(model: M.name, epoch: epoch + 1, epochs: settings.epochs, loss: loss,
                                      validScore: score, improved: improved, seconds: seconds)
             report.best = stopping.bestEpoch > 0 ? (stopping.bestScore, stopping.bestEpoch) : nil
