@@ -46,8 +46,11 @@ extension Bench {
     /// One `run_rb.py MODEL` process: its wall and its `RESULT_JSON` line's epochs and NDCG@10.
     func recboleRun(_ python: String, runner: String, model: String, data: String) throws -> RecBoleRun {
         let output = data + "/\(model).stdout"
-        let (seconds, _, status) = try ChildProcess.run(python, [runner, model, "--dataset", "ml100k", "--data-path", data + "/", "--out", data + "/runs"],
-                                                        stdoutPath: output)
+        // In the temporary folder: RecBole writes its logs and checkpoints into its working folder.
+        let runnerPath = URL(fileURLWithPath: runner).standardizedFileURL.path
+        let pythonPath = URL(fileURLWithPath: python).standardizedFileURL.path
+        let (seconds, _, status) = try ChildProcess.run(pythonPath, [runnerPath, model, "--dataset", "ml100k", "--data-path", data + "/", "--out", data + "/runs"],
+                                                        stdoutPath: output, directory: data)
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         guard status == 0, let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT_JSON ") }),
               let object = try? JSONSerialization.jsonObject(with: Data(line.dropFirst("RESULT_JSON ".count).utf8)) as? [String: Any] else {
