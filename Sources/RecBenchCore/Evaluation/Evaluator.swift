@@ -98,7 +98,8 @@ public enum Evaluator {
     public static func evaluate(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings, compute: Compute) -> EvaluationResult {
         let started = Date()
         let users = target.users, width = settings.cutoffs.max()!
-        let table = RankingTable(users: users.count, keys: rankingMetrics(settings).count * settings.cutoffs.count, cutoffs: settings.cutoffs.count)
+        let metrics = rankingMetrics(settings)
+        let table = RankingTable(users: users.count, keys: metrics.count * settings.cutoffs.count, cutoffs: settings.cutoffs.count)
         // The ranked lists are written where the result keeps them: no copy at the end.
         var topItems = [Int32](repeating: -1, count: users.count * width)
         topItems.withUnsafeMutableBufferPointer { top in
@@ -120,7 +121,7 @@ public enum Evaluator {
                         for r in range {
                             rank(UnsafeMutableBufferPointer(start: rows.value + r * target.itemCount, count: target.itemCount),
                                  user: Int(batch[batch.startIndex + r]), slot: offset + r, target: target, settings: settings,
-                                 top: UnsafeMutableBufferPointer(start: lists.value + (offset + r) * width, count: width), into: table)
+                                 metrics: metrics, top: UnsafeMutableBufferPointer(start: lists.value + (offset + r) * width, count: width), into: table)
                         }
                     }
                 }
@@ -133,7 +134,7 @@ public enum Evaluator {
     /// Masks `row` (the user's scores) by the history mode, takes the top K into `top`, and
     /// records the user's metrics and hits in the table's row `slot`.
     static func rank(_ row: UnsafeMutableBufferPointer<Float>, user u: Int, slot: Int, target: EvaluationTarget, settings: EvaluationSettings,
-                     top: UnsafeMutableBufferPointer<Int32>, into table: RankingTable) {
+                     metrics: [any RankingMetric.Type], top: UnsafeMutableBufferPointer<Int32>, into table: RankingTable) {
         let positives = target.positives, history = target.history, mask = settings.historyMask
         // Both rows are sorted by item: walk them together.
         var repeats = 0
@@ -146,19 +147,30 @@ public enum Evaluator {
             if isPositive { repeats += 1 }
             if mask == .seen || (mask == .recbole && !isPositive) { row[Int(item)] = -.infinity }
         }
+        table.setRepeats(slot, repeats)
         let n = TopK.select(UnsafeBufferPointer(row), k: top.count, into: top.baseAddress!)
-        let hits = (0..<n).map { rank in UInt8(positives.contains(row: u, column: Int(top[rank])) ? 1 : 0) }
-        let counts = settings.cutoffs.map { k in
-            (0..<min(k, n)).filter { hits[$0] != 0 }.reduce(into: (all: 0, repeated: 0)) { c, rank in
-                c.all += 1
-                if history.contains(row: u, column: Int(top[rank])) { c.repeated += 1 }
+        let p = positives.entries(ofRow: u).count
+        // No allocation per user: the hit flags live on the stack, the results go straight
+        // into the table.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, n)) { hits in
+            for rank in 0..<n { hits[rank] = positives.contains(row: u, column: Int(top[rank])) ? 1 : 0 }
+            for (c, k) in settings.cutoffs.enumerated() {
+                var all = 0, repeated = 0
+                for rank in 0..<min(k, n) where hits[rank] != 0 {
+                    all += 1
+                    if history.contains(row: u, column: Int(top[rank])) { repeated += 1 }
+                }
+                table.setHits(slot, cutoff: c, all: all, repeated: repeated)
+            }
+            let hitView = UnsafeBufferPointer(rebasing: hits[0..<n])
+            var key = 0
+            for metric in metrics {
+                for k in settings.cutoffs {
+                    table.setMetric(slot, key: key, metric.value(hits: hitView, positives: p, k: k))
+                    key += 1
+                }
             }
         }
-        let p = positives.entries(ofRow: u).count
-        let values = hits.withUnsafeBufferPointer { hitView in
-            rankingMetrics(settings).flatMap { metric in settings.cutoffs.map { k in metric.value(hits: hitView, positives: p, k: k) } }
-        }
-        table.record(slot, metrics: values, hits: counts, repeats: repeats)
     }
 
     /// The configured metrics that are computed per user, in report order.

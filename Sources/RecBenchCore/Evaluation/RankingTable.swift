@@ -33,15 +33,17 @@ final class RankingTable: @unchecked Sendable {
         metricColumns.forEach { $0.deallocate() }
     }
 
-    /// Records user u's metric values (in key order), hit counts per cutoff and repeats.
-    func record(_ u: Int, metrics: [Double], hits: [(all: Int, repeated: Int)], repeats: Int) {
-        for (key, value) in metrics.enumerated() { metricColumns[key][u] = value }
-        for (c, h) in hits.enumerated() {
-            hitCounts[2 * (u * cutoffs + c)] = Int32(h.all)
-            hitCounts[2 * (u * cutoffs + c) + 1] = Int32(h.repeated)
-        }
-        repeatCounts[u] = Int32(repeats)
+    /// Records user u's value of metric column `key`.
+    @inline(__always) func setMetric(_ u: Int, key: Int, _ value: Double) { metricColumns[key][u] = value }
+
+    /// Records user u's hits and repeat hits at cutoff index c.
+    @inline(__always) func setHits(_ u: Int, cutoff c: Int, all: Int, repeated: Int) {
+        hitCounts[2 * (u * cutoffs + c)] = Int32(all)
+        hitCounts[2 * (u * cutoffs + c) + 1] = Int32(repeated)
     }
+
+    /// Records how many of user u's positives were in their history.
+    @inline(__always) func setRepeats(_ u: Int, _ count: Int) { repeatCounts[u] = Int32(count) }
 
     /// User u's (all hits, repeat hits) at cutoff index c.
     func hits(_ u: Int, cutoff c: Int) -> (all: Int, repeated: Int) {
