@@ -249,11 +249,9 @@ public struct Bench: ParsableCommand {
         let passes = training.epochs.compactMap(\.validSeconds)
         if let k = flops.scoringInner, !passes.isEmpty {
             let (m, n) = (result.split.validUsers, result.statistics.items)
-            let a = Matrix(rows: m, columns: k, repeating: 0.01), b = Matrix(rows: k, columns: n, repeating: 0.01)
-            var c = Matrix(rows: m, columns: n)
             // The faster of OpenBLAS's own threads and recbench's split over its workers.
             let gemm = [Compute.allCores, Compute.allCores.splittingProducts].map { compute in
-                HostPeaks.best(of: 5) { BLAS.gemm(a, b, into: &c, compute: compute) }
+                HostPeaks.gemmSeconds(m: m, k: k, n: n, compute: compute, repeats: 5)
             }.min()!
             rows.append(BenchmarkRow(step: "  \(model) validation pass (mean of \(passes.count)): score \(m) users, mask, top K, valid_metric",
                                      seconds: passes.reduce(0, +) / Double(passes.count), reference: "the \(m) × \(k) × \(n) sgemm that makes its scores, this run",

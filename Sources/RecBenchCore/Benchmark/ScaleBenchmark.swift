@@ -15,12 +15,31 @@ public struct HostPeaks: Sendable {
 
     /// Measures the three on `compute`; call with the machine otherwise idle.
     public static func measure(compute: Compute) throws -> HostPeaks {
-        var rng = SeededGenerator(seed: 7)
+        HostPeaks(sgemm: sgemmRate(compute: compute), bandwidth: copyBandwidth(compute: compute),
+                  choleskyInverse: try choleskyInverseRate(compute: compute))
+    }
 
+    /// sgemm FLOP/s on `compute`: the best of three 2048³ products.
+    public static func sgemmRate(compute: Compute) -> Double {
+        2 * pow(2048, 3) / gemmSeconds(m: 2048, k: 2048, n: 2048, compute: compute, repeats: 3)
+    }
+
+    /// The fastest of `repeats` (m × k) · (k × n) sgemms on `compute`, in seconds.
+    public static func gemmSeconds(m: Int, k: Int, n: Int, compute: Compute, repeats: Int) -> Double {
+        var rng = SeededGenerator(seed: 7)
+        let a = Matrix(rows: m, columns: k, values: (0..<(m * k)).map { _ in rng.nextUnitFloat() })
+        let b = Matrix(rows: k, columns: n, values: (0..<(k * n)).map { _ in rng.nextUnitFloat() })
+        var c = Matrix(rows: m, columns: n)
+        return best(of: repeats) { BLAS.gemm(a, b, into: &c, compute: compute) }
+    }
+
+    /// Copy bandwidth in bytes/s on `compute` (read + write counted): 256 MiB split over
+    /// the workers, best of 5.
+    static func copyBandwidth(compute: Compute) -> Double {
         let count = 64 << 20   // 256 MiB of floats
         let source = [Float](repeating: 1, count: count)
         var target = [Float](repeating: 0, count: count)
-        let copy = best(of: 5) {
+        let seconds = best(of: 5) {
             source.withUnsafeBufferPointer { from in
                 target.withUnsafeMutableBufferPointer { to in
                     let pointers = UnsafeShared((from.baseAddress!, to.baseAddress!))   // workers copy disjoint ranges
@@ -31,32 +50,27 @@ public struct HostPeaks: Sendable {
                 }
             }
         }
+        return 2 * 4 * Double(count) / seconds
+    }
 
+    /// spotrf + spotri as n³ / seconds at n = 4,096 on a well-conditioned matrix, best of 2.
+    static func choleskyInverseRate(compute: Compute) throws -> Double {
+        var rng = SeededGenerator(seed: 7)
         let order = 4096
         let x = Matrix(rows: order, columns: order, values: (0..<(order * order)).map { _ in rng.nextUnitFloat() - 0.5 })
         var spd = BLAS.gram(x, compute: compute)
         for i in 0..<order { spd.values[i * order + i] += Float(order) }
         var inverseError: Error?
-        let inverse = best(of: 2) {
+        let seconds = best(of: 2) {
             var m = spd
             do { try BLAS.invertSymmetricPositiveDefinite(&m, compute: compute) } catch { inverseError = error }
         }
         if let inverseError { throw inverseError }
-        return HostPeaks(sgemm: sgemmRate(compute: compute), bandwidth: 2 * 4 * Double(count) / copy,
-                         choleskyInverse: pow(Double(order), 3) / inverse)
-    }
-
-    /// sgemm FLOP/s on `compute`: the best of three 2048³ products.
-    public static func sgemmRate(compute: Compute) -> Double {
-        var rng = SeededGenerator(seed: 7)
-        let n = 2048
-        let a = Matrix(rows: n, columns: n, values: (0..<(n * n)).map { _ in rng.nextUnitFloat() })
-        var c = Matrix(rows: n, columns: n)
-        return 2 * pow(Double(n), 3) / best(of: 3) { BLAS.gemm(a, a, into: &c, compute: compute) }
+        return pow(Double(order), 3) / seconds
     }
 
     /// The fastest of `repeats` timings of `body`, in seconds.
-    public static func best(of repeats: Int, _ body: () -> Void) -> Double {
+    static func best(of repeats: Int, _ body: () -> Void) -> Double {
         (0..<repeats).map { _ in
             let start = ContinuousClock.now
             body()

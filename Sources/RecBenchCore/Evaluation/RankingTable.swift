@@ -5,7 +5,7 @@
 /// plus this and the lists, whatever the user count; each metric column is freed as soon
 /// as the result has its copy.
 final class RankingTable: @unchecked Sendable {
-    let users: Int, cutoffs: Int
+    let cutoffs: Int
     /// One column per ranking-metric key, each `users` long.
     private var metricColumns: [UnsafeMutableBufferPointer<Double>]
     /// Row u, cutoff c: (all hits, repeat hits) at [2 · (u · cutoffs + c)].
@@ -15,7 +15,7 @@ final class RankingTable: @unchecked Sendable {
 
     /// A table for `users` users, `keys` metric columns, `cutoffs` cutoffs.
     init(users: Int, keys: Int, cutoffs: Int) {
-        self.users = users; self.cutoffs = cutoffs
+        self.cutoffs = cutoffs
         metricColumns = (0..<keys).map { _ in
             let column = UnsafeMutableBufferPointer<Double>.allocate(capacity: users)
             column.initialize(repeating: 0)

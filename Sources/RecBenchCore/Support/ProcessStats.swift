@@ -15,9 +15,7 @@ public enum ProcessStats {
     /// the step allocates shows as new resident pages rather than reusing freed ones.
     @discardableResult
     public static func resetPeakMemory() -> Bool {
-        if let trim = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {   // RTLD_DEFAULT
-            _ = unsafeBitCast(trim, to: (@convention(c) (Int) -> Int32).self)(0)
-        }
+        _ = glibcMallocTrim(0)
         let fd = open("/proc/self/clear_refs", O_WRONLY)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -44,3 +42,7 @@ public enum ProcessStats {
         return bytes
     }
 }
+
+/// glibc's `malloc_trim` (declared in malloc.h, which Swift's Glibc module does not export).
+@_silgen_name("malloc_trim")
+private func glibcMallocTrim(_ pad: Int) -> Int32
