@@ -49,6 +49,7 @@ let package = Package(
             dependencies: [
                 "RecBenchCore",
                 "Linalg",
+                "Autodiff",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,3 +1,4 @@
+import Foundation
 import Linalg
 
 /// Reverse-mode autodiff: ops record pullbacks in execution order; `backward` runs them in
@@ -6,9 +7,16 @@ public final class Tape {
     private var pullbacks: [() -> Void] = []
     /// The threads the ops and their pullbacks may use.
     public let compute: Compute
+    /// Where op times go, when profiling.
+    public let profile: OpProfile?
+    /// When the previous op was recorded (profiling only).
+    private var mark = ContinuousClock.now
 
-    /// An empty tape whose ops run with `compute`.
-    public init(compute: Compute) { self.compute = compute }
+    /// An empty tape whose ops run with `compute`, charging their times to `profile` if given.
+    public init(compute: Compute, profile: OpProfile? = nil) {
+        self.compute = compute
+        self.profile = profile
+    }
 
     /// A trainable leaf (gradient wanted).
     public func parameter(_ value: Matrix) -> Variable {
@@ -21,10 +29,24 @@ public final class Tape {
     public func constant(_ value: Matrix) -> Variable { Variable(value) }
 
     /// Records the result of an op: `pullback` runs during `backward` when `output` needs a
-    /// gradient. Ops outside this module (test references, new layers) use it too.
-    public func record(_ output: Variable, _ pullback: @escaping () -> Void) -> Variable {
+    /// gradient. Ops outside this module (test references, new layers) use it too; `op`
+    /// names the op in a profile.
+    public func record(_ output: Variable, op: String = #function, _ pullback: @escaping () -> Void) -> Variable {
         output.compute = compute
-        if output.requiresGrad { pullbacks.append(pullback) }
+        guard let profile else {
+            if output.requiresGrad { pullbacks.append(pullback) }
+            return output
+        }
+        let now = ContinuousClock.now, name = OpProfile.opName(op)
+        profile.charge(name, forward: (now - mark).seconds)
+        mark = now
+        if output.requiresGrad {
+            pullbacks.append {
+                let start = ContinuousClock.now
+                pullback()
+                profile.charge(name, backward: (ContinuousClock.now - start).seconds, calls: 0)
+            }
+        }
         return output
     }
 

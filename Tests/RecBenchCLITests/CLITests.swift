@@ -125,6 +125,28 @@ struct Workspace {
         #expect(quiet.stdout.hasPrefix("valid (") && quiet.stdout.contains("test ("), "\(quiet.stdout)")
     }
 
+    /// `--profile` prints where training went, and stores it with the result.
+    @Test func aProfiledRunSaysWhereTrainingWent() throws {
+        let w = try Workspace()
+        let out = try w.run(["run", "--model", "BPR", "--config", "run.yml", "--set", "epochs=2", "--profile", "--quiet"])
+        #expect(out.status == 0, "\(out.stderr)")
+        let lines = out.stdout.split(separator: "\n").map(String.init)
+        let header = try #require(lines.firstIndex { $0.hasPrefix("where training went") }, "\(out.stdout)")
+        let rows = lines[(header + 2)...].map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+        let ops = Set(rows.compactMap { $0.count >= 7 ? $0.dropLast(6).joined(separator: " ") : nil })
+        for op in ["optimizer step", "validation: scores", "validation: rank", "gather", "(rest of the fit)"] {
+            #expect(ops.contains(op), "no row for \(op): \(ops)")
+        }
+        let optimizer = rows.first { $0.starts(with: ["optimizer", "step"]) }
+        #expect((optimizer.flatMap { Int($0[2]) } ?? 0) >= 2, "one optimizer step per batch, 2 epochs: \(out.stdout)")
+        let record = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: w.root + "/out/" + w.resultFiles[0]))) as! [String: Any]
+        let profile = (record["training"] as? [String: Any])?["profile"] as? [[String: Any]] ?? []
+        #expect(profile.contains { $0["op"] as? String == "optimizer step" && ($0["calls"] as? Int ?? 0) >= 2 })
+        // Without the flag nothing is profiled.
+        let plain = try w.run(["run", "--model", "BPR", "--config", "run.yml", "--set", "epochs=2", "--json", "--no-save"])
+        #expect(!plain.stdout.contains("\"profile\""))
+    }
+
     @Test func malformedHeader() throws {
         let w = try Workspace(inter: "user_id:token\titem_id\ttimestamp:float\nu1\ti1\t1\n")
         try expectFailure(w, ["run", "--model", "Pop", "--config", "run.yml"], mentions: ["tiny.inter:1", "item_id"])

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RecBenchCore
+import Autodiff
 
 public struct Run: ParsableCommand {
     public init() {}
@@ -32,6 +33,9 @@ public struct Run: ParsableCommand {
     @Flag(help: "Also write per-user metrics (one row per split, user token, metric) beside the result, as .users.csv and .users.jsonl.")
     public var perUser = false
 
+    @Flag(help: "Time every autodiff op (forward and backward) and the trainer's phases, and print where training went (stored with the result as training.profile).")
+    public var profile = false
+
     @OptionGroup public var logging: LoggingOptions
 
     public func run() throws {
@@ -50,7 +54,7 @@ public struct Run: ParsableCommand {
                                    epochLines: !logging.quiet, bar: Terminal.stderrIsTTY && !logging.quiet,
                                    validMetric: plan.evaluation.validMetric, tables: !json)
             report.header(plan)
-            let outcome = try Experiment.run(plan, logger: logger) { report.event($0) }
+            let outcome = try Experiment.run(plan, logger: logger, profile: profile ? OpProfile() : nil) { report.event($0) }
             var savedPath: String?
             if !noSave { savedPath = try ResultStore(root: plan.resultsDirectory).save(outcome.result, perUser: outcome.perUser) }
             if perUser {
@@ -64,6 +68,10 @@ public struct Run: ParsableCommand {
                 Terminal.out(String(decoding: try ResultStore.encode(outcome.result), as: UTF8.self).trimmingCharacters(in: .newlines))
             } else {
                 report.footer(outcome, savedPath: savedPath)
+                if let training = outcome.result.training, let entries = training.profile {
+                    Terminal.out()
+                    Terminal.out(RunReport.profileTable(entries, fitSeconds: outcome.result.seconds["fit"] ?? 0))
+                }
             }
         }
     }
@@ -150,6 +158,25 @@ struct RunReport: Sendable {
             Terminal.out()
             Terminal.out("result    \(savedPath)")
         }
+    }
+
+    /// Where training's time went: one row per op or phase, most time first, each with its
+    /// share of the fit; the rest of the fit (outside every timed op and phase) last.
+    static func profileTable(_ entries: [OpProfileEntry], fitSeconds: Double) -> String {
+        let width = max(28, (entries.map(\.op.count).max() ?? 0) + 2)
+        func row(_ cells: [String]) -> String {
+            cells[0].padding(toLength: width, withPad: " ", startingAt: 0) + cells.dropFirst().map { String(repeating: " ", count: max(1, 11 - $0.count)) + $0 }.joined()
+        }
+        func seconds(_ s: Double) -> String { String(format: "%.4f", s) }
+        func share(_ s: Double) -> String { fitSeconds > 0 ? String(format: "%.1f %%", 100 * s / fitSeconds) : "–" }
+        var lines = ["where training went (fit \(String(format: "%.2f", fitSeconds)) s; an op's forward includes building its inputs)",
+                     row(["op or phase", "calls", "forward s", "backward s", "total s", "of fit"])]
+        for e in entries {
+            lines.append(row([e.op, String(e.calls), seconds(e.forwardSeconds), seconds(e.backwardSeconds), seconds(e.totalSeconds), share(e.totalSeconds)]))
+        }
+        let rest = fitSeconds - entries.reduce(0) { $0 + $1.totalSeconds }
+        lines.append(row(["(rest of the fit)", "–", "–", "–", seconds(rest), share(rest)]))
+        return lines.joined(separator: "\n")
     }
 
     /// Metrics as rows, cutoffs as columns, in config order; columns sized to their values.

@@ -1,5 +1,6 @@
 import Logging
 import Linalg
+import Autodiff
 
 /// Run-wide context for fitting: seed, threads, logger, and for learned models the
 /// training settings, a validation callback and progress hooks.
@@ -25,12 +26,14 @@ public struct FitContext: Sendable {
     public var onBatch: (@Sendable (Int, Int) -> Void)?
     /// Names the checkpoint file, when checkpoints are written.
     public var checkpointName: String
+    /// Where training's op and phase times go (`run --profile`); nil: not profiled.
+    public var profile: OpProfile?
 
     /// A context (training settings default to RecBole's).
     public init(seed: UInt64, compute: Compute, logger: Logger, training: TrainingSettings = TrainingSettings(),
                 validate: (@Sendable (any Scorer, Compute) -> Double)? = nil, validMetricBigger: Bool = true, validMetric: String = "valid",
                 onEpoch: (@Sendable (EpochReport) -> Void)? = nil, onBatch: (@Sendable (Int, Int) -> Void)? = nil,
-                checkpointName: String = "model") {
+                checkpointName: String = "model", profile: OpProfile? = nil) {
         self.seed = seed
         self.compute = compute
         self.logger = logger
@@ -41,5 +44,6 @@ public struct FitContext: Sendable {
         self.onEpoch = onEpoch
         self.onBatch = onBatch
         self.checkpointName = checkpointName
+        self.profile = profile
     }
 }

@@ -1,3 +1,5 @@
+import Autodiff
+
 /// One epoch as reported to the user.
 public struct EpochReport: Sendable {
     public let model: String
@@ -35,8 +37,10 @@ public struct TrainingSummary: Sendable, Codable, Equatable {
     public var stoppedEarly: Bool
     public var epochs: [Epoch]
     public var checkpoint: String?
+    /// Where training's time went, per op and phase (profiled runs only).
+    public var profile: [OpProfileEntry]? = nil
 
     enum CodingKeys: String, CodingKey {
-        case epochsRun = "epochs_run", bestEpoch = "best_epoch", bestValid = "best_valid", stoppedEarly = "stopped_early", epochs, checkpoint
+        case epochsRun = "epochs_run", bestEpoch = "best_epoch", bestValid = "best_valid", stoppedEarly = "stopped_early", epochs, checkpoint, profile
     }
 }

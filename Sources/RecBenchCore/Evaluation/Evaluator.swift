@@ -1,5 +1,6 @@
 import Foundation
 import Linalg
+import Autodiff
 
 /// The outcome of evaluating one split: averages, and per-user data for later analyses.
 public struct EvaluationResult: Sendable {
@@ -94,8 +95,10 @@ public enum Evaluator {
     }
 
     /// Evaluates `scorer` against a prepared target (reuse it across epochs): scores users in
-    /// batches, ranks each user (`rank`), then averages and summarises (`summarize`).
-    public static func evaluate(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings, compute: Compute) -> EvaluationResult {
+    /// batches, ranks each user (`rank`), then averages and summarises (`summarize`). With a
+    /// profile, scoring and ranking are charged to "<phase>: scores" and "<phase>: rank".
+    public static func evaluate(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings, compute: Compute,
+                                profile: OpProfile? = nil, phase: String = "evaluation") -> EvaluationResult {
         let started = Date()
         let users = target.users, width = settings.cutoffs.max()!
         let metrics = rankingMetrics(settings)
@@ -113,7 +116,9 @@ public enum Evaluator {
                     block = Matrix(rows: 0, columns: 0)   // the last, shorter batch: never two blocks at once
                     block = Matrix(rows: batch.count, columns: target.itemCount)
                 }
+                let scored = ContinuousClock.now
                 scorer.scores(for: batch, into: &block, compute: compute)
+                let ranked = ContinuousClock.now
                 block.values.withUnsafeMutableBufferPointer { scores in
                     let rows = UnsafeShared(scores.baseAddress!)   // each worker masks only its own rows
                     let offset = start
@@ -126,6 +131,8 @@ public enum Evaluator {
                     }
                 }
                 start += batch.count
+                profile?.charge("\(phase): scores", forward: (ranked - scored).seconds)
+                profile?.charge("\(phase): rank", forward: (ContinuousClock.now - ranked).seconds)
             }
         }   // the block of scores is freed here, before the result's arrays are built
         return summarize(table, topItems: topItems, target: target, settings: settings, seconds: Date().timeIntervalSince(started))

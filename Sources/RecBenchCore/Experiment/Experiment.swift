@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Linalg
+import Autodiff
 
 /// What the user asked for: a model, config files, command-line overrides.
 public struct RunRequest: Sendable {
@@ -138,7 +139,8 @@ public enum Experiment {
     }
 
     /// Runs `plan`. Nothing is written here: the caller stores the result.
-    public static func run(_ plan: ExperimentPlan, logger: Logger, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws -> RunOutcome {
+    public static func run(_ plan: ExperimentPlan, logger: Logger, profile: OpProfile? = nil,
+                           onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws -> RunOutcome {
         let compute = Compute(threads: plan.threads)
         var notices = plan.notices
         let runStart = ContinuousClock.now
@@ -165,7 +167,7 @@ public enum Experiment {
         var model = try plan.modelType.init(parameters: plan.parameters)
         let data = TrainingData(dataset: dataset, split: split)
         try checkMemory(model, data: data, plan: plan)
-        let context = fitContext(plan, compute: compute, validTarget: summary.validUsers > 0 ? validTarget : nil, logger: logger, onEvent: onEvent)
+        let context = fitContext(plan, compute: compute, validTarget: summary.validUsers > 0 ? validTarget : nil, logger: logger, profile: profile, onEvent: onEvent)
         try model.fit(data, context: context)
         let fitSeconds = lap()
         onEvent(.fitted(seconds: fitSeconds))
@@ -251,11 +253,11 @@ public enum Experiment {
     /// What a model's fit receives: seed, threads, training settings, validation on
     /// `validTarget` (when there is a valid split) and progress events.
     static func fitContext(_ plan: ExperimentPlan, compute: Compute, validTarget: EvaluationTarget?, logger: Logger,
-                           onEvent: @escaping @Sendable (Event) -> Void) -> FitContext {
+                           profile: OpProfile?, onEvent: @escaping @Sendable (Event) -> Void) -> FitContext {
         let evaluation = plan.evaluation, validation = evaluation.validationOnly
         let validate: (@Sendable (any Scorer, Compute) -> Double)? = validTarget.map { target in
             { @Sendable scorer, compute in
-                Evaluator.evaluate(scorer, target: target, settings: validation, compute: compute).values[evaluation.validMetric] ?? 0
+                Evaluator.evaluate(scorer, target: target, settings: validation, compute: compute, profile: profile, phase: "validation").values[evaluation.validMetric] ?? 0
             }
         }
         return FitContext(
@@ -263,7 +265,7 @@ public enum Experiment {
             validMetricBigger: evaluation.validMetricBigger, validMetric: evaluation.validMetric,
             onEpoch: { onEvent(.epoch($0)) },
             onBatch: { [clock = BatchClock()] done, total in onEvent(.batch(done: done, of: total, elapsed: clock.elapsed(restartingWhen: done == 1))) },
-            checkpointName: "\(plan.modelType.name)-\(plan.data.dataset)-seed\(plan.seed)")
+            checkpointName: "\(plan.modelType.name)-\(plan.data.dataset)-seed\(plan.seed)", profile: profile)
     }
 
     /// Keys that do not change a run's metrics, left out of its identity.

@@ -67,11 +67,3 @@ public struct EASE: Recommender {
         trainMatrix.multiply(rows: users, by: weights, into: &block, compute: compute)
     }
 }
-
-extension Duration {
-    /// This duration in seconds.
-    public var seconds: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) * 1e-18
-    }
-}

@@ -38,7 +38,7 @@ public struct Trainer {
                 validSeconds = (ContinuousClock.now - validStart).seconds
                 improved = stopping.record(score!, epoch: epoch + 1)
                 if improved {
-                    state.keepBest()
+                    time("keep best parameters") { state.keepBest() }
                     if let directory = settings.checkpointDirectory {
                         checkpoint = try Checkpoint.write(state.parameters, to: (directory as NSString).appendingPathComponent("\(context.checkpointName).params"))
                     }
@@ -55,23 +55,24 @@ public struct Trainer {
         model.parameters = state.best ?? state.parameters
         return TrainingSummary(epochsRun: records.count, bestEpoch: state.best == nil ? records.count : stopping.bestEpoch,
                                bestValid: state.best == nil ? nil : stopping.bestScore,
-                               stoppedEarly: stopping.shouldStop, epochs: records, checkpoint: checkpoint)
+                               stoppedEarly: stopping.shouldStop, epochs: records, checkpoint: checkpoint,
+                               profile: context.profile?.summary)
     }
 
     /// The passes of one epoch; returns the epoch's loss (the last reporting pass's).
     func runEpoch<M: LearnedModel>(_ epoch: Int, of model: inout M, state: inout TrainingState, data: TrainingData) throws -> Double {
         var loss = 0.0
         for (k, pass) in model.passes.enumerated() {
-            model.willBegin(pass, parameters: state.parameters, data: data, compute: compute)
+            time("pass setup") { model.willBegin(pass, parameters: state.parameters, data: data, compute: compute) }
             let number = M.randomStreams.passNumber(epoch: epoch, k: k)
             let passLoss: Double
             switch pass.method {
-            case .custom: passLoss = model.customPass(pass, index: number, parameters: &state.parameters, context: context)
+            case .custom: passLoss = time("\(M.name) pass") { model.customPass(pass, index: number, parameters: &state.parameters, context: context) }
             case .gradient: passLoss = gradientPass(pass, number: number, of: model, state: &state, data: data)
             }
             if pass.reportsLoss { loss = passLoss }
         }
-        guard loss.isFinite, state.parameters.isFinite(compute: compute) else {
+        guard loss.isFinite, time("finite check", { state.parameters.isFinite(compute: compute) }) else {
             throw RecBenchError.config("learning_rate", "\(M.name): training diverged at epoch \(epoch + 1) (non-finite loss or parameters); try a lower learning_rate")
         }
         return loss
@@ -83,7 +84,7 @@ public struct Trainer {
     /// batch loss.
     func gradientPass<M: LearnedModel>(_ pass: TrainingPass, number: Int, of model: M, state: inout TrainingState, data: TrainingData) -> Double {
         let streams = M.randomStreams
-        let batches = streams.batches(count: model.exampleCount(data), batchSize: model.examplesPerBatch(context.training), seed: context.seed, pass: number)
+        let batches = time("batch order") { streams.batches(count: model.exampleCount(data), batchSize: model.examplesPerBatch(context.training), seed: context.seed, pass: number) }
         var rng = streams.draws(seed: context.seed, pass: number)
         var optimizer = state.optimizers.removeValue(forKey: pass.name) ?? context.training.makeOptimizer()
         var total = 0.0
@@ -91,18 +92,26 @@ public struct Trainer {
             state.steps += 1
             let batch = TrainingBatch(examples: examples, pass: pass, step: state.steps)
             let (value, gradients) = { () -> (Double, [String: Matrix]) in
-                let tape = Tape(compute: compute)
+                let tape = Tape(compute: compute, profile: context.profile)
                 let leaves = tape.leaves(state.parameters, trainable: pass.updates)
                 let batchLoss = model.loss(batch, leaves, tape: tape, rng: &rng)
                 tape.backward(batchLoss)
                 return (Double(batchLoss.value.values[0]), Tape.gradients(leaves))
             }()
-            optimizer.step(&state.parameters, gradients: gradients, compute: compute)
+            time("optimizer step") { optimizer.step(&state.parameters, gradients: gradients, compute: compute) }
             total += value
             context.onBatch?(b + 1, batches.count)
         }
         state.optimizers[pass.name] = optimizer
         return total / Double(max(1, batches.count))
+    }
+}
+
+extension Trainer {
+    /// Runs `body`, charging its time to `phase` when the fit is profiled.
+    func time<T>(_ phase: String, _ body: () throws -> T) rethrows -> T {
+        guard let profile = context.profile else { return try body() }
+        return try profile.time(phase, body)
     }
 }
 
