@@ -30,8 +30,9 @@ public struct Compute: Sendable, Equatable, CustomStringConvertible {
     /// Every core of this machine, for recbench's loops and for OpenBLAS.
     public static var allCores: Compute { Compute(threads: coreCount) }
 
-    /// The cores of this machine.
-    public static var coreCount: Int { ProcessInfo.processInfo.activeProcessorCount }
+    /// The cores of this machine, read once: Foundation asks the kernel on every call (a
+    /// syscall per GEMM was 7 % of a NeuMF run).
+    public static let coreCount = ProcessInfo.processInfo.activeProcessorCount
 
     /// The same workers with one OpenBLAS thread per call (large products split over the workers).
     public var splittingProducts: Compute { Compute(workers: workers, blasThreads: 1) }

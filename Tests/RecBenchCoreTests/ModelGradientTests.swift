@@ -14,7 +14,13 @@ import Autodiff
         let data = TrainingData(dataset: d, split: split)
         var model = try Fixtures.model(M.self, overrides)
         var initRng = SeededGenerator(seed: 3)
-        let initial = model.prepare(data, context: FitContext(seed: 3, compute: Compute(threads: 1), logger: Logger(label: "test")), rng: &initRng)
+        var initial = model.prepare(data, context: FitContext(seed: 3, compute: Compute(threads: 1), logger: Logger(label: "test")), rng: &initRng)
+        // Zero-initialised biases put a row whose ReLU input is all zero (after dropout) exactly
+        // on the next layer's kink, where central differences give half the one-sided slope at
+        // any step; biases of ±0.05 move every row off it, and the check stays as strict.
+        for name in initial.names where name.hasSuffix("bias") {
+            initial.update(name) { b in for i in b.values.indices { b.values[i] += 0.1 * initRng.nextUnitFloat() - 0.05 } }
+        }
         // The first pass's loss on a few examples, with unit noise and late in training (KL
         // annealing at its cap), so every parameter's gradient is exercised.
         let batch = TrainingBatch(examples: Array(0..<min(8, model.exampleCount(data)))[...], pass: model.passes[0], step: 1 << 40, unitNoise: true)
@@ -81,9 +87,6 @@ import Autodiff
     }
 
     @Test func deepFM() throws {
-        // Sizes chosen so that no row's first layer is all zero after its ReLU: such a row meets
-        // the next layer's zero-initialised bias exactly at the kink, where central differences
-        // give half the one-sided slope at any step (with [4, 3] one row does).
         try check(DeepFM.self, ["embedding_size": .int(3), "mlp_hidden_size": .list([.int(5), .int(3)]), "dropout_prob": .double(0.2)],
                   fixture: { try featureFixture() })
     }

@@ -57,7 +57,7 @@ public struct DeepFM: ContextModel {
         var h = tape.concatColumns(embedded)
         for l in 0..<hidden.count {
             if var draws = rng, dropout > 0 {
-                h = tape.mul(h, tape.constant(MLP.dropoutMask(rows: h.value.rows, columns: h.value.columns, rate: dropout, rng: &draws)))
+                h = tape.mul(h, tape.constant(MLP.dropoutMask(rows: h.value.rows, columns: h.value.columns, rate: dropout, rng: &draws, compute: tape.compute)))
                 rng = draws
             }
             h = tape.relu(tape.linear(h, p["deep.\(l).weight"]!, p["deep.\(l).bias"]!))
