@@ -1,3 +1,4 @@
+import CLanes
 /// A compressed-sparse-row float32 matrix. Column indices are sorted within each row and
 /// unique: building from entries sums duplicates (as scipy's COO → CSR does).
 public struct SparseMatrix: Sendable, Equatable {
@@ -225,9 +226,10 @@ extension SparseMatrix {
     }
 
     /// Writes `self[rows[i], :] · dense` into row `i` of `output` for every listed row (or
-    /// adds it, when `adding`), in parallel over rows. `output` must be
-    /// `rows.count × dense.columns`.
-    public func multiply(rows selected: ArraySlice<Int32>, by dense: Matrix, into output: inout Matrix, adding: Bool = false, compute: Compute) {
+    /// adds it, when `adding`), in parallel over rows, with the given kernel build. `output`
+    /// must be `rows.count × dense.columns`.
+    public func multiply(rows selected: ArraySlice<Int32>, by dense: Matrix, into output: inout Matrix, adding: Bool = false,
+                         compute: Compute, kernels: KernelSet = .current) {
         precondition(dense.rows == columns, "multiply: \(rows)×\(columns) by \(dense.rows)×\(dense.columns)")
         precondition(output.rows == selected.count && output.columns == dense.columns, "multiply: output shape")
         let n = dense.columns
@@ -241,6 +243,7 @@ extension SparseMatrix {
                             values.withUnsafeBufferPointer { vs in
                                 // Each worker owns disjoint output rows; the rest is read-only.
                                 let p = UnsafeShared((out.baseAddress!, d.baseAddress!, sr, rs, ci, vs))
+                                let avx2 = kernels == .avx2
                                 compute.forEachChunk(count: selectedRows.count, chunkSize: 16) { range in
                                     let (o, dp, sr, rs, ci, vs) = p.value
                                     for i in range {
@@ -249,6 +252,10 @@ extension SparseMatrix {
                                         let r = Int(sr[i])
                                         var e = rs[r]
                                         let end = rs[r + 1]
+                                        if avx2 {
+                                            recbench_sparse_row_avx2(row, dp, n, ci.baseAddress!, vs.baseAddress!, e, end)
+                                            continue
+                                        }
                                         // Four source rows per pass over the output row: a quarter
                                         // of the accumulator loads and stores.
                                         while e + 4 <= end {

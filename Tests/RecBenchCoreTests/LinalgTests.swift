@@ -119,20 +119,22 @@ import Linalg
         }
     }
 
-    @Test func sparseTimesDenseAndSparseMatchNaiveProduct() {
+    /// Every kernel build this CPU runs (baseline, and AVX2 + FMA where present).
+    @Test(arguments: KernelSet.available)
+    func sparseTimesDenseAndSparseMatchNaiveProduct(kernels: KernelSet) {
         let x = Fixtures.randomSparse(rows: 20, columns: 15, density: 0.3, seed: 5)
         let d = Fixtures.randomMatrix(rows: 15, columns: 11, seed: 6)
         let s = Fixtures.randomSparse(rows: 15, columns: 11, density: 0.4, seed: 7)
         let users: [Int32] = [19, 0, 7, 7]
-        var out = Matrix(rows: users.count, columns: 11)
-        x.multiply(rows: users[...], by: d, into: &out, compute: Compute(threads: 2))
+        var out = Matrix(rows: users.count, columns: 11, repeating: 99)
+        x.multiply(rows: users[...], by: d, into: &out, compute: Compute(threads: 2), kernels: kernels)
         let full = naiveProduct(x.dense(), d)
         var outSparse = Matrix(rows: users.count, columns: 11, repeating: 99)
         x.multiply(rows: users[...], bySparse: s, into: &outSparse, compute: Compute(threads: 2))
         let fullSparse = naiveProduct(x.dense(), s.dense())
         // Adding onto a filled output: 3 + product.
         var added = Matrix(rows: users.count, columns: 11, repeating: 3)
-        x.multiply(rows: users[...], by: d, into: &added, adding: true, compute: Compute(threads: 2))
+        x.multiply(rows: users[...], by: d, into: &added, adding: true, compute: Compute(threads: 2), kernels: kernels)
         for (r, u) in users.enumerated() { for j in 0..<11 {
             #expect(abs(Double(out[r, j]) - full[Int(u) * 11 + j]) < 1e-5)
             #expect(abs(Double(added[r, j]) - 3 - full[Int(u) * 11 + j]) < 1e-5)

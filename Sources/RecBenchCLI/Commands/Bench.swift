@@ -267,7 +267,7 @@ public struct Bench: ParsableCommand {
                 encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
                 Terminal.out(String(decoding: try encoder.encode(rows), as: UTF8.self))
             } else {
-                Terminal.out("recbench bench · \(Compute.allCores) · cores \(Compute.coreCount) · \(BLAS.configuration)")
+                Terminal.out("recbench bench · \(Compute.allCores) · cores \(Compute.coreCount) · \(BLAS.configuration) · recbench kernels \(KernelSet.current.rawValue)")
                 Terminal.out("| step | seconds | compared with | their seconds | ratio | target |")
                 Terminal.out("|---|---|---|---|---|---|")
                 for r in rows {

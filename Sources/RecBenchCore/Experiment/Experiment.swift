@@ -197,7 +197,7 @@ public enum Experiment {
             fitSteps: model.fitSteps, training: model.trainingSummary,
             peakMemoryMiB: ProcessStats.peakMemoryMiB,
             threads: ["blas": compute.blasThreads, "workers": compute.activeWorkers],
-            blas: BLAS.configuration, notices: notices)
+            blas: BLAS.configuration, kernels: KernelSet.current.rawValue, notices: notices)
         let perUser = PerUserResults(runKey: runKey, dataset: dataset, evaluations: [valid, test].compactMap { $0 })
         return RunOutcome(result: result, valid: valid, test: test, perUser: perUser)
     }

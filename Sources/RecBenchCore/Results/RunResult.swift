@@ -48,6 +48,8 @@ public struct RunResult: Codable, Sendable {
     public var threads: [String: Int]
     /// The BLAS build and the kernel set it ran (absent in older records).
     public var blas: String?
+    /// recbench's own kernel build (`KernelSet`: baseline, or avx2+fma; absent in older records).
+    public var kernels: String? = nil
     /// Notices raised during the run (ignored keys, mask warnings).
     public var notices: [String]
 
@@ -56,7 +58,7 @@ public struct RunResult: Codable, Sendable {
         case runKey = "run_key", finishedAt = "finished_at", historyMask = "history_mask"
         case datasetFingerprint = "dataset_fingerprint", splitFingerprint = "split_fingerprint"
         case config, hyperparameters, statistics, split, metricKeys = "metric_keys", valid, test, analyses
-        case seconds, fitSteps = "fit_steps", training, peakMemoryMiB = "peak_memory_mib", threads, blas, notices
+        case seconds, fitSteps = "fit_steps", training, peakMemoryMiB = "peak_memory_mib", threads, blas, kernels, notices
     }
 }
 
