@@ -17,8 +17,8 @@ extension Tape {
     /// copy of the product and a pass over it.
     public func linear(_ x: Variable, _ w: Variable, _ b: Variable) -> Variable {
         let compute = self.compute
-        var value = Matrix(repeatingRow: b.value, count: x.value.rows, compute: compute)
-        BLAS.gemm(x.value, w.value, alpha: 1, beta: 1, into: &value, compute: compute)
+        var value = Matrix(uninitializedRows: x.value.rows, columns: w.value.columns)
+        BLAS.linear(x.value, w.value, bias: b.value, into: &value, compute: compute)
         let out = Variable(value, requiresGrad: x.requiresGrad || w.requiresGrad || b.requiresGrad)
         return record(out) {
             let g = out.grad!

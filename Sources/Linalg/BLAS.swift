@@ -62,6 +62,14 @@ public enum BLAS {
         }
     }
 
+    /// `x · w + b` with the 1 × n `b` in every row, written into `c` (a dense layer): c's rows
+    /// are set to b and the GEMM adds the product (β = 1), so the bias costs one write.
+    public static func linear(_ x: Matrix, _ w: Matrix, bias b: Matrix, into c: inout Matrix, compute: Compute) {
+        precondition(c.rows == x.rows, "linear: output has \(c.rows) rows, input \(x.rows)")
+        c.fillRows(with: b, compute: compute)
+        gemm(x, w, alpha: 1, beta: 1, into: &c, compute: compute)
+    }
+
     /// `op(a) · op(b)` as a new matrix.
     public static func gemm(
         _ a: Matrix, transposeA: Bool = false, _ b: Matrix, transposeB: Bool = false, compute: Compute

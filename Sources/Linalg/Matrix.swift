@@ -26,15 +26,20 @@ public struct Matrix: Sendable, Equatable {
 
     /// `count` copies of the 1 × n matrix `row`, one per row (a broadcast bias).
     public init(repeatingRow row: Matrix, count: Int, compute: Compute) {
-        precondition(row.rows == 1, "Matrix(repeatingRow:): expected one row, got \(row.rows)")
         self.init(uninitializedRows: count, columns: row.columns)
-        let n = columns
+        fillRows(with: row, compute: compute)
+    }
+
+    /// Sets every row to the 1 × columns matrix `row`.
+    public mutating func fillRows(with row: Matrix, compute: Compute) {
+        precondition(row.rows == 1 && row.columns == columns, "fillRows: expected one row of \(columns), got \(row.rows)×\(row.columns)")
+        let n = columns, count = rows
         guard n > 0 else { return }
         values.withUnsafeMutableBufferPointer { out in
             row.values.withUnsafeBufferPointer { source in
                 let p = UnsafeShared((out.baseAddress!, source.baseAddress!))   // workers write disjoint rows
                 compute.forEachChunk(count: count, chunkSize: max(1, (1 << 15) / n)) { rows in
-                    for r in rows { (p.value.0 + r * n).initialize(from: p.value.1, count: n) }
+                    for r in rows { (p.value.0 + r * n).update(from: p.value.1, count: n) }
                 }
             }
         }

@@ -114,7 +114,7 @@ public enum Evaluator {
                 let batch = users[start..<min(users.count, start + blockUsers)]
                 if block.rows != batch.count {
                     block = Matrix(rows: 0, columns: 0)   // the last, shorter batch: never two blocks at once
-                    block = Matrix(rows: batch.count, columns: target.itemCount)
+                    block = Matrix(uninitializedRows: batch.count, columns: target.itemCount)   // scorers write every entry
                 }
                 let scored = ContinuousClock.now
                 scorer.scores(for: batch, into: &block, compute: compute)

@@ -60,6 +60,7 @@ public struct MultiDAE: LearnedModel {
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         var rng = SeededGenerator(seed: 0)
         let tape = Tape(compute: compute)
-        block = forward(input!.encoderInput(Array(users), dropout: 0, rng: &rng), tape.leaves(parameters) { _ in false }, tape: tape).value
+        let p = tape.leaves(parameters) { _ in false }
+        decoder.scores(tape.tanh(encoder(input!.encoderInput(Array(users), dropout: 0, rng: &rng), p, tape: tape)), p, tape: tape, into: &block)
     }
 }

@@ -79,6 +79,6 @@ public struct MultiVAE: LearnedModel {
         let tape = Tape(compute: compute)
         let p = tape.leaves(parameters) { _ in false }
         let h = encoder(input!.encoderInput(Array(users), dropout: 0, rng: &rng), p, tape: tape)
-        block = decoder(tape.columns(h, 0..<code), p, tape: tape).value
+        decoder.scores(tape.columns(h, 0..<code), p, tape: tape, into: &block)
     }
 }

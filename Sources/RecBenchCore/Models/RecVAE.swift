@@ -201,6 +201,6 @@ public struct RecVAE: LearnedModel {
             var rng = SeededGenerator(seed: 0)
             mu = encode(input!.encoderInput(Array(users), dropout: 0, rng: &rng), p, tape: tape).0
         }
-        block = tape.linear(mu, p["decoder.weight"]!, p["decoder.bias"]!).value
+        BLAS.linear(mu.value, parameters["decoder.weight"], bias: parameters["decoder.bias"], into: &block, compute: compute)
     }
 }

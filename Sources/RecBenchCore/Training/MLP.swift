@@ -32,6 +32,16 @@ public struct MLP: Sendable {
         hidden(tape.linear(x, p["\(prefix).0.weight"]!, p["\(prefix).0.bias"]!), p, tape: tape)
     }
 
+    /// The forward pass on a dense input with the last layer written into `block` (scoring:
+    /// the users × items output is never allocated apart from the evaluator's block).
+    public func scores(_ x: Variable, _ p: [String: Variable], tape: Tape, into block: inout Matrix) {
+        let last = dimensions.count - 2
+        var h = x
+        for i in 0..<last { h = tape.linear(i == 0 ? h : tape.tanh(h), p["\(prefix).\(i).weight"]!, p["\(prefix).\(i).bias"]!) }
+        BLAS.linear(last == 0 ? h.value : tape.tanh(h).value, p["\(prefix).\(last).weight"]!.value, bias: p["\(prefix).\(last).bias"]!.value,
+                    into: &block, compute: tape.compute)
+    }
+
     /// Layers 1… on the first layer's output.
     private func hidden(_ first: Variable, _ p: [String: Variable], tape: Tape) -> Variable {
         var h = first
