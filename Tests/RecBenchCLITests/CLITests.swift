@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RecBenchCore
 
 /// Runs the built `recbench` binary as a user would.
 struct CLI {
@@ -145,6 +146,24 @@ struct Workspace {
         // Without the flag nothing is profiled.
         let plain = try w.run(["run", "--model", "BPR", "--config", "run.yml", "--set", "epochs=2", "--json", "--no-save"])
         #expect(!plain.stdout.contains("\"profile\""))
+    }
+
+    /// `thread_split` decides each phase's OpenBLAS threads, and the record says what ran.
+    @Test func theThreadSplitIsAppliedPerPhaseAndRecorded() throws {
+        let w = try Workspace()
+        func threads(_ split: String) throws -> [String: Int] {
+            let out = try w.run(["run", "--model", "BPR", "--config", "run.yml", "--set", "epochs=1", "--set", "threads=2",
+                                 "--set", "thread_split=\(split)", "--json", "--no-save"])
+            #expect(out.status == 0, "\(out.stderr)")
+            let record = try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [String: Any]
+            return record?["threads"] as? [String: Int] ?? [:]
+        }
+        let auto = try threads("auto"), workers = try threads("workers"), blas = try threads("blas")
+        #expect(auto["training_blas"] == (ThreadSplit.auto.blasOnEveryThread(in: .training) ? 2 : 1)
+                && auto["evaluation_blas"] == (ThreadSplit.auto.blasOnEveryThread(in: .evaluation) ? 2 : 1), "\(auto)")
+        #expect(workers["training_blas"] == 1 && workers["evaluation_blas"] == 1, "\(workers)")
+        #expect(blas["training_blas"] == 2 && blas["evaluation_blas"] == 2, "\(blas)")
+        try expectFailure(w, ["run", "--model", "BPR", "--config", "run.yml", "--set", "thread_split=fast"], mentions: ["thread_split", "auto, workers, blas", "fast"])
     }
 
     @Test func malformedHeader() throws {

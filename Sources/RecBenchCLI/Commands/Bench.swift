@@ -87,6 +87,12 @@ public struct Bench: ParsableCommand {
     @Option(help: "Models compared with --recbole, comma-separated.")
     public var recboleModels = "BPR,MultiVAE,MultiDAE,RecVAE"
 
+    @Flag(help: "Instead of the default benchmarks: time each learned model's training pass, validation pass and final evaluation under thread_split workers and blas (10 epochs, best of --learned-runs), and check that auto takes the faster split in each phase.")
+    public var threadSplits = false
+
+    @Option(help: "Models timed with --thread-splits, comma-separated.")
+    public var threadSplitModels = "BPR,MultiVAE,MultiDAE,RecVAE,MacridVAE,NeuMF"
+
     @Flag(help: "Print the rows as JSON.")
     public var json = false
 
@@ -97,6 +103,7 @@ public struct Bench: ParsableCommand {
         try reportingErrors {
             var reference = try BenchmarkReference(path: self.reference)
             if let scale { return try print(scaleRows(scale, reference: reference, logger: logger)) }
+            if threadSplits { return try print(threadSplitRows(reference, logger: logger)) }
             // Every FLOP rate below is against this host's peak, measured first, on an idle machine.
             reference = reference.withSgemmPeak(measured: HostPeaks.sgemmRate(compute: .allCores))
             var rows: [BenchmarkRow] = []
@@ -167,12 +174,7 @@ public struct Bench: ParsableCommand {
     /// Each learned model as whole `recbench run` processes, with its epochs, seconds and
     /// FLOPs; where the epoch counts differ, also for exactly the reference's epoch count.
     func learnedRows(_ reference: BenchmarkReference, logger: Logger) throws -> [BenchmarkRow] {
-        var assignments: [String] = []
-        if let data = learnedData {
-            assignments = ["data_path=\(data)"]
-        } else if let split = reference.recboleSplit, FileManager.default.fileExists(atPath: split + "/ml-100k.train.inter") {
-            assignments = ["data_path=\(split)", "benchmark_filename=[train,valid,test]"]
-        }
+        let assignments = learnedAssignments(reference)
         var rows: [BenchmarkRow] = []
         for model in ["BPR", "MultiVAE", "MultiDAE", "RecVAE", "MacridVAE", "NeuMF"] {
             logger.notice("\(model): \(learnedRuns) × recbench run on ml-100k\(assignments.isEmpty ? " (shipped data, own split)" : " (RecBole's split)")")
@@ -193,6 +195,16 @@ public struct Bench: ParsableCommand {
             rows += try epochRows(model, result: result, reference: reference)
         }
         return rows
+    }
+
+    /// The data of the learned-model runs: `--learned-data`, else RecBole's split when the
+    /// shared reference is beside the repository, else the config's own.
+    func learnedAssignments(_ reference: BenchmarkReference) -> [String] {
+        if let data = learnedData { return ["data_path=\(data)"] }
+        if let split = reference.recboleSplit, FileManager.default.fileExists(atPath: split + "/ml-100k.train.inter") {
+            return ["data_path=\(split)", "benchmark_filename=[train,valid,test]"]
+        }
+        return []
     }
 
     /// Item2vec at the reference settings (RecBole's split, 20 epochs, all of them run):

@@ -90,6 +90,7 @@ public enum ConfigKeys {
         ConfigKey("seed", "int", .int(2020), "Seed for every random choice (split order RO, sampling, initialisation)."),
         ConfigKey("reproducibility", "bool", .bool(true), "Deterministic execution: the same seed gives the same metrics."),
         ConfigKey("threads", "int", .int(0), "Threads for BLAS and for parallel loops (0 = all cores); same value, same results (learned models may differ in the last bits between values)."),
+        ConfigKey("thread_split", "str", .string("auto"), "How threads are shared between OpenBLAS and recbench's workers per phase: auto (the split `recbench bench --thread-splits` measured fastest per phase: on 2-core hosts the workers throughout), workers (one OpenBLAS thread per call, large products split over recbench's workers), or blas (OpenBLAS on every thread). Like `threads`, it may change learned models' last bits."),
         ConfigKey("results_dir", "str", .string("results"), "Folder that receives one JSON result file per run."),
         ConfigKey("memory_limit_mb", "int", .int(0), "Memory a run may plan to use, in MiB (0 = this machine's: its physical memory or cgroup limit); a run estimated to need more is refused before allocating."),
     ]

@@ -28,12 +28,16 @@ public struct FitContext: Sendable {
     public var checkpointName: String
     /// Where training's op and phase times go (`run --profile`); nil: not profiled.
     public var profile: OpProfile?
+    /// How training shares `compute` with OpenBLAS.
+    public var threadSplit: ThreadSplit
+    /// The threads of the training loop and its validation passes.
+    public var trainingCompute: Compute { threadSplit.training(compute) }
 
     /// A context (training settings default to RecBole's).
     public init(seed: UInt64, compute: Compute, logger: Logger, training: TrainingSettings = TrainingSettings(),
                 validate: (@Sendable (any Scorer, Compute) -> Double)? = nil, validMetricBigger: Bool = true, validMetric: String = "valid",
                 onEpoch: (@Sendable (EpochReport) -> Void)? = nil, onBatch: (@Sendable (Int, Int) -> Void)? = nil,
-                checkpointName: String = "model", profile: OpProfile? = nil) {
+                checkpointName: String = "model", profile: OpProfile? = nil, threadSplit: ThreadSplit = .auto) {
         self.seed = seed
         self.compute = compute
         self.logger = logger
@@ -45,5 +49,6 @@ public struct FitContext: Sendable {
         self.onBatch = onBatch
         self.checkpointName = checkpointName
         self.profile = profile
+        self.threadSplit = threadSplit
     }
 }

@@ -41,6 +41,8 @@ public struct ExperimentPlan: Sendable {
     /// Seed, threads, output folder.
     public let seed: UInt64
     public let threads: Int
+    /// How the threads are shared with OpenBLAS per phase.
+    public let threadSplit: ThreadSplit
     public let resultsDirectory: String
     /// Bytes a run may plan to use (`memory_limit_mb`, or the machine's memory).
     public let memoryLimit: Double
@@ -108,11 +110,29 @@ public enum Experiment {
             modelType: modelType, config: config, data: try DataSettings(config), split: try SplitSettings(config),
             evaluation: try EvaluationSettings(config), training: try TrainingSettings(config), parameters: parameters,
             seed: UInt64(bitPattern: Int64(try config.int("seed"))),
-            threads: threads == 0 ? Compute.coreCount : threads,
+            threads: threads == 0 ? Compute.coreCount : threads, threadSplit: try threadSplit(config),
             resultsDirectory: try config.string("results_dir"),
             memoryLimit: memoryLimit == 0 ? ProcessStats.availableMemoryBytes : Double(memoryLimit) * 1_048_576,
             modelDefaultsFile: defaultsFile,
             notices: config.notices)
+    }
+
+    /// The threads each phase used: the run's (`blas`, `workers`), training's and the final
+    /// evaluation's under the split.
+    static func threadRecord(_ compute: Compute, split: ThreadSplit) -> [String: Int] {
+        let training = split.training(compute), evaluation = split.evaluation(compute)
+        return ["blas": compute.blasThreads, "workers": compute.activeWorkers,
+                "training_blas": training.blasThreads, "training_workers": training.activeWorkers,
+                "evaluation_blas": evaluation.blasThreads, "evaluation_workers": evaluation.activeWorkers]
+    }
+
+    static func threadSplit(_ config: Config) throws -> ThreadSplit {
+        let value = try config.string("thread_split")
+        guard let split = ThreadSplit(rawValue: value) else {
+            throw RecBenchError.config("thread_split", origin: config.origin(of: "thread_split"),
+                                       "expected \(ThreadSplit.allCases.map(\.rawValue).joined(separator: ", ")), got '\(value)'")
+        }
+        return split
     }
 
     static func modelDefaultsFile(for name: String, request: RunRequest) -> String? {
@@ -174,11 +194,11 @@ public enum Experiment {
 
         var valid: EvaluationResult?
         if summary.validUsers > 0 {
-            valid = Evaluator.evaluate(model, target: validTarget, settings: plan.evaluation, compute: compute)
+            valid = Evaluator.evaluate(model, target: validTarget, settings: plan.evaluation, compute: plan.threadSplit.evaluation(compute))
             onEvent(.evaluated(valid!))
         }
         let validSeconds = lap()
-        let test = Evaluator.evaluate(model, target: testTarget, settings: plan.evaluation, compute: compute)
+        let test = Evaluator.evaluate(model, target: testTarget, settings: plan.evaluation, compute: plan.threadSplit.evaluation(compute))
         onEvent(.evaluated(test))
         let testSeconds = lap()
 
@@ -196,7 +216,7 @@ public enum Experiment {
                       "total": (ContinuousClock.now - runStart).seconds],
             fitSteps: model.fitSteps, training: model.trainingSummary,
             peakMemoryMiB: ProcessStats.peakMemoryMiB,
-            threads: ["blas": compute.blasThreads, "workers": compute.activeWorkers],
+            threads: threadRecord(compute, split: plan.threadSplit),
             blas: BLAS.configuration, kernels: KernelSet.current.rawValue, notices: notices)
         let perUser = PerUserResults(runKey: runKey, dataset: dataset, evaluations: [valid, test].compactMap { $0 })
         return RunOutcome(result: result, valid: valid, test: test, perUser: perUser)
@@ -265,11 +285,11 @@ public enum Experiment {
             validMetricBigger: evaluation.validMetricBigger, validMetric: evaluation.validMetric,
             onEpoch: { onEvent(.epoch($0)) },
             onBatch: { [clock = BatchClock()] done, total in onEvent(.batch(done: done, of: total, elapsed: clock.elapsed(restartingWhen: done == 1))) },
-            checkpointName: "\(plan.modelType.name)-\(plan.data.dataset)-seed\(plan.seed)", profile: profile)
+            checkpointName: "\(plan.modelType.name)-\(plan.data.dataset)-seed\(plan.seed)", profile: profile, threadSplit: plan.threadSplit)
     }
 
     /// Keys that do not change a run's metrics, left out of its identity.
-    static let presentationKeys: Set<String> = ["results_dir", "threads", "metric_decimal_place", "checkpoint_dir", "memory_limit_mb", "eval_memory_mb"]
+    static let presentationKeys: Set<String> = ["results_dir", "threads", "thread_split", "metric_decimal_place", "checkpoint_dir", "memory_limit_mb", "eval_memory_mb"]
 
     /// The run's identity: recbench's version, model, every result-relevant config value, and
     /// the data's fingerprint. The same key means the same run (a sweep skips it); a new

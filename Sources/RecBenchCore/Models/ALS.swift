@@ -49,7 +49,7 @@ public struct ALS: Recommender {
         itemFactors = Self.uniform(rows: data.itemCount, columns: factors, rng: &rng)
         // One OpenBLAS thread per call: idle OpenBLAS threads busy-wait between calls and would
         // take a core from the row solves.
-        let compute = context.compute.splittingProducts
+        let compute = context.trainingCompute
         let byUser = confidences(data.trainMatrix), byItem = byUser.transposed()
         let solver = ALSSolver(regularization: regularization, cgSteps: useCG ? cgSteps : nil)
         var flops = 0.0

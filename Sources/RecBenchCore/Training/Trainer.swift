@@ -10,10 +10,11 @@ import Autodiff
 public struct Trainer {
     /// Seed, threads, settings, validation and progress hooks of the fit.
     public let context: FitContext
-    /// The threads of the training loop: the fit's workers, one OpenBLAS thread per call and
-    /// large products split over the workers (idle OpenBLAS threads busy-wait between calls
-    /// and would take a core from the loop). Preparation runs with the fit's own `Compute`.
-    public var compute: Compute { context.compute.splittingProducts }
+    /// The threads of the training loop and its validation passes (`thread_split`; by default
+    /// the fit's workers with one OpenBLAS thread per call, large products split over the
+    /// workers: idle OpenBLAS threads busy-wait between calls and would take a core from the
+    /// loop). Preparation runs with the fit's own `Compute`.
+    public var compute: Compute { context.trainingCompute }
 
     /// A trainer for one fit.
     public init(context: FitContext) { self.context = context }
