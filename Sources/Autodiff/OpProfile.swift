@@ -19,6 +19,7 @@ public final class OpProfile: @unchecked Sendable {   // `entries` guarded by `l
     }
 
     /// Runs `body` and charges its time to `phase` as forward time.
+    @discardableResult
     public func time<T>(_ phase: String, _ body: () throws -> T) rethrows -> T {
         let start = ContinuousClock.now
         defer { charge(phase, forward: (ContinuousClock.now - start).seconds) }

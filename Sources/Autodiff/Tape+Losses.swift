@@ -47,7 +47,7 @@ extension Tape {
 
     /// ‖a‖ (Frobenius): 1 × 1; the gradient is a / ‖a‖ (0 at a = 0).
     public func norm(_ a: Variable) -> Variable {
-        let total = a.value.values.reduce(0) { $0 + $1 * $1 }, n = total.squareRoot()
+        let n = a.value.sumOfSquares.squareRoot()
         let out = Variable(Matrix(rows: 1, columns: 1, values: [n]), requiresGrad: a.requiresGrad)
         return record(out) {
             let scale = n > 0 ? out.grad!.values[0] / n : 0

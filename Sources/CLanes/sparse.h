@@ -21,17 +21,17 @@ static inline int recbench_cpu_has_avx2_fma(void) {
 #if defined(__x86_64__)
 typedef float recbench_f8u __attribute__((ext_vector_type(8), aligned(4)));
 
-/// row[0..<n] += Σ_e values[e] · dense[columns[e]·n + 0..<n] for e in start..<end, four
-/// source rows per pass over the output row, each sum accumulated with FMA. Lanes past the
-/// last multiple of 8 are done one by one in the same order.
+/// row[0..<width] += Σ_e values[e] · dense[columns[e]·stride + 0..<width] for e in
+/// start..<end, four source rows per pass over the output row, each sum accumulated with
+/// FMA; lanes past the last multiple of 8 one by one in the same order.
 __attribute__((target("avx2,fma")))
-static inline void recbench_sparse_row_avx2(float *row, const float *dense, long n,
-                                            const int32_t *columns, const float *values, long start, long end) {
-    long e = start, full = n & ~7L;
+static inline void recbench_sparse_columns_avx2(float *row, const float *dense, long stride, long width,
+                                                const int32_t *columns, const float *values, long start, long end) {
+    long e = start, full = width & ~7L;
     for (; e + 4 <= end; e += 4) {
         const float w0 = values[e], w1 = values[e + 1], w2 = values[e + 2], w3 = values[e + 3];
-        const float *s0 = dense + (long)columns[e] * n, *s1 = dense + (long)columns[e + 1] * n;
-        const float *s2 = dense + (long)columns[e + 2] * n, *s3 = dense + (long)columns[e + 3] * n;
+        const float *s0 = dense + (long)columns[e] * stride, *s1 = dense + (long)columns[e + 1] * stride;
+        const float *s2 = dense + (long)columns[e + 2] * stride, *s3 = dense + (long)columns[e + 3] * stride;
         long j = 0;
         for (; j < full; j += 8) {
             recbench_f8u acc = *(const recbench_f8u *)(row + j);
@@ -41,19 +41,41 @@ static inline void recbench_sparse_row_avx2(float *row, const float *dense, long
             acc = __builtin_elementwise_fma((recbench_f8u)w3, *(const recbench_f8u *)(s3 + j), acc);
             *(recbench_f8u *)(row + j) = acc;
         }
-        for (; j < n; j++) {
+        for (; j < width; j++) {
             row[j] = __builtin_fmaf(w3, s3[j], __builtin_fmaf(w2, s2[j], __builtin_fmaf(w1, s1[j], __builtin_fmaf(w0, s0[j], row[j]))));
         }
     }
     for (; e < end; e++) {
         const float w = values[e];
-        const float *s = dense + (long)columns[e] * n;
+        const float *s = dense + (long)columns[e] * stride;
         long j = 0;
         for (; j < full; j += 8) {
             *(recbench_f8u *)(row + j) = __builtin_elementwise_fma((recbench_f8u)w, *(const recbench_f8u *)(s + j), *(const recbench_f8u *)(row + j));
         }
-        for (; j < n; j++) row[j] = __builtin_fmaf(w, s[j], row[j]);
+        for (; j < width; j++) row[j] = __builtin_fmaf(w, s[j], row[j]);
     }
+}
+
+/// row[0..<n] += Σ_e values[e] · dense[columns[e]·n + 0..<n] for e in start..<end. Each
+/// block of 64 columns is summed in eight registers over every entry and stored once (the
+/// output row is not read and written back per entry); the last n mod 64 columns go
+/// through `recbench_sparse_columns_avx2`.
+__attribute__((target("avx2,fma")))
+static inline void recbench_sparse_row_avx2(float *row, const float *dense, long n,
+                                            const int32_t *columns, const float *values, long start, long end) {
+    long j0 = 0;
+    for (; j0 + 64 <= n; j0 += 64) {
+        recbench_f8u a[8];
+        for (int k = 0; k < 8; k++) a[k] = *(const recbench_f8u *)(row + j0 + 8 * k);
+        for (long e = start; e < end; e++) {
+            const recbench_f8u w = (recbench_f8u)values[e];
+            const float *s = dense + (long)columns[e] * n + j0;
+#pragma clang loop unroll(full)
+            for (int k = 0; k < 8; k++) a[k] = __builtin_elementwise_fma(w, *(const recbench_f8u *)(s + 8 * k), a[k]);
+        }
+        for (int k = 0; k < 8; k++) *(recbench_f8u *)(row + j0 + 8 * k) = a[k];
+    }
+    if (j0 < n) recbench_sparse_columns_avx2(row + j0, dense + j0, n, n - j0, columns, values, start, end);
 }
 #endif
 

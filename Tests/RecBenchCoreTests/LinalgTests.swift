@@ -107,6 +107,15 @@ import Linalg
         #expect(m.transposed().transposed() == m)
     }
 
+    /// Every length: empty, shorter than a lane, the 16-wide body, its 8-wide and partial tails.
+    @Test func sumOfSquaresMatchesADoubleSum() {
+        for count in [0, 1, 7, 8, 15, 16, 23, 33, 1001] {
+            let m = Fixtures.randomMatrix(rows: 1, columns: count, seed: UInt64(count) + 11)
+            let exact = m.values.reduce(0.0) { $0 + Double($1) * Double($1) }
+            #expect(abs(Double(m.sumOfSquares) - exact) <= 1e-5 * max(1, exact), "\(count): \(m.sumOfSquares) vs \(exact)")
+        }
+    }
+
     @Test func finitenessFindsEveryNonFiniteValue() {
         #expect(Matrix(rows: 3, columns: 7, repeating: 3e38).isFinite)
         #expect(Matrix(rows: 0, columns: 0).isFinite)
@@ -123,24 +132,25 @@ import Linalg
     @Test(arguments: KernelSet.available)
     func sparseTimesDenseAndSparseMatchNaiveProduct(kernels: KernelSet) {
         let x = Fixtures.randomSparse(rows: 20, columns: 15, density: 0.3, seed: 5)
-        let d = Fixtures.randomMatrix(rows: 15, columns: 11, seed: 6)
-        let s = Fixtures.randomSparse(rows: 15, columns: 11, density: 0.4, seed: 7)
+        let d = Fixtures.randomMatrix(rows: 15, columns: 75, seed: 6)
+        let s = Fixtures.randomSparse(rows: 15, columns: 75, density: 0.4, seed: 7)
         let users: [Int32] = [19, 0, 7, 7]
-        var out = Matrix(rows: users.count, columns: 11, repeating: 99)
+        var out = Matrix(rows: users.count, columns: 75, repeating: 99)
         x.multiply(rows: users[...], by: d, into: &out, compute: Compute(threads: 2), kernels: kernels)
         let full = naiveProduct(x.dense(), d)
-        var outSparse = Matrix(rows: users.count, columns: 11, repeating: 99)
+        var outSparse = Matrix(rows: users.count, columns: 75, repeating: 99)
         x.multiply(rows: users[...], bySparse: s, into: &outSparse, compute: Compute(threads: 2))
         let fullSparse = naiveProduct(x.dense(), s.dense())
         // Adding onto a filled output: 3 + product.
-        var added = Matrix(rows: users.count, columns: 11, repeating: 3)
+        var added = Matrix(rows: users.count, columns: 75, repeating: 3)
         x.multiply(rows: users[...], by: d, into: &added, adding: true, compute: Compute(threads: 2), kernels: kernels)
-        for (r, u) in users.enumerated() { for j in 0..<11 {
-            #expect(abs(Double(out[r, j]) - full[Int(u) * 11 + j]) < 1e-5)
-            #expect(abs(Double(added[r, j]) - 3 - full[Int(u) * 11 + j]) < 1e-5)
-            #expect(abs(Double(outSparse[r, j]) - fullSparse[Int(u) * 11 + j]) < 1e-5)
+        for (r, u) in users.enumerated() { for j in 0..<75 {
+            #expect(abs(Double(out[r, j]) - full[Int(u) * 75 + j]) < 1e-5)
+            #expect(abs(Double(added[r, j]) - 3 - full[Int(u) * 75 + j]) < 1e-5)
+            #expect(abs(Double(outSparse[r, j]) - fullSparse[Int(u) * 75 + j]) < 1e-5)
         } }
-        // The rows exercised have several groups of four entries plus singles.
+        // 75 columns: one 64-wide register block and an 11-wide tail (8 lanes + 3). The rows
+        // exercised have several groups of four entries plus singles.
         #expect(users.contains { x.entries(ofRow: Int($0)).count > 4 && x.entries(ofRow: Int($0)).count % 4 != 0 })
     }
 
