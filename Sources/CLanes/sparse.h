@@ -56,26 +56,27 @@ static inline void recbench_sparse_columns_avx2(float *row, const float *dense, 
     }
 }
 
-/// row[0..<n] += Σ_e values[e] · dense[columns[e]·n + 0..<n] for e in start..<end. Each
-/// block of 64 columns is summed in eight registers over every entry and stored once (the
-/// output row is not read and written back per entry); the last n mod 64 columns go
-/// through `recbench_sparse_columns_avx2`.
+/// The block of columns j0..<j0+width of one output row: row[0..<width] += Σ_e values[e] ·
+/// dense[columns[e]·stride + 0..<width] (row and dense already offset to the block). A full
+/// block of 64 is summed in eight registers over every entry and stored once (the output
+/// is not read and written back per entry); a narrower one goes through
+/// `recbench_sparse_columns_avx2`.
 __attribute__((target("avx2,fma")))
-static inline void recbench_sparse_row_avx2(float *row, const float *dense, long n,
-                                            const int32_t *columns, const float *values, long start, long end) {
-    long j0 = 0;
-    for (; j0 + 64 <= n; j0 += 64) {
-        recbench_f8u a[8];
-        for (int k = 0; k < 8; k++) a[k] = *(const recbench_f8u *)(row + j0 + 8 * k);
-        for (long e = start; e < end; e++) {
-            const recbench_f8u w = (recbench_f8u)values[e];
-            const float *s = dense + (long)columns[e] * n + j0;
-#pragma clang loop unroll(full)
-            for (int k = 0; k < 8; k++) a[k] = __builtin_elementwise_fma(w, *(const recbench_f8u *)(s + 8 * k), a[k]);
-        }
-        for (int k = 0; k < 8; k++) *(recbench_f8u *)(row + j0 + 8 * k) = a[k];
+static inline void recbench_sparse_block_avx2(float *row, const float *dense, long stride, long width,
+                                              const int32_t *columns, const float *values, long start, long end) {
+    if (width != 64) {
+        recbench_sparse_columns_avx2(row, dense, stride, width, columns, values, start, end);
+        return;
     }
-    if (j0 < n) recbench_sparse_columns_avx2(row + j0, dense + j0, n, n - j0, columns, values, start, end);
+    recbench_f8u a[8];
+    for (int k = 0; k < 8; k++) a[k] = *(const recbench_f8u *)(row + 8 * k);
+    for (long e = start; e < end; e++) {
+        const recbench_f8u w = (recbench_f8u)values[e];
+        const float *s = dense + (long)columns[e] * stride;
+#pragma clang loop unroll(full)
+        for (int k = 0; k < 8; k++) a[k] = __builtin_elementwise_fma(w, *(const recbench_f8u *)(s + 8 * k), a[k]);
+    }
+    for (int k = 0; k < 8; k++) *(recbench_f8u *)(row + 8 * k) = a[k];
 }
 #endif
 

@@ -235,6 +235,7 @@ extension SparseMatrix {
         let n = dense.columns
         guard n > 0, !selected.isEmpty else { return }
         let selectedRows = Array(selected)
+        if kernels == .avx2 { return multiplyAVX2(rows: selectedRows, by: dense, into: &output, adding: adding, compute: compute) }
         output.values.withUnsafeMutableBufferPointer { out in
             dense.values.withUnsafeBufferPointer { d in
                 selectedRows.withUnsafeBufferPointer { sr in
@@ -243,7 +244,6 @@ extension SparseMatrix {
                             values.withUnsafeBufferPointer { vs in
                                 // Each worker owns disjoint output rows; the rest is read-only.
                                 let p = UnsafeShared((out.baseAddress!, d.baseAddress!, sr, rs, ci, vs))
-                                let avx2 = kernels == .avx2
                                 compute.forEachChunk(count: selectedRows.count, chunkSize: 16) { range in
                                     let (o, dp, sr, rs, ci, vs) = p.value
                                     for i in range {
@@ -252,10 +252,6 @@ extension SparseMatrix {
                                         let r = Int(sr[i])
                                         var e = rs[r]
                                         let end = rs[r + 1]
-                                        if avx2 {
-                                            recbench_sparse_row_avx2(row, dp, n, ci.baseAddress!, vs.baseAddress!, e, end)
-                                            continue
-                                        }
                                         // Four source rows per pass over the output row: a quarter
                                         // of the accumulator loads and stores.
                                         while e + 4 <= end {
@@ -276,6 +272,40 @@ extension SparseMatrix {
                                             }
                                             e += 1
                                         }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `multiply(rows:by:into:)` with the AVX2 + FMA kernel, in tiles of 64 rows × 64 columns:
+    /// a tile reads only its 64 columns of `dense` (rows × 64 floats, which stay in L2 while
+    /// consecutive tiles of the same columns go by), where a whole output row would sweep all
+    /// of `dense` through the cache. Tiles of one column block come one after another, so
+    /// the workers share it.
+    func multiplyAVX2(rows selectedRows: [Int32], by dense: Matrix, into output: inout Matrix, adding: Bool, compute: Compute) {
+        let n = dense.columns, tileRows = 64, blockColumns = 64
+        let groups = (selectedRows.count + tileRows - 1) / tileRows, blocks = (n + blockColumns - 1) / blockColumns
+        output.values.withUnsafeMutableBufferPointer { out in
+            dense.values.withUnsafeBufferPointer { d in
+                selectedRows.withUnsafeBufferPointer { sr in
+                    rowStarts.withUnsafeBufferPointer { rs in
+                        columnIndices.withUnsafeBufferPointer { ci in
+                            values.withUnsafeBufferPointer { vs in
+                                // Each tile is a disjoint block of the output; the rest is read-only.
+                                let p = UnsafeShared((out.baseAddress!, d.baseAddress!, sr, rs, ci.baseAddress!, vs.baseAddress!))
+                                compute.forEachChunk(count: groups * blocks, chunkSize: 1) { tiles in
+                                    let (o, dp, sr, rs, ci, vs) = p.value
+                                    let block = tiles.lowerBound / groups, group = tiles.lowerBound % groups
+                                    let j0 = block * blockColumns, width = min(blockColumns, n - j0)
+                                    for i in (group * tileRows)..<min(sr.count, (group + 1) * tileRows) {
+                                        let row = o + i * n + j0, r = Int(sr[i])
+                                        if !adding { row.initialize(repeating: 0, count: width) }
+                                        recbench_sparse_block_avx2(row, dp + j0, n, width, ci, vs, rs[r], rs[r + 1])
                                     }
                                 }
                             }

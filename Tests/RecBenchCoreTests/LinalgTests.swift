@@ -149,6 +149,13 @@ import Linalg
             #expect(abs(Double(added[r, j]) - 3 - full[Int(u) * 75 + j]) < 1e-5)
             #expect(abs(Double(outSparse[r, j]) - fullSparse[Int(u) * 75 + j]) < 1e-5)
         } }
+        // Many rows: several 64-row tiles of the AVX2 build, the last one partial.
+        let tall = Fixtures.randomSparse(rows: 150, columns: 15, density: 0.3, seed: 8)
+        let every = Array(0..<Int32(150))
+        var tallOut = Matrix(rows: 150, columns: 75, repeating: 99)
+        tall.multiply(rows: every[...], by: d, into: &tallOut, compute: Compute(threads: 2), kernels: kernels)
+        let tallFull = naiveProduct(tall.dense(), d)
+        #expect((0..<150 * 75).allSatisfy { abs(Double(tallOut.values[$0]) - tallFull[$0]) < 1e-5 })
         // 75 columns: one 64-wide register block and an 11-wide tail (8 lanes + 3). The rows
         // exercised have several groups of four entries plus singles.
         #expect(users.contains { x.entries(ofRow: Int($0)).count > 4 && x.entries(ofRow: Int($0)).count % 4 != 0 })
