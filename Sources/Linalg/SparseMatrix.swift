@@ -234,16 +234,13 @@ extension SparseMatrix {
         precondition(output.rows == selected.count && output.columns == dense.columns, "multiply: output shape")
         let n = dense.columns
         guard n > 0, !selected.isEmpty else { return }
+        guard !values.isEmpty else {   // no entries: the product is zero (and the buffers have no address)
+            if !adding { output.values.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+            return
+        }
         let selectedRows = Array(selected)
         if kernels == .avx2 { return multiplyAVX2(rows: selectedRows, by: dense, into: &output, adding: adding, compute: compute) }
-        output.values.withUnsafeMutableBufferPointer { out in
-            dense.values.withUnsafeBufferPointer { d in
-                selectedRows.withUnsafeBufferPointer { sr in
-                    rowStarts.withUnsafeBufferPointer { rs in
-                        columnIndices.withUnsafeBufferPointer { ci in
-                            values.withUnsafeBufferPointer { vs in
-                                // Each worker owns disjoint output rows; the rest is read-only.
-                                let p = UnsafeShared((out.baseAddress!, d.baseAddress!, sr, rs, ci, vs))
+        withProductBuffers(selectedRows, dense, &output) { p in   // each worker owns disjoint output rows
                                 compute.forEachChunk(count: selectedRows.count, chunkSize: 16) { range in
                                     let (o, dp, sr, rs, ci, vs) = p.value
                                     for i in range {
@@ -274,11 +271,6 @@ extension SparseMatrix {
                                         }
                                     }
                                 }
-                            }
-                        }
-                    }
-                }
-            }
         }
     }
 
@@ -290,24 +282,33 @@ extension SparseMatrix {
     func multiplyAVX2(rows selectedRows: [Int32], by dense: Matrix, into output: inout Matrix, adding: Bool, compute: Compute) {
         let n = dense.columns, tileRows = 64, blockColumns = 64
         let groups = (selectedRows.count + tileRows - 1) / tileRows, blocks = (n + blockColumns - 1) / blockColumns
+        withProductBuffers(selectedRows, dense, &output) { p in   // each tile is a disjoint block of the output
+            compute.forEachChunk(count: groups * blocks, chunkSize: 1) { tiles in
+                let (o, dp, sr, rs, ci, vs) = p.value
+                let block = tiles.lowerBound / groups, group = tiles.lowerBound % groups
+                let j0 = block * blockColumns, width = min(blockColumns, n - j0)
+                for i in (group * tileRows)..<min(selectedRows.count, (group + 1) * tileRows) {
+                    let row = o + i * n + j0, r = Int(sr[i])
+                    if !adding { row.initialize(repeating: 0, count: width) }
+                    recbench_sparse_block_avx2(row, dp + j0, n, width, ci, vs, rs[r], rs[r + 1])
+                }
+            }
+        }
+    }
+
+    /// The raw buffers a product of selected rows with a dense matrix reads and writes:
+    /// output, dense side, selected rows, and this matrix's row starts, columns and values
+    /// (shared with the workers; the caller keeps their writes disjoint).
+    func withProductBuffers(_ selectedRows: [Int32], _ dense: Matrix, _ output: inout Matrix,
+                            _ body: (UnsafeShared<(UnsafeMutablePointer<Float>, UnsafePointer<Float>, UnsafePointer<Int32>,
+                                                   UnsafePointer<Int>, UnsafePointer<Int32>, UnsafePointer<Float>)>) -> Void) {
         output.values.withUnsafeMutableBufferPointer { out in
             dense.values.withUnsafeBufferPointer { d in
                 selectedRows.withUnsafeBufferPointer { sr in
                     rowStarts.withUnsafeBufferPointer { rs in
                         columnIndices.withUnsafeBufferPointer { ci in
                             values.withUnsafeBufferPointer { vs in
-                                // Each tile is a disjoint block of the output; the rest is read-only.
-                                let p = UnsafeShared((out.baseAddress!, d.baseAddress!, sr, rs, ci.baseAddress!, vs.baseAddress!))
-                                compute.forEachChunk(count: groups * blocks, chunkSize: 1) { tiles in
-                                    let (o, dp, sr, rs, ci, vs) = p.value
-                                    let block = tiles.lowerBound / groups, group = tiles.lowerBound % groups
-                                    let j0 = block * blockColumns, width = min(blockColumns, n - j0)
-                                    for i in (group * tileRows)..<min(sr.count, (group + 1) * tileRows) {
-                                        let row = o + i * n + j0, r = Int(sr[i])
-                                        if !adding { row.initialize(repeating: 0, count: width) }
-                                        recbench_sparse_block_avx2(row, dp + j0, n, width, ci, vs, rs[r], rs[r + 1])
-                                    }
-                                }
+                                body(UnsafeShared((out.baseAddress!, d.baseAddress!, sr.baseAddress!, rs.baseAddress!, ci.baseAddress!, vs.baseAddress!)))
                             }
                         }
                     }

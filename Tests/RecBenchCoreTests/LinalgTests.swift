@@ -149,6 +149,10 @@ import Linalg
             #expect(abs(Double(added[r, j]) - 3 - full[Int(u) * 75 + j]) < 1e-5)
             #expect(abs(Double(outSparse[r, j]) - fullSparse[Int(u) * 75 + j]) < 1e-5)
         } }
+        // No entries at all: a zero product (or the output untouched, when adding).
+        var none = Matrix(rows: 2, columns: 75, repeating: 5)
+        SparseMatrix(rows: 3, columns: 15).multiply(rows: [0, 2], by: d, into: &none, compute: Compute(threads: 2), kernels: kernels)
+        #expect(none.values.allSatisfy { $0 == 0 })
         // Many rows: several 64-row tiles of the AVX2 build, the last one partial.
         let tall = Fixtures.randomSparse(rows: 150, columns: 15, density: 0.3, seed: 8)
         let every = Array(0..<Int32(150))
