@@ -6,7 +6,7 @@ extension Tape {
     /// tanh(a).
     public func tanh(_ a: Variable) -> Variable {
         let compute = self.compute
-        let out = Variable(a.value.map(compute) { Lanes.tanh($0) }, requiresGrad: a.requiresGrad)
+        let out = Variable(ActivationKernels.tanh(a.value, compute: compute), requiresGrad: a.requiresGrad)
         return record(out) { a.accumulate(out.grad!.zipMap(out.value, compute) { g, y in g * (1 - y * y) }) }
     }
 

@@ -70,6 +70,22 @@ struct LanesTests {
         }
     }
 
+    /// The tanh kernel in every build this CPU runs: libm's values over −20…20, NaN and
+    /// saturation kept, and a length that leaves a partial last vector.
+    @Test(arguments: KernelSet.available)
+    func tanhKernelMatchesLibm(kernels: KernelSet) {
+        let count = 320_003
+        var x = Matrix(rows: 1, columns: count)
+        for i in 0..<count { x.values[i] = -20 + Float(i) * 40 / Float(count) }
+        x.values[5] = .nan; x.values[6] = 1e30; x.values[7] = -1e30
+        let t = ActivationKernels.tanh(x, compute: Compute(threads: 2), kernels: kernels)
+        var worst = 0.0
+        for i in 8..<count { worst = max(worst, abs(Double(t.values[i]) - Foundation.tanh(Double(x.values[i])))) }
+        #expect(worst < 3e-7, "\(kernels): tanh worst absolute error \(worst)")
+        #expect(t.values[5].isNaN && t.values[6] == 1 && t.values[7] == -1)
+        #expect(abs(Double(t.values[count - 1]) - Foundation.tanh(Double(x.values[count - 1]))) < 3e-7)
+    }
+
     @Test func tanhAndSigmoidMatchLibm() {
         var worstTanh = 0.0, worstSigmoid = 0.0
         for i in 0..<40_000 {

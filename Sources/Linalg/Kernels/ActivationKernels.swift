@@ -1,5 +1,20 @@
+import CLanes
 /// Activations whose pullback reuses forward values, as fused passes.
 public enum ActivationKernels {
+    /// tanh of every element, with the given kernel build, in fixed chunks on the workers.
+    public static func tanh(_ x: Matrix, compute: Compute, kernels: KernelSet = .current) -> Matrix {
+        guard kernels == .avx2 else { return x.map(compute) { Lanes.tanh($0) } }
+        let count = x.values.count
+        var outputs = [Matrix(uninitializedRows: x.rows, columns: x.columns)]
+        guard count > 0 else { return outputs[0] }
+        Matrix.withBuffers(reading: [x], writing: &outputs) { b in
+            compute.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in   // disjoint ranges
+                recbench_tanh_avx2(b.read[0] + range.lowerBound, b.write[0] + range.lowerBound, range.count)
+            }
+        }
+        return outputs[0]
+    }
+
     /// swish(x) = x · σ(x), and σ(x) (kept for the gradient).
     public static func swish(_ x: Matrix, compute: Compute) -> (value: Matrix, sigmoid: Matrix) {
         let count = x.values.count
