@@ -51,7 +51,7 @@ public struct Bench: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Benchmark EASE (fit, evaluation, whole process).")
     public var ease = true
 
-    @Flag(inversion: .prefixedNo, help: "Benchmark the learned models (BPR, MultiVAE, MultiDAE, RecVAE, MacridVAE, NeuMF) on ml-100k with the shared protocol.")
+    @Flag(inversion: .prefixedNo, help: "Benchmark the learned models (BPR, MultiVAE, MultiDAE, RecVAE, MacridVAE, NeuMF, LightGCN) on ml-100k with the shared protocol.")
     public var learned = true
 
     @Flag(inversion: .prefixedNo, help: "Benchmark Item2vec against gensim's word2vec at the reference settings (pairs per second per thread, whole process).")
@@ -91,7 +91,7 @@ public struct Bench: ParsableCommand {
     public var threadSplits = false
 
     @Option(help: "Models timed with --thread-splits, comma-separated.")
-    public var threadSplitModels = "BPR,MultiVAE,MultiDAE,RecVAE,MacridVAE,NeuMF"
+    public var threadSplitModels = "BPR,MultiVAE,MultiDAE,RecVAE,MacridVAE,NeuMF,LightGCN"
 
     @Flag(help: "Print the rows as JSON.")
     public var json = false
@@ -176,7 +176,7 @@ public struct Bench: ParsableCommand {
     func learnedRows(_ reference: BenchmarkReference, logger: Logger) throws -> [BenchmarkRow] {
         let assignments = learnedAssignments(reference)
         var rows: [BenchmarkRow] = []
-        for model in ["BPR", "MultiVAE", "MultiDAE", "RecVAE", "MacridVAE", "NeuMF"] {
+        for model in ["BPR", "MultiVAE", "MultiDAE", "RecVAE", "MacridVAE", "NeuMF", "LightGCN"] {
             logger.notice("\(model): \(learnedRuns) × recbench run on ml-100k\(assignments.isEmpty ? " (shipped data, own split)" : " (RecBole's split)")")
             let theirs = try reference.model(model)
             // A speed-up over the reference wall, or (MacridVAE: no finished RecBole run) a wall of its own.
