@@ -45,6 +45,18 @@ extension Tape {
         }
     }
 
+    /// ‖table[rows]‖, the norm of the listed rows (repeats counted) without gathering them
+    /// (LightGCN's penalty on a batch's embeddings): 1 × 1; the pullback adds row / ‖·‖ to
+    /// each listed row of the table's gradient, once per listing.
+    public func norm(_ table: Variable, rows indices: [Int32]) -> Variable {
+        let n = RowKernels.sumOfSquares(rows: indices, of: table.value).squareRoot()
+        let out = Variable(Matrix(rows: 1, columns: 1, values: [n]), requiresGrad: table.requiresGrad)
+        return record(out) {
+            let scale = n > 0 ? out.grad!.values[0] / n : 0
+            table.accumulate { grad in RowKernels.addScaledRows(of: table.value, at: indices, scale: scale, into: &grad) }
+        }
+    }
+
     /// ‖a‖ (Frobenius): 1 × 1; the gradient is a / ‖a‖ (0 at a = 0).
     public func norm(_ a: Variable) -> Variable {
         let n = a.value.sumOfSquares.squareRoot()

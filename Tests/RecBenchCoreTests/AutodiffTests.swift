@@ -67,6 +67,11 @@ import Autodiff
         let a = SparseMatrix(rows: 2, columns: 3, rowIndices: [0, 0, 1], columnIndices: [0, 2, 1], values: [1, -2, 3])
         check([m(3, 4, 28)]) { t, v in t.matmul(a, v[0], transposed: a.transposed()) }
         check([m(3, 5, 29)]) { t, v in t.norm(v[0]) }
+        // Listed rows, one repeated, equal the norm of the gathered rows, value and gradient.
+        check([m(4, 11, 31)]) { t, v in t.norm(v[0], rows: [2, 0, 2]) }
+        let table = Variable(m(4, 11, 31))
+        #expect(abs(Tape(compute: .serial).norm(table, rows: [2, 0, 2]).value.values[0]
+                    - Tape(compute: .serial).norm(Tape(compute: .serial).gather(table, rows: [2, 0, 2])).value.values[0]) < 1e-5)
         check([m(2, 3, 30), m(4, 3, 31)]) { t, v in t.concatRows(v[0], v[1]) }
         #expect(Tape(compute: .serial).norm(Variable(Matrix(rows: 1, columns: 2, values: [3, 4]))).value.values == [5])
     }

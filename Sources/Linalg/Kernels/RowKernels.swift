@@ -51,21 +51,52 @@ public enum RowKernels {
     /// Adds row r of `g` to row `indices[r]` of `m` (a gather's pullback), in index order:
     /// `g` is read front to back and the table's rows stay in cache.
     public static func addRows(_ g: Matrix, at indices: [Int32], into m: inout Matrix) {
+        precondition(g.rows == indices.count && g.columns == m.columns, "addRows: shapes differ")
+        scatterAdd(g, sourceRow: { r, _ in r }, at: indices, scale: 1, into: &m)
+    }
+
+    /// Adds scale · row sourceRow(r, i) of `source` to row i of `m` for each listed i (its
+    /// position r in the list), in list order.
+    static func scatterAdd(_ source: Matrix, sourceRow: (Int, Int) -> Int, at indices: [Int32], scale: Float, into m: inout Matrix) {
         let d = m.columns
-        precondition(g.rows == indices.count && g.columns == d, "addRows: shapes differ")
         guard !indices.isEmpty && d > 0 else { return }
         var outputs = [m]
         m = Matrix(rows: 0, columns: 0)   // the buffer moves into `outputs`, unshared
-        Matrix.withBuffers(reading: [g], writing: &outputs) { b in
-            let (table, rows) = (b.write[0], b.read[0])
+        Matrix.withBuffers(reading: [source], writing: &outputs) { b in
+            let s = Lanes(repeating: scale)
             for (r, i) in indices.enumerated() {
-                let row = table + Int(i) * d, from = rows + r * d
+                let row = b.write[0] + Int(i) * d, from = b.read[0] + sourceRow(r, Int(i)) * d
                 for j in stride(from: 0, to: d, by: 8) {
-                    (Lanes.load(row, j, count: d) + Lanes.load(from, j, count: d)).store(row, j, count: d)
+                    (Lanes.load(row, j, count: d) + s * Lanes.load(from, j, count: d)).store(row, j, count: d)
                 }
             }
         }
         m = outputs[0]
+    }
+
+    /// Σ over the listed rows of `table` (repeats counted) of their squared entries, each row
+    /// in eight-lane partial sums: ‖table[indices]‖² without gathering the rows.
+    public static func sumOfSquares(rows indices: [Int32], of table: Matrix) -> Float {
+        let d = table.columns
+        return table.values.withUnsafeBufferPointer { t in
+            guard let base = t.baseAddress else { return 0 }
+            var sum = Lanes()
+            for i in indices {
+                let row = base + Int(i) * d
+                for j in stride(from: 0, to: d, by: 8) {
+                    let x = Lanes.load(row, j, count: d)
+                    sum += x * x
+                }
+            }
+            return sum.sum()
+        }
+    }
+
+    /// Adds scale · row i of `table` to row i of `m` once per listing of i (the pullback of a
+    /// norm of listed rows).
+    public static func addScaledRows(of table: Matrix, at indices: [Int32], scale: Float, into m: inout Matrix) {
+        precondition(table.rows == m.rows && table.columns == m.columns, "addScaledRows: shapes differ")
+        scatterAdd(table, sourceRow: { _, i in i }, at: indices, scale: scale, into: &m)
     }
 
     /// Adds w · row r of `g` to row c of `m` for every entry (c, w) of row `rows[r]` of `bags`

@@ -94,9 +94,8 @@ public struct LightGCN: LearnedModel {
         let difference = tape.sub(tape.rowDot(u, tape.gather(all, rows: positives.map { $0 + offset })),
                                   tape.rowDot(u, tape.gather(all, rows: negatives.map { $0 + offset })))
         let bpr = tape.affine(tape.mean(tape.logSigmoid(difference)), scale: -1)
-        let norms = tape.add(tape.add(tape.norm(tape.gather(p["user_embedding"]!, rows: users)),
-                                      tape.norm(tape.gather(p["item_embedding"]!, rows: positives))),
-                             tape.norm(tape.gather(p["item_embedding"]!, rows: negatives)))
+        let norms = tape.add(tape.add(tape.norm(p["user_embedding"]!, rows: users), tape.norm(p["item_embedding"]!, rows: positives)),
+                             tape.norm(p["item_embedding"]!, rows: negatives))
         return tape.add(bpr, tape.affine(norms, scale: regWeight / Float(users.count)))
     }
 
