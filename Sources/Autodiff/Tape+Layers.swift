@@ -104,6 +104,18 @@ extension Tape {
         }
     }
 
+    /// Σ_j a[ra[r], j] · b[rb[r], j]: the row dots of listed rows of two tables (or one), rows
+    /// × 1, without gathering the rows; the pullback scatter-adds g[r] times the other side's
+    /// row into each side's gradient (BPR's and LightGCN's scores of a batch).
+    public func rowDot(_ a: Variable, rows ra: [Int32], _ b: Variable, rows rb: [Int32]) -> Variable {
+        let out = Variable(RowKernels.rowDot(a.value, rows: ra, b.value, rows: rb), requiresGrad: a.requiresGrad || b.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            if a.requiresGrad { a.accumulate { grad in RowKernels.addScaledRows(of: b.value, rows: rb, by: g, at: ra, into: &grad) } }
+            if b.requiresGrad { b.accumulate { grad in RowKernels.addScaledRows(of: a.value, rows: ra, by: g, at: rb, into: &grad) } }
+        }
+    }
+
     /// Σ_j a[r, j] · b[r, j]: rows × 1.
     public func rowDot(_ a: Variable, _ b: Variable) -> Variable {
         let out = Variable(RowKernels.rowDot(a.value, b.value), requiresGrad: a.requiresGrad || b.requiresGrad)

@@ -135,7 +135,7 @@ struct Workspace {
         let header = try #require(lines.firstIndex { $0.hasPrefix("where training went") }, "\(out.stdout)")
         let rows = lines[(header + 2)...].map { $0.split(separator: " ", omittingEmptySubsequences: true) }
         let ops = Set(rows.compactMap { $0.count >= 7 ? $0.dropLast(6).joined(separator: " ") : nil })
-        for op in ["optimizer step", "validation: scores", "validation: rank", "gather", "(rest of the fit)"] {
+        for op in ["optimizer step", "validation: scores", "validation: rank", "rowDot", "(rest of the fit)"] {
             #expect(ops.contains(op), "no row for \(op): \(ops)")
         }
         let optimizer = rows.first { $0.starts(with: ["optimizer", "step"]) }

@@ -67,6 +67,14 @@ import Autodiff
         let a = SparseMatrix(rows: 2, columns: 3, rowIndices: [0, 0, 1], columnIndices: [0, 2, 1], values: [1, -2, 3])
         check([m(3, 4, 28)]) { t, v in t.matmul(a, v[0], transposed: a.transposed()) }
         check([m(3, 5, 29)]) { t, v in t.norm(v[0]) }
+        // Row dots of listed rows (repeats; two tables, and one table on both sides) against
+        // central differences, and equal to the dots of the gathered rows.
+        check([m(4, 11, 32), m(3, 11, 33)]) { t, v in t.rowDot(v[0], rows: [1, 3, 1], v[1], rows: [0, 2, 2]) }
+        check([m(5, 9, 34)]) { t, v in t.rowDot(v[0], rows: [0, 4, 2], v[0], rows: [3, 4, 0]) }
+        let (left, right) = (Variable(m(4, 11, 32)), Variable(m(3, 11, 33)))
+        let tape = Tape(compute: .serial)
+        #expect(tape.rowDot(left, rows: [1, 3, 1], right, rows: [0, 2, 2]).value
+                == tape.rowDot(tape.gather(left, rows: [1, 3, 1]), tape.gather(right, rows: [0, 2, 2])).value)
         // Listed rows, one repeated, equal the norm of the gathered rows, value and gradient.
         check([m(4, 11, 31)]) { t, v in t.norm(v[0], rows: [2, 0, 2]) }
         let table = Variable(m(4, 11, 31))

@@ -52,19 +52,46 @@ public enum RowKernels {
     /// `g` is read front to back and the table's rows stay in cache.
     public static func addRows(_ g: Matrix, at indices: [Int32], into m: inout Matrix) {
         precondition(g.rows == indices.count && g.columns == m.columns, "addRows: shapes differ")
-        scatterAdd(g, sourceRow: { r, _ in r }, at: indices, scale: 1, into: &m)
+        scatterAdd(g, sourceRow: { r, _ in r }, at: indices, scale: { _ in 1 }, into: &m)
     }
 
-    /// Adds scale · row sourceRow(r, i) of `source` to row i of `m` for each listed i (its
+    /// Σ_j a[ra[r], j] · b[rb[r], j] for each r: the row dots of listed rows of two tables
+    /// (the same table allowed), without gathering them; as `rowDot` sums.
+    public static func rowDot(_ a: Matrix, rows ra: [Int32], _ b: Matrix, rows rb: [Int32]) -> Matrix {
+        let n = a.columns
+        precondition(b.columns == n && ra.count == rb.count, "rowDot(rows:): shapes differ")
+        var outputs = [Matrix(uninitializedRows: ra.count, columns: 1)]
+        guard !ra.isEmpty && n > 0 else { return Matrix(rows: ra.count, columns: 1) }
+        Matrix.withBuffers(reading: [a, b], writing: &outputs) { p in
+            for r in 0..<ra.count {
+                let xr = p.read[0] + Int(ra[r]) * n, yr = p.read[1] + Int(rb[r]) * n
+                var sum = Lanes()
+                for j in stride(from: 0, to: n, by: 8) { sum += Lanes.load(xr, j, count: n) * Lanes.load(yr, j, count: n) }
+                p.write[0][r] = sum.total
+            }
+        }
+        return outputs[0]
+    }
+
+    /// Adds g[r] · row `from[r]` of `source` to row `to[r]` of `m` for every r, in order (the
+    /// pullback of `rowDot(_:rows:_:rows:)` towards one side).
+    public static func addScaledRows(of source: Matrix, rows from: [Int32], by g: Matrix, at to: [Int32], into m: inout Matrix) {
+        precondition(source.columns == m.columns && from.count == to.count && g.values.count == to.count, "addScaledRows(rows:by:at:): shapes differ")
+        g.values.withUnsafeBufferPointer { scales in
+            scatterAdd(source, sourceRow: { r, _ in Int(from[r]) }, at: to, scale: { scales[$0] }, into: &m)
+        }
+    }
+
+    /// Adds scale(r) · row sourceRow(r, i) of `source` to row i of `m` for each listed i (its
     /// position r in the list), in list order.
-    static func scatterAdd(_ source: Matrix, sourceRow: (Int, Int) -> Int, at indices: [Int32], scale: Float, into m: inout Matrix) {
+    static func scatterAdd(_ source: Matrix, sourceRow: (Int, Int) -> Int, at indices: [Int32], scale: (Int) -> Float, into m: inout Matrix) {
         let d = m.columns
         guard !indices.isEmpty && d > 0 else { return }
         var outputs = [m]
         m = Matrix(rows: 0, columns: 0)   // the buffer moves into `outputs`, unshared
         Matrix.withBuffers(reading: [source], writing: &outputs) { b in
-            let s = Lanes(repeating: scale)
             for (r, i) in indices.enumerated() {
+                let s = Lanes(repeating: scale(r))
                 let row = b.write[0] + Int(i) * d, from = b.read[0] + sourceRow(r, Int(i)) * d
                 for j in stride(from: 0, to: d, by: 8) {
                     (Lanes.load(row, j, count: d) + s * Lanes.load(from, j, count: d)).store(row, j, count: d)
@@ -96,7 +123,7 @@ public enum RowKernels {
     /// norm of listed rows).
     public static func addScaledRows(of table: Matrix, at indices: [Int32], scale: Float, into m: inout Matrix) {
         precondition(table.rows == m.rows && table.columns == m.columns, "addScaledRows: shapes differ")
-        scatterAdd(table, sourceRow: { _, i in i }, at: indices, scale: scale, into: &m)
+        scatterAdd(table, sourceRow: { _, i in i }, at: indices, scale: { _ in scale }, into: &m)
     }
 
     /// Adds w · row r of `g` to row c of `m` for every entry (c, w) of row `rows[r]` of `bags`

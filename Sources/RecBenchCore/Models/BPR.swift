@@ -75,9 +75,9 @@ public struct BPR: LearnedModel {
                 drawn.append(Sampling.negative(for: Int(pairs.users[k]), history: history, rng: &rng))
             }
         }
-        let u = tape.gather(p["user_embedding"]!, rows: users)
-        let difference = tape.sub(tape.rowDot(u, tape.gather(p["item_embedding"]!, rows: positives)),
-                                  tape.rowDot(u, tape.gather(p["item_embedding"]!, rows: drawn)))
+        let (userTable, itemTable) = (p["user_embedding"]!, p["item_embedding"]!)
+        let difference = tape.sub(tape.rowDot(userTable, rows: users, itemTable, rows: positives),
+                                  tape.rowDot(userTable, rows: users, itemTable, rows: drawn))
         return tape.affine(tape.mean(tape.logSigmoid(difference)), scale: -1)
     }
 

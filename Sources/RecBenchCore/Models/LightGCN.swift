@@ -90,9 +90,8 @@ public struct LightGCN: LearnedModel {
             negatives.append(Sampling.negative(for: Int(pairs.users[k]), history: history, rng: &rng))
         }
         let all = propagated(p, tape: tape), offset = Int32(userCount)
-        let u = tape.gather(all, rows: users)
-        let difference = tape.sub(tape.rowDot(u, tape.gather(all, rows: positives.map { $0 + offset })),
-                                  tape.rowDot(u, tape.gather(all, rows: negatives.map { $0 + offset })))
+        let difference = tape.sub(tape.rowDot(all, rows: users, all, rows: positives.map { $0 + offset }),
+                                  tape.rowDot(all, rows: users, all, rows: negatives.map { $0 + offset }))
         let bpr = tape.affine(tape.mean(tape.logSigmoid(difference)), scale: -1)
         let norms = tape.add(tape.add(tape.norm(p["user_embedding"]!, rows: users), tape.norm(p["item_embedding"]!, rows: positives)),
                              tape.norm(p["item_embedding"]!, rows: negatives))
