@@ -241,36 +241,36 @@ extension SparseMatrix {
         let selectedRows = Array(selected)
         if kernels == .avx2 { return multiplyAVX2(rows: selectedRows, by: dense, into: &output, adding: adding, compute: compute) }
         withProductBuffers(selectedRows, dense, &output) { p in   // each worker owns disjoint output rows
-                                compute.forEachChunk(count: selectedRows.count, chunkSize: 16) { range in
-                                    let (o, dp, sr, rs, ci, vs) = p.value
-                                    for i in range {
-                                        let row = o + i * n
-                                        if !adding { row.initialize(repeating: 0, count: n) }
-                                        let r = Int(sr[i])
-                                        var e = rs[r]
-                                        let end = rs[r + 1]
-                                        // Four source rows per pass over the output row: a quarter
-                                        // of the accumulator loads and stores.
-                                        while e + 4 <= end {
-                                            let (w0, w1, w2, w3) = (vs[e], vs[e + 1], vs[e + 2], vs[e + 3])
-                                            let s0 = dp + Int(ci[e]) * n, s1 = dp + Int(ci[e + 1]) * n
-                                            let s2 = dp + Int(ci[e + 2]) * n, s3 = dp + Int(ci[e + 3]) * n
-                                            for j in stride(from: 0, to: n, by: 8) {
-                                                let sum = (w0 * Lanes.load(s0, j, count: n) + w1 * Lanes.load(s1, j, count: n))
-                                                    + (w2 * Lanes.load(s2, j, count: n) + w3 * Lanes.load(s3, j, count: n))
-                                                (Lanes.load(row, j, count: n) + sum).store(row, j, count: n)
-                                            }
-                                            e += 4
-                                        }
-                                        while e < end {
-                                            let w = vs[e], src = dp + Int(ci[e]) * n
-                                            for j in stride(from: 0, to: n, by: 8) {
-                                                (Lanes.load(row, j, count: n) + w * Lanes.load(src, j, count: n)).store(row, j, count: n)
-                                            }
-                                            e += 1
-                                        }
-                                    }
-                                }
+            compute.forEachChunk(count: selectedRows.count, chunkSize: 16) { range in
+                let (o, dp, sr, rs, ci, vs) = p.value
+                for i in range {
+                    let row = o + i * n
+                    if !adding { row.initialize(repeating: 0, count: n) }
+                    let r = Int(sr[i])
+                    var e = rs[r]
+                    let end = rs[r + 1]
+                    // Four source rows per pass over the output row: a quarter
+                    // of the accumulator loads and stores.
+                    while e + 4 <= end {
+                        let (w0, w1, w2, w3) = (vs[e], vs[e + 1], vs[e + 2], vs[e + 3])
+                        let s0 = dp + Int(ci[e]) * n, s1 = dp + Int(ci[e + 1]) * n
+                        let s2 = dp + Int(ci[e + 2]) * n, s3 = dp + Int(ci[e + 3]) * n
+                        for j in stride(from: 0, to: n, by: 8) {
+                            let sum = (w0 * Lanes.load(s0, j, count: n) + w1 * Lanes.load(s1, j, count: n))
+                                + (w2 * Lanes.load(s2, j, count: n) + w3 * Lanes.load(s3, j, count: n))
+                            (Lanes.load(row, j, count: n) + sum).store(row, j, count: n)
+                        }
+                        e += 4
+                    }
+                    while e < end {
+                        let w = vs[e], src = dp + Int(ci[e]) * n
+                        for j in stride(from: 0, to: n, by: 8) {
+                            (Lanes.load(row, j, count: n) + w * Lanes.load(src, j, count: n)).store(row, j, count: n)
+                        }
+                        e += 1
+                    }
+                }
+            }
         }
     }
 
