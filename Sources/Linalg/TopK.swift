@@ -1,5 +1,7 @@
+import CLanes
+
 /// Per-row partial top-K selection by filtering: scan the row eight scores at a time against
-/// a floor, append the few that beat it to a buffer of 4K candidates, and when the buffer
+/// a floor (CLanes' movemask scan), append the few that beat it to a buffer of 4K candidates, and when the buffer
 /// fills keep its best K (a quickselect) and raise the floor to the K-th of them. A row of
 /// n scores costs O(n) and is never fully sorted; only the final K are.
 ///
@@ -8,27 +10,25 @@
 /// so a row may yield fewer than K items.
 public enum TopK {
     /// The best `k` columns of one row, best first.
-    public static func select(_ row: UnsafeBufferPointer<Float>, k: Int) -> [Int32] {
+    public static func select(_ row: UnsafeBufferPointer<Float>, k: Int, kernels: KernelSet = .current) -> [Int32] {
         var out = [Int32](repeating: 0, count: k)
-        let n = out.withUnsafeMutableBufferPointer { select(row, k: k, into: $0.baseAddress!) }
+        let n = out.withUnsafeMutableBufferPointer { select(row, k: k, into: $0.baseAddress!, kernels: kernels) }
         return Array(out[0..<n])
     }
 
     /// Writes the best `k` columns of `row`, best first, to `output`; returns how many
     /// were written (less than `k` when fewer selectable entries exist).
-    public static func select(_ row: UnsafeBufferPointer<Float>, k: Int, into output: UnsafeMutablePointer<Int32>) -> Int {
+    public static func select(_ row: UnsafeBufferPointer<Float>, k: Int, into output: UnsafeMutablePointer<Int32>,
+                              kernels: KernelSet = .current) -> Int {
         guard k > 0, let base = row.baseAddress else { return 0 }
         let capacity = max(4 * k, 64)
         return withUnsafeTemporaryAllocation(of: Float.self, capacity: capacity) { scores in
             withUnsafeTemporaryAllocation(of: Int32.self, capacity: capacity) { items in
                 let candidates = Candidates(scores: scores.baseAddress!, items: items.baseAddress!)
-                return candidates.select(base, count: row.count, k: k, capacity: capacity, into: output)
+                return candidates.select(base, count: row.count, k: k, capacity: capacity, into: output, kernels: kernels)
             }
         }
     }
-
-    /// Lane l's bit, for turning a lane mask into an integer.
-    private static let laneBits = SIMD8<Int32>(1, 2, 4, 8, 16, 32, 64, 128)
 
     /// The candidate buffer of one selection: parallel arrays of scores and columns.
     private struct Candidates {
@@ -45,35 +45,19 @@ public enum TopK {
             (items[a], items[b]) = (items[b], items[a])
         }
 
-        func select(_ row: UnsafePointer<Float>, count n: Int, k: Int, capacity: Int, into output: UnsafeMutablePointer<Int32>) -> Int {
+        func select(_ row: UnsafePointer<Float>, count n: Int, k: Int, capacity: Int, into output: UnsafeMutablePointer<Int32>,
+                    kernels: KernelSet) -> Int {
             // A candidate must beat the floor: first the block-maxima bound (−∞ for short
             // rows, which masked entries do not beat either); once the buffer has been cut to
             // its best K, the K-th of them, which a later equal score cannot beat (higher
             // index). NaN beats nothing.
             var floor = initialFloor(row, count: n, k: k, capacity: capacity)
-            var count = 0
-            var j = 0
-            while j + 8 <= n {
-                let v = UnsafeRawPointer(row + j).loadUnaligned(as: Lanes.self)
-                // One bit per lane that beats the floor; visit only those lanes (the floor may
-                // rise on the way, so each is checked again).
-                var lanes = TopK.laneBits.replacing(with: 0, where: .!(v .> Lanes(repeating: floor))).wrappedSum()
-                while lanes != 0 {
-                    let l = lanes.trailingZeroBitCount
-                    lanes &= lanes - 1
-                    if v[l] > floor {
-                        scores[count] = v[l]; items[count] = Int32(j + l); count += 1
-                        if count == capacity { floor = keepBest(k, of: count); count = k }
-                    }
-                }
-                j += 8
-            }
-            while j < n {
-                if row[j] > floor {
-                    scores[count] = row[j]; items[count] = Int32(j); count += 1
-                    if count == capacity { floor = keepBest(k, of: count); count = k }
-                }
-                j += 1
+            var count = 0, position = 0
+            while position < n {
+                count = kernels == .avx2
+                    ? recbench_topk_scan_avx2(row, &position, n, floor, scores, items, count, capacity)
+                    : recbench_topk_scan(row, &position, n, floor, scores, items, count, capacity)
+                if count == capacity { floor = keepBest(k, of: count); count = k }
             }
             if count > k { _ = keepBest(k, of: count); count = k }
             sortBestFirst(count)
@@ -85,9 +69,11 @@ public enum TopK {
         /// 8-lane vectors into blocks and take each block's lane-wise maximum; those maxima
         /// are distinct entries, so the K-th best of them is at most the row's K-th best.
         /// Entries equal to it must still pass, hence the next float down. −∞ when the row
-        /// is too short for K groups.
+        /// is too short for K groups. About 2K maxima, not more: the quickselect over them
+        /// costs more than the scan, and fewer, larger blocks have higher maxima, so the
+        /// floor stays in the row's top few percent.
         func initialFloor(_ row: UnsafePointer<Float>, count n: Int, k: Int, capacity: Int) -> Float {
-            let vectors = n / 8, blocks = min(vectors, capacity / 8)
+            let vectors = n / 8, blocks = min(vectors, capacity / 8, (2 * k + 7) / 8)
             guard blocks * 8 >= k, blocks > 0 else { return -.infinity }
             for b in 0..<blocks {
                 var m = Lanes(repeating: -.infinity)

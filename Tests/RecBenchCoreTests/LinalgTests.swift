@@ -165,7 +165,8 @@ import Linalg
         #expect(users.contains { x.entries(ofRow: Int($0)).count > 4 && x.entries(ofRow: Int($0)).count % 4 != 0 })
     }
 
-    @Test func topKAgreesWithAFullSortIncludingTiesAndMaskedEntries() {
+    @Test(arguments: KernelSet.available)
+    func topKAgreesWithAFullSortIncludingTiesAndMaskedEntries(kernels: KernelSet) {
         var rng = SeededGenerator(seed: 8)
         for trial in 0..<200 {
             let n = 1 + rng.nextInt(below: 60)
@@ -181,12 +182,13 @@ import Linalg
             let expected = (0..<n).filter { row[$0] > -.infinity }
                 .sorted { row[$0] != row[$1] ? row[$0] > row[$1] : $0 < $1 }
                 .prefix(k).map(Int32.init)
-            let got = row.withUnsafeBufferPointer { TopK.select($0, k: k) }
-            #expect(got == Array(expected), "trial \(trial): n=\(n) k=\(k)")
+            let got = row.withUnsafeBufferPointer { TopK.select($0, k: k, kernels: kernels) }
+            #expect(got == Array(expected), "trial \(trial): n=\(n) k=\(k) \(kernels)")
         }
     }
 
-    @Test func topKAgreesWithAFullSortOnLongRowsThatRefillTheCandidateBuffer() {
+    @Test(arguments: KernelSet.available)
+    func topKAgreesWithAFullSortOnLongRowsThatRefillTheCandidateBuffer(kernels: KernelSet) {
         var rng = SeededGenerator(seed: 12)
         for trial in 0..<300 {
             let n = 1 + rng.nextInt(below: 3_000)
@@ -205,8 +207,8 @@ import Linalg
             let expected = (0..<n).filter { row[$0] > -.infinity }
                 .sorted { row[$0] != row[$1] ? row[$0] > row[$1] : $0 < $1 }
                 .prefix(k).map(Int32.init)
-            let got = row.withUnsafeBufferPointer { TopK.select($0, k: k) }
-            #expect(got == Array(expected), "trial \(trial): n=\(n) k=\(k) shape \(shape)")
+            let got = row.withUnsafeBufferPointer { TopK.select($0, k: k, kernels: kernels) }
+            #expect(got == Array(expected), "trial \(trial): n=\(n) k=\(k) shape \(shape) \(kernels)")
         }
     }
 
