@@ -245,8 +245,8 @@ public struct Bench: ParsableCommand {
 
     /// The mean epoch beside the time its executed FLOPs (declared by the model) take at the
     /// sgemm peak: the ratio is 1 / (share of peak), and issue 18 asks for ≥ 60 %. Then the
-    /// mean validation pass beside the users × k × items sgemm that makes its scores, timed
-    /// here (issue 18: ≤ 1.5×).
+    /// best validation pass beside the best users × k × items sgemm that makes its scores,
+    /// timed here as often (issue 18: ≤ 1.5×).
     func epochRows(_ model: String, result: RunResult, reference: BenchmarkReference) throws -> [BenchmarkRow] {
         let training = result.training!
         let epochSeconds = training.epochs.map(\.seconds).reduce(0, +) / Double(max(1, training.epochs.count))
@@ -261,12 +261,16 @@ public struct Bench: ParsableCommand {
         let passes = training.epochs.compactMap(\.validSeconds)
         if let k = flops.scoringInner, !passes.isEmpty {
             let (m, n) = (result.split.validUsers, result.statistics.items)
-            // The faster of OpenBLAS's own threads and recbench's split over its workers.
+            // Like with like: the best of N passes beside the best of as many GEMMs (the
+            // faster of OpenBLAS's own threads and recbench's split over its workers); a
+            // mean would charge the passes this shared host's stalls that a best-of spares
+            // the GEMM.
             let gemm = [Compute.allCores, Compute.allCores.splittingProducts].map { compute in
-                HostPeaks.gemmSeconds(m: m, k: k, n: n, compute: compute, repeats: 5)
+                HostPeaks.gemmSeconds(m: m, k: k, n: n, compute: compute, repeats: max(5, passes.count))
             }.min()!
-            rows.append(BenchmarkRow(step: "  \(model) validation pass (mean of \(passes.count)): score \(m) users, mask, top K, valid_metric",
-                                     seconds: passes.reduce(0, +) / Double(passes.count), reference: "the \(m) × \(k) × \(n) sgemm that makes its scores, this run",
+            let mean = passes.reduce(0, +) / Double(passes.count)
+            rows.append(BenchmarkRow(step: "  \(model) validation pass (best of \(passes.count); mean \(String(format: "%.1f", mean * 1000)) ms): score \(m) users, mask, top K, valid_metric",
+                                     seconds: passes.min()!, reference: "the \(m) × \(k) × \(n) sgemm that makes its scores, best of as many, this run",
                                      referenceSeconds: gemm, target: 1.5))
         }
         return rows

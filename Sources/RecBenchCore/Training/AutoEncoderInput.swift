@@ -18,13 +18,29 @@ public struct AutoEncoderInput: Sendable {
     /// The encoder input of `users`: normalised rows, entries dropped with probability
     /// `dropout` (using `rng`) and the rest scaled by 1/(1−dropout).
     public func encoderInput(_ users: [Int32], dropout: Float, rng: inout SeededGenerator) -> SparseMatrix {
-        let scale = dropout > 0 ? 1 / (1 - dropout) : 1
+        guard dropout > 0 else { return normalisedRows(users) }
+        let scale = 1 / (1 - dropout)
         // One draw per train entry, users in order, entries in order.
         return rows(users) { r, _ in
             if dropout > 0 && rng.nextUnitFloat() < dropout { return 0 }
             let norm = Float(ratings.entries(ofRow: Int(users[r])).count).squareRoot()
             return scale / max(norm, 1e-12)
         }
+    }
+
+    /// Without dropout (scoring): each row's columns copied whole and its values all
+    /// 1/‖row‖, the same floats as the entry-by-entry path with scale 1.
+    private func normalisedRows(_ users: [Int32]) -> SparseMatrix {
+        var starts = [0], c = [Int32](), v = [Float]()
+        let capacity = users.reduce(0) { $0 + ratings.entries(ofRow: Int($1)).count }
+        starts.reserveCapacity(users.count + 1); c.reserveCapacity(capacity); v.reserveCapacity(capacity)
+        for u in users {
+            let entries = ratings.entries(ofRow: Int(u))
+            c.append(contentsOf: ratings.columnIndices[entries])
+            v.append(contentsOf: repeatElement(1 / max(Float(entries.count).squareRoot(), 1e-12), count: entries.count))
+            starts.append(c.count)
+        }
+        return SparseMatrix(rows: users.count, columns: ratings.columns, rowStarts: starts, columnIndices: c, values: v)
     }
 
     private func rows(_ users: [Int32], value: (Int, Int) -> Float) -> SparseMatrix {
