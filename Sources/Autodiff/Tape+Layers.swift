@@ -32,10 +32,39 @@ extension Tape {
     /// graph's normalised adjacency): the pullback is aᵀ · g, with no transpose built per call.
     public func matmul(_ a: SparseMatrix, _ x: Variable, transposed aT: SparseMatrix) -> Variable {
         precondition(aT.rows == a.columns && aT.columns == a.rows, "matmul: the transpose has the wrong shape")
-        var value = Matrix(rows: a.rows, columns: x.value.columns)
+        var value = Matrix(uninitializedRows: a.rows, columns: x.value.columns)   // the product writes every row
         a.multiply(rows: Array(0..<Int32(a.rows))[...], by: x.value, into: &value, compute: compute)
         let out = Variable(value, requiresGrad: x.requiresGrad)
         return record(out) { if x.requiresGrad { x.accumulateProduct(aT, out.grad!) } }
+    }
+
+    /// (x + A·x + … + Aᴷ·x) / (K + 1) for a constant sparse square A (LightGCN's mean over
+    /// propagation layers) as one op: forward, K sparse products, each layer added into the
+    /// sum as it is made; backward, the same polynomial in Aᵀ applied to the gradient by
+    /// Horner's rule (t ← g/(K+1) + Aᵀ·t, K times), so no layer is kept for the pullback.
+    public func propagationMean(_ a: SparseMatrix, _ x: Variable, layers: Int, transposed aT: SparseMatrix) -> Variable {
+        precondition(a.rows == a.columns && a.columns == x.value.rows, "propagationMean: \(a.rows)×\(a.columns) graph, \(x.value.rows) rows")
+        precondition(aT.rows == a.columns && aT.columns == a.rows, "propagationMean: the transpose has the wrong shape")
+        let compute = self.compute, scale = 1 / Float(layers + 1), all = Array(0..<Int32(a.rows))[...]
+        var sum = x.value, power = x.value
+        for layer in stride(from: 1, through: layers, by: 1) {
+            var next = Matrix(uninitializedRows: a.rows, columns: x.value.columns)
+            a.multiply(rows: all, by: power, into: &next, compute: compute)
+            sum = layer == layers ? sum.zipMap(next, compute) { ($0 + $1) * scale } : sum.zipMap(next, compute) { $0 + $1 }
+            power = next
+        }
+        let out = Variable(sum, requiresGrad: x.requiresGrad)
+        return record(out) {
+            guard x.requiresGrad else { return }
+            let g = out.grad!.map(compute) { $0 * scale }
+            var t = g
+            for _ in 0..<layers {
+                var next = g
+                aT.multiply(rows: all, by: t, into: &next, adding: true, compute: compute)
+                t = next
+            }
+            x.accumulate(t)
+        }
     }
 
     /// x · w + b for a constant sparse x (an input layer): the product costs nnz(x)·columns

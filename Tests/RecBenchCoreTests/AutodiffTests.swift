@@ -67,6 +67,13 @@ import Autodiff
         let a = SparseMatrix(rows: 2, columns: 3, rowIndices: [0, 0, 1], columnIndices: [0, 2, 1], values: [1, -2, 3])
         check([m(3, 4, 28)]) { t, v in t.matmul(a, v[0], transposed: a.transposed()) }
         check([m(3, 5, 29)]) { t, v in t.norm(v[0]) }
+        // The layer mean of propagations, K = 0…3, against central differences (A symmetric,
+        // and a non-symmetric square one with its transpose).
+        let square = SparseMatrix(rows: 3, columns: 3, rowIndices: [0, 0, 1, 2], columnIndices: [1, 2, 2, 0], values: [0.5, -1.5, 2, 0.75])
+        for layers in 0...3 {
+            check([m(3, 9, 35 + UInt64(layers))]) { t, v in t.propagationMean(sym, v[0], layers: layers, transposed: sym) }
+            check([m(3, 9, 39 + UInt64(layers))]) { t, v in t.propagationMean(square, v[0], layers: layers, transposed: square.transposed()) }
+        }
         // Row dots of listed rows (repeats; two tables, and one table on both sides) against
         // central differences, and equal to the dots of the gathered rows.
         check([m(4, 11, 32), m(3, 11, 33)]) { t, v in t.rowDot(v[0], rows: [1, 3, 1], v[1], rows: [0, 2, 2]) }

@@ -74,13 +74,7 @@ public struct LightGCN: LearnedModel {
 
     /// The layer-averaged embeddings of every user and item (users first).
     func propagated(_ p: [String: Variable], tape: Tape) -> Variable {
-        var e = tape.concatRows(p["user_embedding"]!, p["item_embedding"]!)
-        var sum = e
-        for _ in 0..<layers {
-            e = tape.matmul(graph, e, transposed: graph)
-            sum = tape.add(sum, e)
-        }
-        return tape.affine(sum, scale: 1 / Float(layers + 1))
+        tape.propagationMean(graph, tape.concatRows(p["user_embedding"]!, p["item_embedding"]!), layers: layers, transposed: graph)
     }
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
