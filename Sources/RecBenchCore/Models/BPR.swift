@@ -66,15 +66,7 @@ public struct BPR: LearnedModel {
 
     /// −mean log σ(⟨p_u, q_i⟩ − ⟨p_u, q_j⟩) over the batch's pairs, `negatives` draws each.
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        var users: [Int32] = [], positives: [Int32] = [], drawn: [Int32] = []
-        users.reserveCapacity(batch.examples.count * negatives); positives.reserveCapacity(batch.examples.count * negatives)
-        drawn.reserveCapacity(batch.examples.count * negatives)
-        for k in batch.examples {
-            for _ in 0..<negatives {
-                users.append(pairs.users[k]); positives.append(pairs.items[k])
-                drawn.append(Sampling.negative(for: Int(pairs.users[k]), history: history, rng: &rng))
-            }
-        }
+        let (users, positives, drawn) = Sampling.triples(batch.examples, pairs: pairs, negatives: negatives, history: history, rng: &rng)
         let (userTable, itemTable) = (p["user_embedding"]!, p["item_embedding"]!)
         let difference = tape.sub(tape.rowDot(userTable, rows: users, itemTable, rows: positives),
                                   tape.rowDot(userTable, rows: users, itemTable, rows: drawn))

@@ -78,11 +78,7 @@ public struct LightGCN: LearnedModel {
     }
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        var users: [Int32] = [], positives: [Int32] = [], negatives: [Int32] = []
-        for k in batch.examples {
-            users.append(pairs.users[k]); positives.append(pairs.items[k])
-            negatives.append(Sampling.negative(for: Int(pairs.users[k]), history: history, rng: &rng))
-        }
+        let (users, positives, negatives) = Sampling.triples(batch.examples, pairs: pairs, negatives: 1, history: history, rng: &rng)
         let all = propagated(p, tape: tape), offset = Int32(userCount)
         let difference = tape.sub(tape.rowDot(all, rows: users, all, rows: positives.map { $0 + offset }),
                                   tape.rowDot(all, rows: users, all, rows: negatives.map { $0 + offset }))
