@@ -48,6 +48,67 @@ static inline void recbench_tanh_avx2(const float *x, float *out, long count) {
         for (long k = 0; k < count - i; k++) out[i + k] = res[k];
     }
 }
+/// log x for x ≥ the smallest normal float (`Lanes.log`: Cephes' logf; +∞ and NaN kept).
+__attribute__((target("avx2,fma")))
+static inline recbench_v8 recbench_log_avx2(recbench_v8 x) {
+    const recbench_i8 bits = (recbench_i8)x;
+    recbench_v8 e = __builtin_convertvector((bits >> 23) - 126, recbench_v8);
+    recbench_v8 m = (recbench_v8)((bits & 0x007FFFFF) | 0x3F000000);
+    const recbench_i8 small = m < 0.70710677f;
+    e = (recbench_v8)(((recbench_i8)(e - 1.0f) & small) | ((recbench_i8)e & ~small));
+    m = (recbench_v8)(((recbench_i8)(m + m) & small) | ((recbench_i8)m & ~small)) - 1.0f;
+    const recbench_v8 z = m * m;
+    recbench_v8 p = 7.0376836e-2f;
+    p = __builtin_elementwise_fma(p, m, (recbench_v8)-1.1514610e-1f);
+    p = __builtin_elementwise_fma(p, m, (recbench_v8)1.1676999e-1f);
+    p = __builtin_elementwise_fma(p, m, (recbench_v8)-1.2420141e-1f);
+    p = __builtin_elementwise_fma(p, m, (recbench_v8)1.4249323e-1f);
+    p = __builtin_elementwise_fma(p, m, (recbench_v8)-1.6668058e-1f);
+    p = __builtin_elementwise_fma(p, m, (recbench_v8)2.0000715e-1f);
+    p = __builtin_elementwise_fma(p, m, (recbench_v8)-2.4999994e-1f);
+    p = __builtin_elementwise_fma(p, m, (recbench_v8)3.3333331e-1f);
+    recbench_v8 y = __builtin_elementwise_fma(e, (recbench_v8)-2.1219444e-4f, p * m * z);
+    y = __builtin_elementwise_fma((recbench_v8)-0.5f, z, y);
+    y = __builtin_elementwise_fma(e, (recbench_v8)0.693359375f, m + y);
+    const recbench_i8 keep = (x != x) | (x == __builtin_inff());
+    return (recbench_v8)(((recbench_i8)x & keep) | ((recbench_i8)y & ~keep));
+}
+
+/// out[i] = log Σ_j exp(terms[j][i]) for i in begin..<end (`GaussianKernels.logSumExp`):
+/// the maximum subtracted first, so every exponential is at most 1 and the sum at least 1;
+/// with `shares`, also shares[j][i] = exp(terms[j][i] − out[i]). NaN in a term gives NaN.
+__attribute__((target("avx2,fma")))
+static inline void recbench_logsumexp_avx2(const float *const *terms, long k, long begin, long end, long count,
+                                           float *out, float *const *shares) {
+    for (long i = begin; i < end; i += 8) {
+        const long lanes = count - i < 8 ? count - i : 8;
+        recbench_v8 top = -__builtin_inff();
+        for (long j = 0; j < k; j++) {
+            recbench_v8 v = 0.0f;
+            if (lanes == 8) v = *(const recbench_v8u *)(terms[j] + i); else for (long l = 0; l < lanes; l++) v[l] = terms[j][i + l];
+            top = (recbench_v8)(((recbench_i8)v & (v > top)) | ((recbench_i8)top & ~(v > top)));
+        }
+        recbench_v8 sum = 0.0f;
+        for (long j = 0; j < k; j++) {
+            recbench_v8 v = 0.0f;
+            if (lanes == 8) v = *(const recbench_v8u *)(terms[j] + i); else for (long l = 0; l < lanes; l++) v[l] = terms[j][i + l];
+            recbench_v8 d = v - top;
+            const recbench_i8 under = d < -87.336544f;
+            d = (recbench_v8)(((recbench_i8)(recbench_v8)-87.336544f & under) | ((recbench_i8)d & ~under));
+            const recbench_v8 x = (recbench_v8)((recbench_i8)recbench_exp_in_range_avx2(d) & ~under);
+            if (shares) { if (lanes == 8) *(recbench_v8u *)(shares[j] + i) = x; else for (long l = 0; l < lanes; l++) shares[j][i + l] = x[l]; }
+            sum += x;
+        }
+        if (shares) {
+            const recbench_v8 inverse = 1.0f / sum;
+            for (long j = 0; j < k; j++) {
+                if (lanes == 8) *(recbench_v8u *)(shares[j] + i) *= inverse; else for (long l = 0; l < lanes; l++) shares[j][i + l] *= inverse[l];
+            }
+        }
+        const recbench_v8 result = top + recbench_log_avx2(sum);
+        if (lanes == 8) *(recbench_v8u *)(out + i) = result; else for (long l = 0; l < lanes; l++) out[i + l] = result[l];
+    }
+}
 #endif
 
 #endif

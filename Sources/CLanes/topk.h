@@ -68,4 +68,39 @@ static inline long recbench_topk_scan_avx2(const float *row, long *position, lon
 }
 #endif
 
+/// The lane-wise maxima of `blocks` consecutive runs of the row's n/8 eight-score vectors,
+/// eight per block, to `out` (8 × blocks floats); NaN never wins a comparison.
+static inline void recbench_block_maxima(const float *row, long n, long blocks, float *out) {
+    const long vectors = n / 8;
+    for (long b = 0; b < blocks; b++) {
+#if defined(__x86_64__)
+        __m128 lo = _mm_set1_ps(-__builtin_inff()), hi = lo;
+        for (long v = b * vectors / blocks; v < (b + 1) * vectors / blocks; v++) {
+            lo = _mm_max_ps(_mm_loadu_ps(row + 8 * v), lo);   // maxps returns its second operand on NaN
+            hi = _mm_max_ps(_mm_loadu_ps(row + 8 * v + 4), hi);
+        }
+        _mm_storeu_ps(out + 8 * b, lo); _mm_storeu_ps(out + 8 * b + 4, hi);
+#else
+        for (long l = 0; l < 8; l++) {
+            float m = -__builtin_inff();
+            for (long v = b * vectors / blocks; v < (b + 1) * vectors / blocks; v++) if (row[8 * v + l] > m) m = row[8 * v + l];
+            out[8 * b + l] = m;
+        }
+#endif
+    }
+}
+
+#if defined(__x86_64__)
+/// `recbench_block_maxima` with one 8-lane AVX maximum per eight scores.
+__attribute__((target("avx2")))
+static inline void recbench_block_maxima_avx2(const float *row, long n, long blocks, float *out) {
+    const long vectors = n / 8;
+    for (long b = 0; b < blocks; b++) {
+        __m256 m = _mm256_set1_ps(-__builtin_inff());
+        for (long v = b * vectors / blocks; v < (b + 1) * vectors / blocks; v++) m = _mm256_max_ps(_mm256_loadu_ps(row + 8 * v), m);
+        _mm256_storeu_ps(out + 8 * b, m);
+    }
+}
+#endif
+
 #endif

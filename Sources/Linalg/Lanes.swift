@@ -60,6 +60,35 @@ extension Lanes {
         1 - 2 / (expInRange(2 * x.clamped(-15, 15)) + 1)
     }
 
+    /// The natural logarithm per lane for x ≥ the smallest normal float (a log-sum-exp's
+    /// sum, at least 1), within 2 ulp of the correctly rounded value (Cephes' logf:
+    /// x = m·2ᵉ with m in [√½, √2), a degree-8 polynomial for log(m), then e·ln 2 in two
+    /// parts). +∞ and NaN are kept; zero, negatives and subnormals are outside its domain.
+    @inlinable @inline(__always)
+    public static func log(_ x: Lanes) -> Lanes {
+        let bits = unsafeBitCast(x, to: SIMD8<Int32>.self)
+        // m in [0.5, 1) from the mantissa, e the unbiased exponent plus one.
+        var e = Lanes((bits &>> 23) &- 126)
+        var m = unsafeBitCast((bits & 0x007F_FFFF) | 0x3F00_0000, to: Lanes.self)
+        let small = m .< 0.707_106_77
+        e.replace(with: e - 1, where: small)
+        m = m.replacing(with: m + m, where: small) - 1
+        let z = m * m
+        var p = Lanes(repeating: 7.037_683_6e-2)
+        p = p * m - 1.151_461_0e-1
+        p = p * m + 1.167_699_9e-1
+        p = p * m - 1.242_014_1e-1
+        p = p * m + 1.424_932_3e-1
+        p = p * m - 1.666_805_8e-1
+        p = p * m + 2.000_071_5e-1
+        p = p * m - 2.499_999_4e-1
+        p = p * m + 3.333_333_1e-1
+        var y = p * m * z + e * -2.121_944_4e-4 - 0.5 * z
+        y = m + y + e * 0.693_359_375
+        y.replace(with: x, where: (x .!= x) .| (x .== .infinity))
+        return y
+    }
+
     /// The logistic function 1/(1 + e^{−x}) per lane. −x is held inside exp's range, so
     /// below x = −88.7 the result is 1/(1 + e^{88.7}) ≈ 3·10⁻³⁹ rather than the exact
     /// subnormal (both round to 0 in any sum with a normal number); NaN stays NaN.

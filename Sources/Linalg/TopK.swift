@@ -51,7 +51,7 @@ public enum TopK {
             // rows, which masked entries do not beat either); once the buffer has been cut to
             // its best K, the K-th of them, which a later equal score cannot beat (higher
             // index). NaN beats nothing.
-            var floor = initialFloor(row, count: n, k: k, capacity: capacity)
+            var floor = initialFloor(row, count: n, k: k, capacity: capacity, kernels: kernels)
             var count = 0, position = 0
             while position < n {
                 count = kernels == .avx2
@@ -59,46 +59,62 @@ public enum TopK {
                     : recbench_topk_scan(row, &position, n, floor, scores, items, count, capacity)
                 if count == capacity { floor = keepBest(k, of: count); count = k }
             }
-            if count > k { _ = keepBest(k, of: count); count = k }
-            sortBestFirst(count)
+            if k <= 64 {
+                count = insertBest(k, of: count)
+            } else {
+                if count > k { _ = keepBest(k, of: count); count = k }
+                sortBestFirst(count)
+            }
             for r in 0..<count { output[r] = items[r] }
             return count
+        }
+
+        /// Moves the best `k` of the first `m` candidates to the front, best first, by
+        /// insertion into a sorted prefix of at most k; returns how many it kept. The last
+        /// cut of a row leaves a few dozen candidates, which one pass sorts in fewer
+        /// comparisons and moves than a quickselect followed by a sort.
+        func insertBest(_ k: Int, of m: Int) -> Int {
+            var kept = 0
+            for i in 0..<m {
+                let score = scores[i], item = items[i]
+                // Candidates skipped once the prefix is full leave garbage behind it, never in it.
+                if kept == k && !(score > scores[k - 1] || (score == scores[k - 1] && item < items[k - 1])) { continue }
+                var j = kept == k ? k - 1 : kept
+                while j > 0 && (score > scores[j - 1] || (score == scores[j - 1] && item < items[j - 1])) {
+                    scores[j] = scores[j - 1]; items[j] = items[j - 1]
+                    j -= 1
+                }
+                scores[j] = score; items[j] = item
+                if kept < k { kept += 1 }
+            }
+            return kept
         }
 
         /// A floor below the K-th best score, from one vectorised pass: split the row's
         /// 8-lane vectors into blocks and take each block's lane-wise maximum; those maxima
         /// are distinct entries, so the K-th best of them is at most the row's K-th best.
         /// Entries equal to it must still pass, hence the next float down. −∞ when the row
-        /// is too short for K groups. About 2K maxima, not more: the quickselect over them
+        /// is too short for K groups. About 2K maxima, not more: selecting among them
         /// costs more than the scan, and fewer, larger blocks have higher maxima, so the
         /// floor stays in the row's top few percent.
-        func initialFloor(_ row: UnsafePointer<Float>, count n: Int, k: Int, capacity: Int) -> Float {
+        func initialFloor(_ row: UnsafePointer<Float>, count n: Int, k: Int, capacity: Int, kernels: KernelSet) -> Float {
             let vectors = n / 8, blocks = min(vectors, capacity / 8, (2 * k + 7) / 8)
             guard blocks * 8 >= k, blocks > 0 else { return -.infinity }
-            for b in 0..<blocks {
-                var m = Lanes(repeating: -.infinity)
-                for v in (b * vectors / blocks)..<((b + 1) * vectors / blocks) {
-                    m = Lanes.maximum(m, UnsafeRawPointer(row + 8 * v).loadUnaligned(as: Lanes.self))   // NaN never wins
-                }
-                UnsafeMutableRawPointer(scores + 8 * b).storeBytes(of: m, as: Lanes.self)
-            }
+            if kernels == .avx2 { recbench_block_maxima_avx2(row, n, blocks, scores) } else { recbench_block_maxima(row, n, blocks, scores) }
             return kthLargestScore(k, of: blocks * 8).nextDown
         }
 
-        /// The k-th largest of the first `m` scores (a quickselect on values alone; which of
-        /// equal values ends where does not matter here).
+        /// The k-th largest of the first `m` scores: each inserted into a descending prefix
+        /// of at most k (m is about 2K; a quickselect's partitioning cost more here).
         func kthLargestScore(_ k: Int, of m: Int) -> Float {
-            var lo = 0, hi = m - 1
-            while lo < hi {
-                let pivot = scores[(lo + hi) / 2]
-                var i = lo, j = hi
-                while i <= j {
-                    while scores[i] > pivot { i += 1 }
-                    while scores[j] < pivot { j -= 1 }
-                    if i <= j { (scores[i], scores[j]) = (scores[j], scores[i]); i += 1; j -= 1 }
-                }
-                // lo…j ≥ pivot ≥ i…hi; between them, equal to the pivot.
-                if k - 1 <= j { hi = j } else if k - 1 >= i { lo = i } else { return pivot }
+            var kept = 0
+            for i in 0..<m {
+                let score = scores[i]
+                if kept == k && !(score > scores[k - 1]) { continue }
+                var j = kept == k ? k - 1 : kept
+                while j > 0 && score > scores[j - 1] { scores[j] = scores[j - 1]; j -= 1 }
+                scores[j] = score
+                if kept < k { kept += 1 }
             }
             return scores[k - 1]
         }

@@ -86,6 +86,57 @@ struct LanesTests {
         #expect(abs(Double(t.values[count - 1]) - Foundation.tanh(Double(x.values[count - 1]))) < 3e-7)
     }
 
+    /// Lanes.log against libm in ulps of the result: densely over 1…16 (where a log-sum-exp's
+    /// sums lie), then two mantissas at every normal exponent; +∞ and NaN kept.
+    @Test func logMatchesLibm() {
+        var xs: [Float] = (0..<200_000).map { 1 + Float($0) * 15 / 200_000 }
+        xs += (-126...127).flatMap { e in [Float(sign: .plus, exponent: e, significand: 1), Float(sign: .plus, exponent: e, significand: 1.7)] }
+        var worst = 0.0, worstAt: Float = 0
+        for chunk in stride(from: 0, to: xs.count, by: 8) {
+            var v = Lanes(repeating: 2)
+            for l in 0..<min(8, xs.count - chunk) { v[l] = xs[chunk + l] }
+            let y = Lanes.log(v)
+            for l in 0..<8 {
+                let exact = Foundation.log(Double(v[l]))
+                let error = exact == 0 ? abs(Double(y[l])) : abs(Double(y[l]) - exact) / Double(Float(exact).ulp)
+                if error > worst { worst = error; worstAt = v[l] }
+            }
+        }
+        #expect(worst <= 2, "log worst error \(worst) ulp at x = \(worstAt)")
+        let special = Lanes.log(Lanes(.infinity, .nan, 1, 2, 0.5, 10, 1e-30, 1e30))
+        #expect(special[0] == .infinity && special[1].isNaN && special[2] == 0)
+        #expect(abs(special[3] - 0.693_147_2) < 1e-7 && abs(special[4] + 0.693_147_2) < 1e-7)
+    }
+
+    /// The log-sum-exp kernel in every build this CPU runs against a Double reference: the
+    /// value and each term's share over ten terms, a partial last vector, a −∞ term, and NaN
+    /// in a term giving NaN.
+    @Test(arguments: KernelSet.available)
+    func logSumExpKernelMatchesDouble(kernels: KernelSet) {
+        let count = 70_003, k = 10
+        var rng = SeededGenerator(seed: 21)
+        var terms = (0..<k).map { _ in Matrix(rows: 1, columns: count, values: (0..<count).map { _ in (rng.nextUnitFloat() * 2 - 1) * 12 }) }
+        terms[3].values[11] = -.infinity
+        terms[4].values[12] = .nan
+        let (value, shares) = GaussianKernels.logSumExp(terms, weights: true, compute: Compute(threads: 2), kernels: kernels)
+        let (alone, none) = GaussianKernels.logSumExp(terms, weights: false, compute: Compute(threads: 2), kernels: kernels)
+        var worstValue = 0.0, worstShare = 0.0
+        for i in 0..<count where i != 12 {
+            let ts = terms.map { Double($0.values[i]) }, top = ts.max()!
+            let exact = top + Foundation.log(ts.reduce(0) { $0 + Foundation.exp($1 - top) })
+            // The float sum of exponentials (≥ 1) is good to a few ulp of 1, which log passes
+            // on as an absolute error; adding the maximum rounds to its own ulp.
+            let bound = 4 * Double(Float.ulpOfOne) + 2 * Double(Float(max(abs(top), abs(exact))).ulp)
+            worstValue = max(worstValue, abs(Double(value.values[i]) - exact) / bound)
+            for j in 0..<k { worstShare = max(worstShare, abs(Double(shares[j].values[i]) - Foundation.exp(ts[j] - exact))) }
+        }
+        #expect(worstValue <= 1, "\(kernels): log-sum-exp worst error \(worstValue) of its bound")
+        #expect(worstShare < 1e-6, "\(kernels): share worst absolute error \(worstShare)")
+        #expect(value.values[12].isNaN && shares[3].values[11] == 0)
+        #expect(none.isEmpty && alone.values[12].isNaN)
+        #expect((0..<count).allSatisfy { $0 == 12 || alone.values[$0] == value.values[$0] }, "\(kernels): the value depends on whether shares are kept")
+    }
+
     @Test func tanhAndSigmoidMatchLibm() {
         var worstTanh = 0.0, worstSigmoid = 0.0
         for i in 0..<40_000 {
