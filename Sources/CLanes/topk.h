@@ -68,14 +68,16 @@ static inline long recbench_topk_scan_avx2(const float *row, long *position, lon
 }
 #endif
 
-/// The lane-wise maxima of `blocks` consecutive runs of the row's n/8 eight-score vectors,
-/// eight per block, to `out` (8 × blocks floats); NaN never wins a comparison.
+/// The lane-wise maxima of `blocks` interleaved sets of the row's n/8 eight-score vectors
+/// (vector v goes to set v mod blocks), eight per set, to `out` (8 × blocks floats). Sets
+/// spread over the whole row keep a floor from them high where good scores cluster in one
+/// region of the columns (popular items numbered first). NaN never wins a comparison.
 static inline void recbench_block_maxima(const float *row, long n, long blocks, float *out) {
     const long vectors = n / 8;
-    for (long b = 0; b < blocks; b++) {
+    for (long b = 0; b < blocks; b++) {   // one set at a time, its maximum in registers
 #if defined(__x86_64__)
         __m128 lo = _mm_set1_ps(-__builtin_inff()), hi = lo;
-        for (long v = b * vectors / blocks; v < (b + 1) * vectors / blocks; v++) {
+        for (long v = b; v < vectors; v += blocks) {
             lo = _mm_max_ps(_mm_loadu_ps(row + 8 * v), lo);   // maxps returns its second operand on NaN
             hi = _mm_max_ps(_mm_loadu_ps(row + 8 * v + 4), hi);
         }
@@ -83,7 +85,7 @@ static inline void recbench_block_maxima(const float *row, long n, long blocks, 
 #else
         for (long l = 0; l < 8; l++) {
             float m = -__builtin_inff();
-            for (long v = b * vectors / blocks; v < (b + 1) * vectors / blocks; v++) if (row[8 * v + l] > m) m = row[8 * v + l];
+            for (long v = b; v < vectors; v += blocks) if (row[8 * v + l] > m) m = row[8 * v + l];
             out[8 * b + l] = m;
         }
 #endif
@@ -95,12 +97,26 @@ static inline void recbench_block_maxima(const float *row, long n, long blocks, 
 __attribute__((target("avx2")))
 static inline void recbench_block_maxima_avx2(const float *row, long n, long blocks, float *out) {
     const long vectors = n / 8;
-    for (long b = 0; b < blocks; b++) {
+    for (long b = 0; b < blocks; b++) {   // one set at a time, its maximum in a register
         __m256 m = _mm256_set1_ps(-__builtin_inff());
-        for (long v = b * vectors / blocks; v < (b + 1) * vectors / blocks; v++) m = _mm256_max_ps(_mm256_loadu_ps(row + 8 * v), m);
+        for (long v = b; v < vectors; v += blocks) m = _mm256_max_ps(_mm256_loadu_ps(row + 8 * v), m);
         _mm256_storeu_ps(out + 8 * b, m);
     }
 }
 #endif
+
+/// The k-th largest of v[0..<m] (1 ≤ k ≤ m, no NaN): the smallest value that fewer than k
+/// others exceed, by counting, without a data-dependent branch (m is a few dozen block maxima,
+/// whose order a sort would mispredict on nearly every comparison).
+static inline float recbench_kth_largest(const float *v, long m, long k) {
+    float result = __builtin_inff();
+    for (long i = 0; i < m; i++) {
+        long above = 0;
+        for (long j = 0; j < m; j++) above += v[j] > v[i];
+        const float candidate = above < k ? v[i] : __builtin_inff();
+        result = candidate < result ? candidate : result;
+    }
+    return result;
+}
 
 #endif

@@ -101,7 +101,8 @@ public enum TopK {
             let vectors = n / 8, blocks = min(vectors, capacity / 8, (2 * k + 7) / 8)
             guard blocks * 8 >= k, blocks > 0 else { return -.infinity }
             if kernels == .avx2 { recbench_block_maxima_avx2(row, n, blocks, scores) } else { recbench_block_maxima(row, n, blocks, scores) }
-            return kthLargestScore(k, of: blocks * 8).nextDown
+            // Counting costs m² compares: for the usual few dozen maxima that beats sorting them.
+            return (blocks <= 8 ? recbench_kth_largest(scores, blocks * 8, k) : kthLargestScore(k, of: blocks * 8)).nextDown
         }
 
         /// The k-th largest of the first `m` scores: each inserted into a descending prefix
