@@ -109,9 +109,7 @@ public struct BPR: LearnedModel {
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        let table = parameters["user_embedding"], d = table.columns
-        var rows = Matrix(rows: users.count, columns: d)
-        for (r, u) in users.enumerated() { for j in 0..<d { rows.values[r * d + j] = table.values[Int(u) * d + j] } }
+        let rows = RowKernels.gather(parameters["user_embedding"], rows: Array(users))
         BLAS.gemm(rows, parameters["item_embedding"], transposeB: true, into: &block, compute: compute)
     }
 }
