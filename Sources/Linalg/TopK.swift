@@ -90,12 +90,14 @@ public enum TopK {
             return kept
         }
 
-        /// A floor below the K-th best score, from one vectorised pass: split the row's
-        /// 8-lane vectors into blocks and take each block's lane-wise maximum; those maxima
+        /// A floor below the K-th best score, from one vectorised pass: deal the row's
+        /// 8-lane vectors into interleaved sets (so a region of good scores, such as popular
+        /// items numbered first, spreads over all of them) and take each set's lane-wise
+        /// maximum; those maxima
         /// are distinct entries, so the K-th best of them is at most the row's K-th best.
         /// Entries equal to it must still pass, hence the next float down. −∞ when the row
         /// is too short for K groups. About 2K maxima, not more: selecting among them
-        /// costs more than the scan, and fewer, larger blocks have higher maxima, so the
+        /// costs more than the scan, and fewer, larger sets have higher maxima, so the
         /// floor stays in the row's top few percent.
         func initialFloor(_ row: UnsafePointer<Float>, count n: Int, k: Int, capacity: Int, kernels: KernelSet) -> Float {
             let vectors = n / 8, blocks = min(vectors, capacity / 8, (2 * k + 7) / 8)
