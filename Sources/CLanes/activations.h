@@ -74,6 +74,22 @@ static inline recbench_v8 recbench_log_avx2(recbench_v8 x) {
     return (recbench_v8)(((recbench_i8)x & keep) | ((recbench_i8)y & ~keep));
 }
 
+/// Lanes i..<i+8 of p, or the `lanes` left at a buffer's end with zeros after them.
+__attribute__((target("avx2,fma")))
+static inline recbench_v8 recbench_load_lanes(const float *p, long i, long lanes) {
+    if (lanes == 8) return *(const recbench_v8u *)(p + i);
+    recbench_v8 v = 0.0f;
+    for (long l = 0; l < lanes; l++) v[l] = p[i + l];
+    return v;
+}
+
+/// Stores the first `lanes` of v to p[i...].
+__attribute__((target("avx2,fma")))
+static inline void recbench_store_lanes(float *p, long i, long lanes, recbench_v8 v) {
+    if (lanes == 8) { *(recbench_v8u *)(p + i) = v; return; }
+    for (long l = 0; l < lanes; l++) p[i + l] = v[l];
+}
+
 /// out[i] = log Σ_j exp(terms[j][i]) for i in begin..<end (`GaussianKernels.logSumExp`):
 /// the maximum subtracted first, so every exponential is at most 1 and the sum at least 1;
 /// with `shares`, also shares[j][i] = exp(terms[j][i] − out[i]). NaN in a term gives NaN.
@@ -84,29 +100,23 @@ static inline void recbench_logsumexp_avx2(const float *const *terms, long k, lo
         const long lanes = count - i < 8 ? count - i : 8;
         recbench_v8 top = -__builtin_inff();
         for (long j = 0; j < k; j++) {
-            recbench_v8 v = 0.0f;
-            if (lanes == 8) v = *(const recbench_v8u *)(terms[j] + i); else for (long l = 0; l < lanes; l++) v[l] = terms[j][i + l];
-            top = (recbench_v8)(((recbench_i8)v & (v > top)) | ((recbench_i8)top & ~(v > top)));
+            const recbench_v8 v = recbench_load_lanes(terms[j], i, lanes);
+            top = (recbench_v8)(((recbench_i8)v & (v > top)) | ((recbench_i8)top & ~(v > top)));   // NaN never wins
         }
         recbench_v8 sum = 0.0f;
         for (long j = 0; j < k; j++) {
-            recbench_v8 v = 0.0f;
-            if (lanes == 8) v = *(const recbench_v8u *)(terms[j] + i); else for (long l = 0; l < lanes; l++) v[l] = terms[j][i + l];
-            recbench_v8 d = v - top;
+            recbench_v8 d = recbench_load_lanes(terms[j], i, lanes) - top;
             const recbench_i8 under = d < -87.336544f;
             d = (recbench_v8)(((recbench_i8)(recbench_v8)-87.336544f & under) | ((recbench_i8)d & ~under));
             const recbench_v8 x = (recbench_v8)((recbench_i8)recbench_exp_in_range_avx2(d) & ~under);
-            if (shares) { if (lanes == 8) *(recbench_v8u *)(shares[j] + i) = x; else for (long l = 0; l < lanes; l++) shares[j][i + l] = x[l]; }
+            if (shares) recbench_store_lanes(shares[j], i, lanes, x);
             sum += x;
         }
         if (shares) {
             const recbench_v8 inverse = 1.0f / sum;
-            for (long j = 0; j < k; j++) {
-                if (lanes == 8) *(recbench_v8u *)(shares[j] + i) *= inverse; else for (long l = 0; l < lanes; l++) shares[j][i + l] *= inverse[l];
-            }
+            for (long j = 0; j < k; j++) recbench_store_lanes(shares[j], i, lanes, recbench_load_lanes(shares[j], i, lanes) * inverse);
         }
-        const recbench_v8 result = top + recbench_log_avx2(sum);
-        if (lanes == 8) *(recbench_v8u *)(out + i) = result; else for (long l = 0; l < lanes; l++) out[i + l] = result[l];
+        recbench_store_lanes(out, i, lanes, top + recbench_log_avx2(sum));
     }
 }
 #endif

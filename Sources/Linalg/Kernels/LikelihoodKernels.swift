@@ -113,13 +113,16 @@ public enum GaussianKernels {
         if weights { outputs += terms.map { _ in Matrix(uninitializedRows: shape.0, columns: shape.1) } }
         guard n > 0 else { return (outputs[0], Array(outputs.dropFirst())) }
         Matrix.withBuffers(reading: terms, writing: &outputs) { b in
-            compute.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in   // disjoint element ranges
-                if kernels == .avx2 {
-                    let shares: [UnsafeMutablePointer<Float>?] = Array(b.write.dropFirst())
-                    let t: [UnsafePointer<Float>?] = b.read
+            if kernels == .avx2 {
+                // The C kernel takes arrays of the terms' and shares' addresses, built once.
+                let pointers = UnsafeShared((b.read.map { Optional($0) }, b.write.dropFirst().map { Optional($0) }))
+                compute.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in   // disjoint element ranges
+                    let (t, shares) = pointers.value
                     recbench_logsumexp_avx2(t, k, range.lowerBound, range.upperBound, n, b.write[0], weights ? shares : nil)
-                    return
                 }
+                return
+            }
+            compute.forEachChunk(count: n, chunkSize: elementwiseChunk) { range in   // disjoint element ranges
                 let t = b.read, o = b.write[0], w = b.write.dropFirst()
                 for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
                     var top = Lanes(repeating: -.infinity)
