@@ -31,7 +31,7 @@ public enum BLAS {
         checkSize(m, n, k)
         guard m > 0, n > 0 else { return }
         let workers = compute.activeWorkers
-        let split = compute.blasThreads == 1 && workers > 1 && m * n * k >= 1 << 22
+        let split = compute.splitsProducts && m * n * k >= 1 << 22
         let byRows = split && m >= 128, byColumns = split && !byRows && n >= 256
         let blocks = GemmBlocks(m: m, n: n, rowChunk: byRows ? (m + workers - 1) / workers : m,
                                 columnChunk: byColumns ? (n + workers - 1) / workers : n)

@@ -37,6 +37,10 @@ public struct Compute: Sendable, Equatable, CustomStringConvertible {
     /// The same workers with one OpenBLAS thread per call (large products split over the workers).
     public var splittingProducts: Compute { Compute(workers: workers, blasThreads: 1) }
 
+    /// Whether large products are split over the workers (one OpenBLAS thread per call,
+    /// more than one worker running).
+    public var splitsProducts: Bool { blasThreads == 1 && activeWorkers > 1 }
+
     /// The threads that actually run at once: never more than the cores.
     public var activeWorkers: Int { min(workers, Compute.coreCount) }
 

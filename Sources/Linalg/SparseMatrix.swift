@@ -352,11 +352,20 @@ extension SparseMatrix {
 }
 
 extension SparseMatrix {
-    /// Whether (row, column) is stored (binary search in the sorted row).
+    /// Whether (row, column) is stored: compares with every entry of a row of at most 32
+    /// (no branch to mispredict, where a binary search mispredicts half its steps), binary
+    /// search in a longer sorted row.
     @inlinable
     public func contains(row: Int, column: Int) -> Bool {
         var lo = rowStarts[row], hi = rowStarts[row + 1]
         let c = Int32(column)
+        if hi - lo <= 32 {
+            return columnIndices.withUnsafeBufferPointer { entries in
+                var matches: UInt8 = 0
+                for e in lo..<hi { matches |= entries[e] == c ? 1 : 0 }
+                return matches != 0
+            }
+        }
         while lo < hi {
             let mid = (lo + hi) >> 1
             let v = columnIndices[mid]

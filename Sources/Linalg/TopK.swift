@@ -104,7 +104,8 @@ public enum TopK {
             guard blocks * 8 >= k, blocks > 0 else { return -.infinity }
             if kernels == .avx2 { recbench_block_maxima_avx2(row, n, blocks, scores) } else { recbench_block_maxima(row, n, blocks, scores) }
             // Counting costs m² compares: for the usual few dozen maxima that beats sorting them.
-            return (blocks <= 8 ? recbench_kth_largest(scores, blocks * 8, k) : kthLargestScore(k, of: blocks * 8)).nextDown
+            guard blocks <= 8 else { return kthLargestScore(k, of: blocks * 8).nextDown }
+            return (kernels == .avx2 ? recbench_kth_largest_avx2(scores, blocks * 8, k) : recbench_kth_largest(scores, blocks * 8, k)).nextDown
         }
 
         /// The k-th largest of the first `m` scores: each inserted into a descending prefix

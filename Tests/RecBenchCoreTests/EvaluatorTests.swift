@@ -140,15 +140,6 @@ struct EvaluatorTests {
         var rng = SeededGenerator(seed: 7)
         var m = Matrix(rows: d.userCount, columns: d.itemCount)
         for i in 0..<m.values.count { m.values[i] = Float(rng.nextInt(below: 7)) }
-        final class Recording: Scorer, @unchecked Sendable {
-            let inner: FixedScorer
-            var blocks: [Int] = []
-            init(_ inner: FixedScorer) { self.inner = inner }
-            func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-                blocks.append(users.count)
-                inner.scores(for: users, into: &block, compute: compute)
-            }
-        }
         let small = Recording(FixedScorer(table: m)), large = Recording(FixedScorer(table: m))
         settings.blockMemory = 4 * d.itemCount * 3   // three users per block
         let a = Evaluator.evaluate(small, split: split, part: .test, settings: settings, compute: Compute(threads: 2))
@@ -170,5 +161,51 @@ struct EvaluatorTests {
         let a = Evaluator.evaluate(FixedScorer(table: m), split: split, part: .test, settings: full, compute: Compute(threads: 2))
         let b = Evaluator.evaluate(FixedScorer(table: m), split: split, part: .test, settings: only, compute: Compute(threads: 2))
         #expect(a.values[valid] != nil && a.values[valid] == b.values[valid])
+    }
+
+    /// With products split over the workers, each worker scores and ranks its own share of
+    /// a batch: every user is scored once, by a call with one thread, and the results equal
+    /// the one-block path's (OpenBLAS threads) and the serial one's, whole batches or blocks
+    /// of five users (shares of three and two, then a last block of one).
+    @Test func workerSharesGiveTheResultsOfOneBlock() throws {
+        let (split, d) = try blockFixture()
+        var rng = SeededGenerator(seed: 9)
+        var m = Matrix(rows: d.userCount, columns: d.itemCount)
+        for i in 0..<m.values.count { m.values[i] = Float(rng.nextInt(below: 6)) }   // ties included
+        var settings = EvaluationSettings(metrics: ["NDCG", "Recall", "MRR", "Hit", "ItemCoverage"], cutoffs: [1, 3])
+        let serial = Evaluator.evaluate(FixedScorer(table: m), split: split, part: .test, settings: settings, compute: .serial)
+        let oneBlock = Evaluator.evaluate(FixedScorer(table: m), split: split, part: .test, settings: settings, compute: Compute(threads: 2))
+        let whole = Recording(FixedScorer(table: m)), small = Recording(FixedScorer(table: m))
+        let workers = Compute(workers: 2, blasThreads: 1)
+        let shares = Evaluator.evaluate(whole, split: split, part: .test, settings: settings, compute: workers)
+        settings.blockMemory = 4 * d.itemCount * 5
+        let smallShares = Evaluator.evaluate(small, split: split, part: .test, settings: settings, compute: workers)
+        for result in [oneBlock, shares, smallShares] {
+            #expect(result.values == serial.values && result.perUser == serial.perUser && result.topItems == serial.topItems)
+        }
+        for recording in [whole, small] {
+            #expect(recording.users.sorted() == serial.users.sorted())   // each evaluated user scored once
+            #expect(recording.computes.allSatisfy { $0 == .serial })
+        }
+        if Compute.coreCount > 1 {   // one core runs no split: a single share
+            #expect(whole.blocks.count == 2 && small.blocks.allSatisfy { $0 <= 3 } && small.blocks.count == 7)
+        }
+    }
+}
+
+/// A scorer that records its calls (from several workers at once, hence the lock).
+final class Recording: Scorer, @unchecked Sendable {   // state guarded by `lock`
+    let inner: FixedScorer
+    private let lock = NSLock()
+    private var calls: [(users: [Int32], compute: Compute)] = []
+    init(_ inner: FixedScorer) { self.inner = inner }
+
+    var blocks: [Int] { lock.withLock { calls.map(\.users.count) } }
+    var users: [Int32] { lock.withLock { calls.flatMap(\.users) } }
+    var computes: [Compute] { lock.withLock { calls.map(\.compute) } }
+
+    func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        lock.withLock { calls.append((Array(users), compute)) }
+        inner.scores(for: users, into: &block, compute: compute)
     }
 }

@@ -8,6 +8,17 @@ struct MetricTests {
         hits.withUnsafeBufferPointer { metric.value(hits: $0, positives: positives, k: k) }
     }
 
+    /// Ranks below 256 take their discount from a table, later ones compute it: both are
+    /// 1 / log2(r + 1) for rank r.
+    @Test func ndcgDiscountsAreTheSameOnBothSidesOfTheTable() {
+        var hits = [UInt8](repeating: 0, count: 300)
+        hits[3] = 1; hits[255] = 1; hits[256] = 1; hits[280] = 1
+        let dcg = 1 / log2(5.0) + 1 / log2(257.0) + 1 / log2(258.0) + 1 / log2(282.0)
+        let idcg = (0..<4).reduce(0.0) { $0 + 1 / log2(Double($1 + 2)) }
+        #expect(close(value(NDCG.self, hits, positives: 4, k: 300), dcg / idcg, 1e-15))
+        #expect(close(value(NDCG.self, hits, positives: 4, k: 256), (1 / log2(5.0) + 1 / log2(257.0)) / idcg, 1e-15))
+    }
+
     @Test func twoOfTwoPositivesAtRanksOneAndThree() {
         // Positives {A, C}; list [A, B, C] → hits 1 0 1; K = 3.
         let hits: [UInt8] = [1, 0, 1]

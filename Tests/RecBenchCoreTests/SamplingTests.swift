@@ -3,7 +3,7 @@ import RecBenchCore
 import Linalg
 
 /// The negative sampler (RecBole 1.2's uniform sampler: items the user has not had in
-/// train) and the membership set it asks.
+/// train) and the membership tests it and evaluation ask.
 struct SamplingTests {
     /// A 50 × 300 pattern with a few dozen items per user, one user with every item, one with none.
     func history() -> SparseMatrix {
@@ -27,6 +27,7 @@ struct SamplingTests {
                 let stored = m.columns(ofRow: r).contains(Int32(c))
                 #expect(bitmap.contains(row: r, column: c) == stored)
                 #expect(searched.contains(row: r, column: c) == stored)
+                #expect(m.contains(row: r, column: c) == stored)   // rows of up to 32 compared whole, longer ones searched
             }
         }
     }

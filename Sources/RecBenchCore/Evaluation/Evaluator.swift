@@ -106,78 +106,50 @@ public enum Evaluator {
         // The ranked lists are written where the result keeps them: no copy at the end.
         var topItems = [Int32](repeating: -1, count: users.count * width)
         topItems.withUnsafeMutableBufferPointer { top in
-            let lists = UnsafeShared(top.baseAddress!)   // each worker writes only its users' lists
-            var block = Matrix(rows: 0, columns: target.itemCount)
+            let ranking = Ranking(target: target, settings: settings, metrics: metrics, table: table,
+                                  lists: UnsafeShared(top.baseAddress!), width: width)   // each worker writes only its users' lists
             var start = 0
             let blockUsers = settings.usersPerBlock(items: target.itemCount)
+            let perWorker = compute.splitsProducts ? WorkerBlocks(workers: compute.activeWorkers) : nil
+            var block = Matrix(rows: 0, columns: target.itemCount)
             while start < users.count {
                 let batch = users[start..<min(users.count, start + blockUsers)]
-                if block.rows != batch.count {
-                    block = Matrix(rows: 0, columns: 0)   // the last, shorter batch: never two blocks at once
-                    block = Matrix(uninitializedRows: batch.count, columns: target.itemCount)   // scorers write every entry
-                }
-                let scored = ContinuousClock.now
-                scorer.scores(for: batch, into: &block, compute: compute)
-                let ranked = ContinuousClock.now
-                block.values.withUnsafeMutableBufferPointer { scores in
-                    let rows = UnsafeShared(scores.baseAddress!)   // each worker masks only its own rows
-                    let offset = start
-                    compute.forEachChunk(count: batch.count, chunkSize: 32) { range in
-                        for r in range {
-                            rank(UnsafeMutableBufferPointer(start: rows.value + r * target.itemCount, count: target.itemCount),
-                                 user: Int(batch[batch.startIndex + r]), slot: offset + r, target: target, settings: settings,
-                                 metrics: metrics, top: UnsafeMutableBufferPointer(start: lists.value + (offset + r) * width, count: width), into: table)
-                        }
-                    }
+                let times: (scores: Double, rank: Double)
+                if let perWorker {
+                    times = perWorker.scoreAndRank(scorer, batch: batch, offset: start, ranking: ranking)
+                } else {
+                    times = scoreThenRank(scorer, batch: batch, offset: start, into: &block, ranking: ranking, compute: compute)
                 }
                 start += batch.count
-                profile?.charge("\(phase): scores", forward: (ranked - scored).seconds)
-                profile?.charge("\(phase): rank", forward: (ContinuousClock.now - ranked).seconds)
+                profile?.charge("\(phase): scores", forward: times.scores)
+                profile?.charge("\(phase): rank", forward: times.rank)
             }
-        }   // the block of scores is freed here, before the result's arrays are built
+        }   // the blocks of scores are freed here, before the result's arrays are built
         return summarize(table, topItems: topItems, target: target, settings: settings, seconds: Date().timeIntervalSince(started))
     }
 
-    /// Masks `row` (the user's scores) by the history mode, takes the top K into `top`, and
-    /// records the user's metrics and hits in the table's row `slot`.
-    static func rank(_ row: UnsafeMutableBufferPointer<Float>, user u: Int, slot: Int, target: EvaluationTarget, settings: EvaluationSettings,
-                     metrics: [any RankingMetric.Type], top: UnsafeMutableBufferPointer<Int32>, into table: RankingTable) {
-        let positives = target.positives, history = target.history, mask = settings.historyMask
-        // Both rows are sorted by item: walk them together.
-        var repeats = 0
-        var cursor = positives.rowStarts[u]
-        let cursorEnd = positives.rowStarts[u + 1]
-        for e in history.entries(ofRow: u) {
-            let item = history.columnIndices[e]
-            while cursor < cursorEnd && positives.columnIndices[cursor] < item { cursor += 1 }
-            let isPositive = cursor < cursorEnd && positives.columnIndices[cursor] == item
-            if isPositive { repeats += 1 }
-            if mask == .seen || (mask == .recbole && !isPositive) { row[Int(item)] = -.infinity }
+    /// Scores a batch into one block with every thread `compute` has (OpenBLAS's own, when
+    /// it has them), then ranks its rows in parallel chunks. Returns the seconds of each.
+    static func scoreThenRank(_ scorer: any Scorer, batch: ArraySlice<Int32>, offset: Int, into block: inout Matrix,
+                              ranking: Ranking, compute: Compute) -> (scores: Double, rank: Double) {
+        let itemCount = ranking.target.itemCount
+        if block.rows != batch.count {
+            block = Matrix(rows: 0, columns: 0)   // the last, shorter batch: never two blocks at once
+            block = Matrix(uninitializedRows: batch.count, columns: itemCount)   // scorers write every entry
         }
-        table.setRepeats(slot, repeats)
-        let n = TopK.select(UnsafeBufferPointer(row), k: top.count, into: top.baseAddress!)
-        let p = positives.entries(ofRow: u).count
-        // No allocation per user: the hit flags live on the stack, the results go straight
-        // into the table.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, n)) { hits in
-            for rank in 0..<n { hits[rank] = positives.contains(row: u, column: Int(top[rank])) ? 1 : 0 }
-            for (c, k) in settings.cutoffs.enumerated() {
-                var all = 0, repeated = 0
-                for rank in 0..<min(k, n) where hits[rank] != 0 {
-                    all += 1
-                    if history.contains(row: u, column: Int(top[rank])) { repeated += 1 }
-                }
-                table.setHits(slot, cutoff: c, all: all, repeated: repeated)
-            }
-            let hitView = UnsafeBufferPointer(rebasing: hits[0..<n])
-            var key = 0
-            for metric in metrics {
-                for k in settings.cutoffs {
-                    table.setMetric(slot, key: key, metric.value(hits: hitView, positives: p, k: k))
-                    key += 1
+        let scored = ContinuousClock.now
+        scorer.scores(for: batch, into: &block, compute: compute)
+        let ranked = ContinuousClock.now
+        block.values.withUnsafeMutableBufferPointer { scores in
+            let rows = UnsafeShared(scores.baseAddress!)   // each worker masks only its own rows
+            compute.forEachChunk(count: batch.count, chunkSize: 32) { range in
+                for r in range {
+                    ranking.rank(UnsafeMutableBufferPointer(start: rows.value + r * itemCount, count: itemCount),
+                                 user: Int(batch[batch.startIndex + r]), slot: offset + r)
                 }
             }
         }
+        return ((ranked - scored).seconds, (ContinuousClock.now - ranked).seconds)
     }
 
     /// The configured metrics that are computed per user, in report order.
@@ -223,5 +195,59 @@ public enum Evaluator {
             part: target.part, historyMask: settings.historyMask, keys: settings.keys, values: values, users: users, perUser: perUser,
             topItems: topItems, width: width, positives: target.positives.nonzeroCount,
             repeatPositives: users.indices.reduce(0) { $0 + table.repeats($1) }, analyses: analyses, seconds: seconds)
+    }
+}
+
+/// What ranking one user's row of scores needs, shared by the workers that rank: the target,
+/// the settings, and where each user's outcome goes (its row of the table, its slot of the
+/// ranked lists).
+struct Ranking: Sendable {
+    let target: EvaluationTarget
+    let settings: EvaluationSettings
+    let metrics: [any RankingMetric.Type]
+    let table: RankingTable
+    let lists: UnsafeShared<UnsafeMutablePointer<Int32>>
+    let width: Int
+
+    /// Masks `row` (the user's scores) by the history mode, takes the top K into `top`, and
+    /// records the user's metrics and hits in the table's row `slot`.
+    func rank(_ row: UnsafeMutableBufferPointer<Float>, user u: Int, slot: Int) {
+        let top = UnsafeMutableBufferPointer(start: lists.value + slot * width, count: width)
+        let positives = target.positives, history = target.history, mask = settings.historyMask
+        // Both rows are sorted by item: walk them together.
+        var repeats = 0
+        var cursor = positives.rowStarts[u]
+        let cursorEnd = positives.rowStarts[u + 1]
+        for e in history.entries(ofRow: u) {
+            let item = history.columnIndices[e]
+            while cursor < cursorEnd && positives.columnIndices[cursor] < item { cursor += 1 }
+            let isPositive = cursor < cursorEnd && positives.columnIndices[cursor] == item
+            if isPositive { repeats += 1 }
+            if mask == .seen || (mask == .recbole && !isPositive) { row[Int(item)] = -.infinity }
+        }
+        table.setRepeats(slot, repeats)
+        let n = TopK.select(UnsafeBufferPointer(row), k: top.count, into: top.baseAddress!)
+        let p = positives.entries(ofRow: u).count
+        // No allocation per user: the hit flags live on the stack, the results go straight
+        // into the table.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, n)) { hits in
+            for rank in 0..<n { hits[rank] = positives.contains(row: u, column: Int(top[rank])) ? 1 : 0 }
+            for (c, k) in settings.cutoffs.enumerated() {
+                var all = 0, repeated = 0
+                for rank in 0..<min(k, n) where hits[rank] != 0 {
+                    all += 1
+                    if history.contains(row: u, column: Int(top[rank])) { repeated += 1 }
+                }
+                table.setHits(slot, cutoff: c, all: all, repeated: repeated)
+            }
+            let hitView = UnsafeBufferPointer(rebasing: hits[0..<n])
+            var key = 0
+            for metric in metrics {
+                for k in settings.cutoffs {
+                    table.setMetric(slot, key: key, metric.value(hits: hitView, positives: p, k: k))
+                    key += 1
+                }
+            }
+        }
     }
 }
