@@ -43,6 +43,8 @@ public struct EvaluationTarget: Sendable {
     public let itemCount: Int
     /// Train interactions per item (for popularity metrics).
     public let trainCounts: [Float]
+    /// Per user (all users, not only evaluated ones): positives also in their history.
+    public let repeatCounts: [Int32]
 
     /// The target of `part` in `split`.
     public init(_ part: SplitPart, in split: SplitData) {
@@ -52,16 +54,32 @@ public struct EvaluationTarget: Sendable {
         users = (0..<split.userCount).filter { [positives] in !positives.entries(ofRow: $0).isEmpty }.map(Int32.init)
         itemCount = split.itemCount
         trainCounts = split.trainMatrix.columnSums()
+        repeatCounts = EvaluationTarget.repeats(positives, history)
     }
 
     /// The same target for its first `count` users only (a benchmark's smaller population).
     public func prefix(_ count: Int) -> EvaluationTarget {
-        EvaluationTarget(part: part, positives: positives, history: history, users: Array(users.prefix(count)), itemCount: itemCount, trainCounts: trainCounts)
+        EvaluationTarget(part: part, positives: positives, history: history, users: Array(users.prefix(count)), itemCount: itemCount,
+                         trainCounts: trainCounts, repeatCounts: repeatCounts)
     }
 
-    private init(part: SplitPart, positives: SparseMatrix, history: SparseMatrix, users: [Int32], itemCount: Int, trainCounts: [Float]) {
+    private init(part: SplitPart, positives: SparseMatrix, history: SparseMatrix, users: [Int32], itemCount: Int, trainCounts: [Float],
+                 repeatCounts: [Int32]) {
         self.part = part; self.positives = positives; self.history = history
-        self.users = users; self.itemCount = itemCount; self.trainCounts = trainCounts
+        self.users = users; self.itemCount = itemCount; self.trainCounts = trainCounts; self.repeatCounts = repeatCounts
+    }
+
+    /// Per row, the entries of `positives` that `history` has too (both rows sorted: one walk).
+    static func repeats(_ positives: SparseMatrix, _ history: SparseMatrix) -> [Int32] {
+        (0..<positives.rows).map { u in
+            var count: Int32 = 0, cursor = history.rowStarts[u]
+            let end = history.rowStarts[u + 1]
+            for item in positives.columns(ofRow: u) {
+                while cursor < end && history.columnIndices[cursor] < item { cursor += 1 }
+                if cursor < end && history.columnIndices[cursor] == item { count += 1 }
+            }
+            return count
+        }
     }
 }
 
@@ -209,23 +227,34 @@ struct Ranking: Sendable {
     let lists: UnsafeShared<UnsafeMutablePointer<Int32>>
     let width: Int
 
-    /// Masks `row` (the user's scores) by the history mode, takes the top K into `top`, and
-    /// records the user's metrics and hits in the table's row `slot`.
+    /// Sets the user's masked items to −∞: every history item (`seen`), or those that are
+    /// not positives of the split (`recbole`: the positives' scores are kept aside, the whole
+    /// history written, the positives' scores written back). Without a comparison per
+    /// history item, where walking history beside the positives mispredicted a branch on
+    /// most of them.
+    func applyMask(_ row: UnsafeMutableBufferPointer<Float>, user u: Int) {
+        let mode = settings.historyMask
+        guard mode != .none else { return }
+        let positives = target.positives.entries(ofRow: u), history = target.history.entries(ofRow: u)
+        target.positives.columnIndices.withUnsafeBufferPointer { kept in
+            target.history.columnIndices.withUnsafeBufferPointer { seen in
+                withUnsafeTemporaryAllocation(of: Float.self, capacity: max(1, positives.count)) { saved in
+                    if mode == .recbole { for (i, e) in positives.enumerated() { saved[i] = row[Int(kept[e])] } }
+                    for e in history { row[Int(seen[e])] = -.infinity }
+                    if mode == .recbole { for (i, e) in positives.enumerated() { row[Int(kept[e])] = saved[i] } }
+                }
+            }
+        }
+    }
+
+    /// Masks `row` (the user's scores) by the history mode, takes the top K into the
+    /// user's slot of the ranked lists, and records the user's metrics and hits in the
+    /// table's row `slot`.
     func rank(_ row: UnsafeMutableBufferPointer<Float>, user u: Int, slot: Int) {
         let top = UnsafeMutableBufferPointer(start: lists.value + slot * width, count: width)
-        let positives = target.positives, history = target.history, mask = settings.historyMask
-        // Both rows are sorted by item: walk them together.
-        var repeats = 0
-        var cursor = positives.rowStarts[u]
-        let cursorEnd = positives.rowStarts[u + 1]
-        for e in history.entries(ofRow: u) {
-            let item = history.columnIndices[e]
-            while cursor < cursorEnd && positives.columnIndices[cursor] < item { cursor += 1 }
-            let isPositive = cursor < cursorEnd && positives.columnIndices[cursor] == item
-            if isPositive { repeats += 1 }
-            if mask == .seen || (mask == .recbole && !isPositive) { row[Int(item)] = -.infinity }
-        }
-        table.setRepeats(slot, repeats)
+        let positives = target.positives, history = target.history
+        applyMask(row, user: u)
+        table.setRepeats(slot, Int(target.repeatCounts[u]))
         let n = TopK.select(UnsafeBufferPointer(row), k: top.count, into: top.baseAddress!)
         let p = positives.entries(ofRow: u).count
         // No allocation per user: the hit flags live on the stack, the results go straight
