@@ -61,6 +61,33 @@ func blockRows() -> [(String, String, Double)] {
         #expect(a == b)
     }
 
+    /// The scorer a model prepares for an evaluation pass (its shared work done once, on two
+    /// threads) scores any share of the users as the model scores them all: each share's
+    /// rows to rounding (OpenBLAS sums a row in another order when it sits elsewhere in a
+    /// tile, so a GEMM's rows depend on their batch in the last bits). And evaluation ranks
+    /// the same lists with the same metrics serially, on OpenBLAS's threads, and with each
+    /// worker scoring its own share (which cuts the rows a split GEMM cuts).
+    @Test(arguments: ModelRegistry.models.map { $0.name })
+    func preparedScoresAndEveryThreadSplitAgree(model name: String) throws {
+        let (split, d) = try blockFixture()
+        let model = try fitted(ModelRegistry.model(named: name), on: split, dataset: d)
+        var all = Matrix(rows: d.userCount, columns: d.itemCount)
+        model.scores(for: Array(0..<Int32(d.userCount))[...], into: &all, compute: .serial)
+        let prepared = model.preparedForScoring(compute: Compute(threads: 2))
+        for share in [Array(stride(from: Int32(1), to: Int32(d.userCount), by: 2)), [Int32(d.userCount - 1), 0]] {
+            var rows = Matrix(rows: share.count, columns: d.itemCount)
+            prepared.scores(for: share[...], into: &rows, compute: .serial)
+            let expected = RowKernels.gather(all, rows: share)
+            let worst = zip(rows.values, expected.values).map { abs($0 - $1) / max(1, abs($1)) }.max()!
+            #expect(worst <= 1e-5, "\(name): users \(share) differ by \(worst)")
+        }
+        let settings = EvaluationSettings(metrics: ["NDCG", "Recall", "ItemCoverage"], cutoffs: [1, 3], historyMask: .seen)
+        let results = [Compute.serial, Compute(threads: 2), Compute(workers: 2, blasThreads: 1)].map {
+            Evaluator.evaluate(model, split: split, part: .test, settings: settings, compute: $0)
+        }
+        for r in results.dropFirst() { #expect(r.topItems == results[0].topItems && r.values == results[0].values) }
+    }
+
     @Test(arguments: ModelRegistry.models.filter { $0.kind != .baseline }.map { $0.name })
     func personalisedModelsRankTheWithheldItemFirst(model name: String) throws {
         let (split, d) = try blockFixture()

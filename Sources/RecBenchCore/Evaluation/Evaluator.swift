@@ -120,6 +120,9 @@ public enum Evaluator {
         let started = Date()
         let users = target.users, width = settings.cutoffs.max()!
         let metrics = rankingMetrics(settings)
+        let preparing = ContinuousClock.now
+        let scorer = scorer.preparedForScoring(compute: compute)   // shared work once per pass, not per batch or worker
+        profile?.charge("\(phase): scores", forward: (ContinuousClock.now - preparing).seconds, calls: 0)
         let table = RankingTable(users: users.count, keys: metrics.count * settings.cutoffs.count, cutoffs: settings.cutoffs.count)
         // The ranked lists are written where the result keeps them: no copy at the end.
         var topItems = [Int32](repeating: -1, count: users.count * width)

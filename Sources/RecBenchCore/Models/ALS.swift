@@ -79,7 +79,7 @@ public struct ALS: Recommender {
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        BLAS.gemm(RowKernels.gather(userFactors, rows: Array(users)), itemFactors, transposeB: true, into: &block, compute: compute)
+        FactorScores(users: userFactors, items: itemFactors).scores(for: users, into: &block, compute: compute)
     }
 }
 

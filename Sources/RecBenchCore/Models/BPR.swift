@@ -109,8 +109,7 @@ public struct BPR: LearnedModel {
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        let rows = RowKernels.gather(parameters["user_embedding"], rows: Array(users))
-        BLAS.gemm(rows, parameters["item_embedding"], transposeB: true, into: &block, compute: compute)
+        FactorScores(users: parameters["user_embedding"], items: parameters["item_embedding"]).scores(for: users, into: &block, compute: compute)
     }
 }
 

@@ -67,14 +67,22 @@ public struct DeepFM: ContextModel {
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
+    }
+
+    /// The FM part's item tower and the items' half of the first deep layer, built once for
+    /// a whole evaluation pass; each batch adds its users' halves.
+    public func preparedForScoring(compute: Compute) -> any Scorer {
         var fm = self.fm
         fm.parameters = parameters
-        fm.scores(for: users, into: &block, compute: compute)
-        let n = block.columns
-        let userHalf = half(inputs!.userFields, entities: users, compute: compute)
-        let itemHalf = half(inputs!.itemFields, entities: Array(0..<Int32(n))[...], compute: compute)
+        let fmScores = fm.preparedForScoring(compute: compute), inputs = inputs!
+        let itemHalf = half(inputs.itemFields, entities: Array(0..<Int32(inputs.itemCount))[...], compute: compute)
         let layers = (1...hidden.count).map { (parameters["deep.\($0).weight"], parameters["deep.\($0).bias"]) }
-        SplitMLP(firstBias: parameters["deep.0.bias"], layers: layers).addScores(userHalf: userHalf, itemHalf: itemHalf, into: &block, compute: compute)
+        let mlp = SplitMLP(firstBias: parameters["deep.0.bias"], layers: layers)
+        return PreparedScores { [self] users, block, compute in
+            fmScores.scores(for: users, into: &block, compute: compute)
+            mlp.addScores(userHalf: half(inputs.userFields, entities: users, compute: compute), itemHalf: itemHalf, into: &block, compute: compute)
+        }
     }
 
     /// One side's part of the first layer: Σ over the side's fields of e_f · W₁[rows of f],

@@ -83,13 +83,21 @@ public struct FFM: ContextModel {
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
+    }
+
+    /// The item tower (every item's rows, the global bias in its last column), built once for
+    /// a whole evaluation pass; each batch builds its users' tower and takes one GEMM.
+    public func preparedForScoring(compute: Compute) -> any Scorer {
         let inputs = inputs!
-        let userTower = tower(inputs.userFields, other: inputs.itemFields, entities: users, compute: compute, userSide: true)
-        var itemTower = tower(inputs.itemFields, other: inputs.userFields, entities: Array(0..<Int32(block.columns))[...],
+        var itemTower = tower(inputs.itemFields, other: inputs.userFields, entities: Array(0..<Int32(inputs.itemCount))[...],
                               compute: compute, userSide: false)
         let width = itemTower.columns, bias = parameters["bias"].values[0]
         for i in 0..<itemTower.rows { itemTower.values[i * width + width - 1] += bias }
-        TwoTowerScores.score(users: userTower, items: itemTower, into: &block, compute: compute)
+        return PreparedScores { [self, itemTower] users, block, compute in
+            let userTower = tower(inputs.userFields, other: inputs.itemFields, entities: users, compute: compute, userSide: true)
+            TwoTowerScores.score(users: userTower, items: itemTower, into: &block, compute: compute)
+        }
     }
 
     /// One side's tower: for each (user feature f, item feature g), in that order, the vector

@@ -60,13 +60,20 @@ public struct FM: ContextModel {
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
+    }
+
+    /// The item tower (every item's rows, the global bias in its last column), built once for
+    /// a whole evaluation pass; each batch builds its users' tower and takes one GEMM.
+    public func preparedForScoring(compute: Compute) -> any Scorer {
         let inputs = inputs!
-        let itemIDs = Array(0..<Int32(block.columns))[...]
-        let userTower = tower(inputs.userFields, entities: users, compute: compute, scalarFirst: true)
-        var itemTower = tower(inputs.itemFields, entities: itemIDs, compute: compute, scalarFirst: false)
+        var itemTower = tower(inputs.itemFields, entities: Array(0..<Int32(inputs.itemCount))[...], compute: compute, scalarFirst: false)
         let width = embeddingSize + 2, bias = parameters["bias"].values[0]
         for i in 0..<itemTower.rows { itemTower.values[i * width + width - 1] += bias }
-        TwoTowerScores.score(users: userTower, items: itemTower, into: &block, compute: compute)
+        return PreparedScores { [self, itemTower] users, block, compute in
+            let userTower = tower(inputs.userFields, entities: users, compute: compute, scalarFirst: true)
+            TwoTowerScores.score(users: userTower, items: itemTower, into: &block, compute: compute)
+        }
     }
 
     /// One side's [S | own scalar | 1] rows: S = Σ e_f, scalar = first order + ½(‖S‖² − Σ ‖e_f‖²).

@@ -172,10 +172,17 @@ public struct Item2vec: LearnedModel {
 
     /// X_bin · V̂ · V̂ᵀ for the batch: one sparse × dense product and one GEMM.
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        let unit = Self.unitRows(parameters["input"], inSession: inSession)
-        var profile = Matrix(rows: users.count, columns: unit.columns)
-        userItems.multiply(rows: users, by: unit, into: &profile, compute: compute)
-        BLAS.gemm(profile, unit, transposeB: true, into: &block, compute: compute)
+        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
+    }
+
+    /// The unit-length item vectors, computed once for a whole evaluation pass.
+    public func preparedForScoring(compute: Compute) -> any Scorer {
+        let unit = Self.unitRows(parameters["input"], inSession: inSession), userItems = self.userItems
+        return PreparedScores { users, block, compute in
+            var profile = Matrix(rows: users.count, columns: unit.columns)
+            userItems.multiply(rows: users, by: unit, into: &profile, compute: compute)
+            BLAS.gemm(profile, unit, transposeB: true, into: &block, compute: compute)
+        }
     }
 
     /// Rows scaled to unit length; rows of items in no session (and zero rows) become zero.

@@ -89,10 +89,15 @@ public struct LightGCN: LearnedModel {
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
+    }
+
+    /// The propagated embeddings, computed once for a whole evaluation pass.
+    public func preparedForScoring(compute: Compute) -> any Scorer {
         let tape = Tape(compute: compute)
-        let all = propagated(tape.leaves(parameters) { _ in false }, tape: tape)
-        let d = embeddingSize, rows = RowKernels.gather(all.value, rows: Array(users))
-        let items = Matrix(rows: all.value.rows - userCount, columns: d, values: Array(all.value.values[(userCount * d)...]))
-        BLAS.gemm(rows, items, transposeB: true, into: &block, compute: compute)
+        let all = propagated(tape.leaves(parameters) { _ in false }, tape: tape).value
+        let d = embeddingSize
+        return FactorScores(users: Matrix(rows: userCount, columns: d, values: Array(all.values[..<(userCount * d)])),
+                            items: Matrix(rows: all.rows - userCount, columns: d, values: Array(all.values[(userCount * d)...])))
     }
 }

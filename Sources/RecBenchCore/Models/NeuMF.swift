@@ -84,16 +84,26 @@ public struct NeuMF: PointwiseModel {
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        let out = parameters["predict.weight"], w1 = parameters["mlp.0.weight"]
-        // GMF: (p_u ⊙ w_GMF) · Qᵀ.
-        var scaled = RowKernels.gather(parameters["user_mf"], rows: Array(users))
-        for r in 0..<users.count { for j in 0..<mf { scaled.values[r * mf + j] *= out.values[j] } }
-        BLAS.gemm(scaled, parameters["item_mf"], transposeB: true, into: &block, compute: compute)
-        // MLP: halves of the first layer, then the rest; its output weights are predict's tail.
-        let userHalf = BLAS.gemm(RowKernels.gather(parameters["user_mlp"], rows: Array(users)), Matrix(rows: mlp, columns: w1.columns, values: Array(w1.values[0..<mlp * w1.columns])), compute: compute)
-        let itemHalf = BLAS.gemm(parameters["item_mlp"], Matrix(rows: mlp, columns: w1.columns, values: Array(w1.values[mlp * w1.columns..<2 * mlp * w1.columns])), compute: compute)
+        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
+    }
+
+    /// The items' half of the MLP's first layer, computed once for a whole evaluation pass.
+    public func preparedForScoring(compute: Compute) -> any Scorer {
+        let out = parameters["predict.weight"], w1 = parameters["mlp.0.weight"], width = w1.columns
+        let itemHalf = BLAS.gemm(parameters["item_mlp"], Matrix(rows: mlp, columns: width, values: Array(w1.values[mlp * width..<2 * mlp * width])), compute: compute)
+        let userWeights = Matrix(rows: mlp, columns: width, values: Array(w1.values[0..<mlp * width]))
         var layers = (1..<hidden.count).map { (parameters["mlp.\($0).weight"], parameters["mlp.\($0).bias"]) }
         layers.append((Matrix(rows: hidden.last!, columns: 1, values: Array(out.values[mf...])), parameters["predict.bias"]))
-        SplitMLP(firstBias: parameters["mlp.0.bias"], layers: layers).addScores(userHalf: userHalf, itemHalf: itemHalf, into: &block, compute: compute)
+        let network = SplitMLP(firstBias: parameters["mlp.0.bias"], layers: layers)
+        return PreparedScores { [parameters, mf] users, block, compute in
+            // GMF: (p_u ⊙ w_GMF) · Qᵀ.
+            var scaled = RowKernels.gather(parameters["user_mf"], rows: Array(users))
+            for r in 0..<users.count { for j in 0..<mf { scaled.values[r * mf + j] *= out.values[j] } }
+            BLAS.gemm(scaled, parameters["item_mf"], transposeB: true, into: &block, compute: compute)
+            // MLP: the users' half of the first layer meets the items', then the rest; its
+            // output weights are predict's tail.
+            let userHalf = BLAS.gemm(RowKernels.gather(parameters["user_mlp"], rows: Array(users)), userWeights, compute: compute)
+            network.addScores(userHalf: userHalf, itemHalf: itemHalf, into: &block, compute: compute)
+        }
     }
 }

@@ -32,6 +32,9 @@ public struct ContextInputs: Sendable {
     /// Number of fields.
     public var fieldCount: Int { features.fields.count }
 
+    /// Items in the catalogue: the entities of an item field's bags (the item id is always one).
+    public var itemCount: Int { means[itemFields[0]].rows }
+
     /// Field `f`'s lookup for a batch of (user, item) pairs: its bags, and per pair the
     /// user's row for a user field, the item's for an item field (`Tape.pooledLookup`).
     public func lookup(_ f: Int, users: [Int32], items: [Int32], mean: Bool) -> (bags: SparseMatrix, rows: [Int32]) {
