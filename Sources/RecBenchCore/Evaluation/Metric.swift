@@ -47,8 +47,8 @@ public enum NDCG: RankingMetric {
         return dcg / idcg
     }
 
-    /// 1 / log2(r + 2), from a table for the usual cutoffs: a user's NDCG took about
-    /// fifteen logarithms, as long as the rest of their ranking's bookkeeping.
+    /// 1 / log2(r + 2), from a table for the usual cutoffs: a user's NDCG@10 otherwise
+    /// takes up to twenty logarithms, in every validation pass.
     @inline(__always) static func discount(_ r: Int) -> Double {
         r < discounts.count ? discounts[r] : 1 / log2(Double(r + 2))
     }

@@ -6,8 +6,9 @@ import Linalg
 /// they are still in its cache. Used when products are split over the workers anyway (one
 /// OpenBLAS thread per call, the 2-core default), where it cuts the same rows a split GEMM
 /// would and so gives the same scores; it saves the second parallel region and the rows'
-/// second trip through memory. BPR's validation pass on ml-100k, 2026-11-25: median
-/// 1.45 → 1.30 ms (210 passes a side, interleaved).
+/// second trip through memory. BPR's validation pass on ml-100k, 2026-11-25, with the
+/// smaller ranking changes of the same commit: median 1.40 → 1.28 ms (210 passes a side,
+/// interleaved; the epochs' `valid_seconds` of `recbench run --json`).
 final class WorkerBlocks: @unchecked Sendable {   // worker w touches only blocks[w]
     private var blocks: [Matrix]
 

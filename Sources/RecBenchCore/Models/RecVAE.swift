@@ -101,15 +101,6 @@ public struct RecVAE: LearnedModel {
         oldPosterior = (mu.value, logVariance.value)
     }
 
-    /// Rows `users` of `m`.
-    static func rows(_ m: Matrix, _ users: [Int32]) -> Matrix {
-        var out = Matrix(uninitializedRows: users.count, columns: m.columns)
-        for (r, u) in users.enumerated() {
-            for j in 0..<m.columns { out.values[r * m.columns + j] = m.values[Int(u) * m.columns + j] }
-        }
-        return out
-    }
-
     static func encoderParameters(items: Int, hidden: Int, latent: Int, rng: inout SeededGenerator) -> Parameters {
         var p = Parameters()
         for k in 1...5 {
@@ -149,7 +140,7 @@ public struct RecVAE: LearnedModel {
         // encoder (just copied), so its posterior is exactly the cached one.
         let (mu, logVariance) = updatingEncoder
             ? encode(input!.encoderInput(users, dropout: dropout, rng: &rng), p, tape: tape)
-            : (tape.constant(RecVAE.rows(oldPosterior!.mu, users)), tape.constant(RecVAE.rows(oldPosterior!.logVariance, users)))
+            : (tape.constant(RowKernels.gather(oldPosterior!.mu, rows: users)), tape.constant(RowKernels.gather(oldPosterior!.logVariance, rows: users)))
         let noise = Initializer.normal(rows: users.count, columns: latent, std: batch.unitNoise ? 1 : 0.01, rng: &rng)
         let z = tape.add(mu, tape.mul(tape.constant(noise), tape.exp(tape.affine(logVariance, scale: 0.5))))
         let logits = tape.linear(z, p["decoder.weight"]!, p["decoder.bias"]!)
@@ -161,8 +152,8 @@ public struct RecVAE: LearnedModel {
     /// −(likelihood − mean_u w_u Σ_k (log q(z|x) − log prior(z|x))_k), the prior mixing N(0, 1),
     /// the cached old-encoder posterior and N(0, e^10).
     func negativeELBO(_ tape: Tape, likelihood: Variable, z: Variable, mu: Variable, logVariance: Variable, users: [Int32], weights: [Float]) -> Variable {
-        let oldMu = tape.constant(RecVAE.rows(oldPosterior!.mu, users))
-        let oldLogVariance = tape.constant(RecVAE.rows(oldPosterior!.logVariance, users))
+        let oldMu = tape.constant(RowKernels.gather(oldPosterior!.mu, rows: users))
+        let oldLogVariance = tape.constant(RowKernels.gather(oldPosterior!.logVariance, rows: users))
         let zero = tape.constant(Matrix(rows: users.count, columns: latent))
         let wide = tape.constant(Matrix(rows: users.count, columns: latent, repeating: 10))
         let prior = tape.logSumExp([
@@ -190,17 +181,24 @@ public struct RecVAE: LearnedModel {
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        let tape = Tape(compute: compute)
-        let p = tape.leaves(parameters) { _ in false }
-        let mu: Variable
+        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
+    }
+
+    /// Decides once per evaluation pass where the users' codes come from: the posterior
+    /// cached with the old encoder when the encoder still equals it (true during training;
+    /// checked in O(1) when the storage is shared), else the encoder run on each batch.
+    public func preparedForScoring(compute: Compute) -> any Scorer {
+        let weight = parameters["decoder.weight"], bias = parameters["decoder.bias"]
         if let cached = oldPosterior, oldEncoder.names.allSatisfy({ oldEncoder[$0] == parameters[$0] }) {
-            // The encoder equals the one the cache was computed with (true during training;
-            // checked in O(1) when the storage is shared).
-            mu = tape.constant(RecVAE.rows(cached.mu, Array(users)))
-        } else {
-            var rng = SeededGenerator(seed: 0)
-            mu = encode(input!.encoderInput(Array(users), dropout: 0, rng: &rng), p, tape: tape).0
+            return PreparedScores { users, block, compute in
+                BLAS.linear(RowKernels.gather(cached.mu, rows: Array(users)), weight, bias: bias, into: &block, compute: compute)
+            }
         }
-        BLAS.linear(mu.value, parameters["decoder.weight"], bias: parameters["decoder.bias"], into: &block, compute: compute)
+        return PreparedScores { [self] users, block, compute in
+            let tape = Tape(compute: compute)
+            var rng = SeededGenerator(seed: 0)
+            let mu = encode(input!.encoderInput(Array(users), dropout: 0, rng: &rng), tape.leaves(parameters) { _ in false }, tape: tape).0
+            BLAS.linear(mu.value, weight, bias: bias, into: &block, compute: compute)
+        }
     }
 }
