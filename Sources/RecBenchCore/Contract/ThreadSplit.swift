@@ -6,8 +6,8 @@ import Linalg
 /// `recbench bench --thread-splits` times every phase of the learned models under each
 /// split on this host; `auto` is what those measurements chose, per phase (README,
 /// Performance): on the 2-core machines recbench is measured on, the workers in every
-/// phase (the final evaluation too: up to 1.8× faster than OpenBLAS's own threads; at
-/// worst 1.10× slower, RecVAE's 3 ms validation pass). It stays a name of its own so that
+/// phase (2026-11-25: final evaluations up to 1.33× faster than on OpenBLAS's own threads;
+/// the losses were passes of 2 ms or less whose ratio swings run to run). It stays a name of its own so that
 /// a host kind where the bench measures otherwise changes one line, not every config.
 public enum ThreadSplit: String, Sendable, CaseIterable {
     /// The measured choice per phase (`blasOnEveryThread(in:)`).
@@ -28,7 +28,7 @@ public enum ThreadSplit: String, Sendable, CaseIterable {
     /// Whether OpenBLAS gets every thread in `phase` (else one, with products split over the workers).
     public func blasOnEveryThread(in phase: Phase) -> Bool {
         switch self {
-        case .auto: return false   // bench --thread-splits, 2026-11-25: workers won or tied in 18 of 21 phases, lost by ≤ 0.3 ms in 3
+        case .auto: return false   // bench --thread-splits, 2026-11-25: workers won or tied in 18 of 21 phases, lost by ≤ 0.4 ms in 3
         case .workers: return false
         case .blas: return true
         }
