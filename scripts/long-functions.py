@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Lists Swift functions, initialisers and closures-bodied computed properties longer than a
-limit (default 80 lines, counted from the declaration to its closing brace). Exits 1 when
-any is found. Usage: scripts/long-functions.py [--max N] [DIR ...] (default: Sources)"""
+"""The style limits the compiler does not check: lists Swift functions, initialisers and
+subscripts longer than a limit (default 60 lines, counted from the declaration to its closing
+brace), and source lines longer than 160 characters. Exits 1 when any is found.
+Usage: scripts/long-functions.py [--max N] [DIR ...] (default: Sources Tests)"""
 import os, re, sys
 
 DECLARATION = re.compile(r'^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|private|fileprivate|internal|static|mutating|override|final|nonisolated|@inlinable|@inline\(__always\))\s+)*(?:func\s+[^\s(<]+|init[?!]?|subscript)\s*[(<]')
@@ -50,20 +51,32 @@ def scan(path, limit):
     return found
 
 
+LINE_LIMIT = 160
+
+
+def long_lines(path):
+    """(path:line, length) of every line over LINE_LIMIT characters."""
+    with open(path, encoding='utf-8') as f:
+        return [(f'{path}:{n}', len(line.rstrip('\n'))) for n, line in enumerate(f, 1) if len(line.rstrip('\n')) > LINE_LIMIT]
+
+
 def main():
-    args, limit = sys.argv[1:], 80
+    args, limit = sys.argv[1:], 60
     if args[:1] == ['--max']:
         limit, args = int(args[1]), args[2:]
-    found = []
-    for root in args or ['Sources']:
+    found, lines = [], []
+    for root in args or ['Sources', 'Tests']:
         for folder, _, files in os.walk(root):
             for f in sorted(files):
                 if f.endswith('.swift'):
                     found += scan(os.path.join(folder, f), limit)
+                    lines += long_lines(os.path.join(folder, f))
     for length, where, name in sorted(found, reverse=True):
         print(f'{length:4d} lines  {where}  {name}')
-    print(f'{len(found)} function(s) over {limit} lines')
-    sys.exit(1 if found else 0)
+    for where, length in lines:
+        print(f'{length:4d} chars  {where}')
+    print(f'{len(found)} function(s) over {limit} lines, {len(lines)} line(s) over {LINE_LIMIT} characters')
+    sys.exit(1 if found or lines else 0)
 
 
 main()

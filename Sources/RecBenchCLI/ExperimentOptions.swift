@@ -9,12 +9,10 @@ public struct ExperimentOptions: ParsableArguments {
     public var config: [String] = []
 
     @Option(name: [.customLong("set"), .customShort("s")],
-            help: ArgumentHelp("Override a config key, e.g. --set topk=[10,20] or --set eval_args.order=TO; in a sweep, key=a,b,c is a grid.", valueName: "key=value"))
+            help: ArgumentHelp("Override a config key, e.g. --set topk=[10,20] or --set eval_args.order=TO; in a sweep, key=a,b,c is a grid.",
+                               valueName: "key=value"))
     public var assignments: [String] = []
 
     @Option(help: "Dataset name (overrides the config's `dataset`).")
     public var dataset: String?
-
-    @Option(help: "Folder of per-model default YAMLs (default: <config dir>/models, then Configs/models).")
-    public var modelDefaults: String?
 }

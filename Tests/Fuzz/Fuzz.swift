@@ -29,7 +29,7 @@ enum FuzzTarget: String, CaseIterable {
         case .config:
             guard let text = String(validating: bytes, as: UTF8.self),
                   let layer = try? ConfigLayer.yaml(text, source: "fuzz.yml"),
-                  let config = try? Config(layers: [layer], modelKeys: ModelRegistry.parameterDefaults) else { return }
+                  let config = try? Config(layers: [layer], modelKeys: ModelRegistry.parameterNames) else { return }
             _ = try? DataSettings(config)
             _ = try? SplitSettings(config)
             _ = try? EvaluationSettings(config)

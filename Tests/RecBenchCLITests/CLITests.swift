@@ -163,7 +163,8 @@ struct Workspace {
                 && auto["evaluation_blas"] == (ThreadSplit.auto.blasOnEveryThread(in: .evaluation) ? 2 : 1), "\(auto)")
         #expect(workers["training_blas"] == 1 && workers["evaluation_blas"] == 1, "\(workers)")
         #expect(blas["training_blas"] == 2 && blas["evaluation_blas"] == 2, "\(blas)")
-        try expectFailure(w, ["run", "--model", "BPR", "--config", "run.yml", "--set", "thread_split=fast"], mentions: ["thread_split", "auto, workers, blas", "fast"])
+        try expectFailure(w, ["run", "--model", "BPR", "--config", "run.yml", "--set", "thread_split=fast"],
+                          mentions: ["thread_split", "auto, workers, blas", "fast"])
     }
 
     @Test func malformedHeader() throws {
@@ -195,7 +196,8 @@ struct Workspace {
     @Test func unknownConfigKey() throws {
         let w = try Workspace()
         try "topkk: [5]\n".write(toFile: w.root + "/extra.yml", atomically: true, encoding: .utf8)
-        try expectFailure(w, ["run", "--model", "Pop", "--config", "run.yml", "--config", "extra.yml"], mentions: ["extra.yml:1", "'topkk'", "did you mean 'topk'"])
+        try expectFailure(w, ["run", "--model", "Pop", "--config", "run.yml", "--config", "extra.yml"],
+                          mentions: ["extra.yml:1", "'topkk'", "did you mean 'topk'"])
         try expectFailure(w, ["run", "--model", "Pop", "--config", "run.yml", "--set", "sead=3"], mentions: ["--set", "'sead'", "did you mean 'seed'"])
     }
 

@@ -84,10 +84,14 @@ extension HostileCase {
     static let dataFileCases: [HostileCase] = [
         .inter("empty .inter", "", ["tiny.inter:1", "empty file"]),
         .inter("header only", HostileCase.header, ["tiny.inter", "no interaction rows"]),
-        .inter("header column without a type", "user_id:token\titem_id\ttimestamp:float\n" + HostileCase.oneGoodRow, ["tiny.inter:1", "'item_id'", "malformed header"]),
-        .inter("unknown column type", "user_id:token\titem_id:tokn\ttimestamp:float\n" + HostileCase.oneGoodRow, ["tiny.inter:1", "unknown column type 'tokn'", "did you mean 'token'"]),
-        .inter("column named twice", "user_id:token\tuser_id:token\ttimestamp:float\n" + HostileCase.oneGoodRow, ["tiny.inter:1", "appears twice"]),
-        .inter("time column of type token", "user_id:token\titem_id:token\ttimestamp:token\nu1\ti1\tnoon\n", ["tiny.inter:1", "'timestamp'", "must have type float"]),
+        .inter("header column without a type", "user_id:token\titem_id\ttimestamp:float\n" + HostileCase.oneGoodRow,
+               ["tiny.inter:1", "'item_id'", "malformed header"]),
+        .inter("unknown column type", "user_id:token\titem_id:tokn\ttimestamp:float\n" + HostileCase.oneGoodRow,
+               ["tiny.inter:1", "unknown column type 'tokn'", "did you mean 'token'"]),
+        .inter("column named twice", "user_id:token\tuser_id:token\ttimestamp:float\n" + HostileCase.oneGoodRow,
+               ["tiny.inter:1", "appears twice"]),
+        .inter("time column of type token", "user_id:token\titem_id:token\ttimestamp:token\nu1\ti1\tnoon\n",
+               ["tiny.inter:1", "'timestamp'", "must have type float"]),
         .row("too few fields", Array("u2\ti2".utf8), ["expected 3 fields", "found 2"]),
         .row("too many fields", Array("u2\ti2\t5\textra".utf8), ["expected 3 fields", "found 4"]),
         .row("text in a float column", Array("u2\ti2\tnoon".utf8), ["'timestamp'", "not a number"]),
@@ -106,13 +110,16 @@ extension HostileCase {
         .set("id field not loaded", ["USER_ID_FIELD=customer"], ["'load_col'", "must include 'customer'"]),
         .set("time order without a time column", ["load_col={inter: [user_id, item_id]}"], ["'eval_args.order'", "no time column"]),
         HostileCase(name: "dataset not found", arguments: ["+", "--dataset", "absent"], mentions: ["absent/absent.inter", "not found"]),
-        HostileCase(name: "data_path is a file", files: ["plain": Array("x".utf8)], arguments: ["+", "--set", "data_path=plain"], mentions: ["plain/tiny/tiny.inter", "not found"]),
+        HostileCase(name: "data_path is a file", files: ["plain": Array("x".utf8)], arguments: ["+", "--set", "data_path=plain"],
+                    mentions: ["plain/tiny/tiny.inter", "not found"]),
     ]
 
     static let sideFileCases: [HostileCase] = [
         .side(".item header only", "item", "item_id:token\tprice:float\n", columns: "item_id, price", ["tiny.item", "has a header but no rows"]),
-        .side(".item lists none of the items", "item", "item_id:token\tprice:float\nzz\t1\n", columns: "item_id, price", ["tiny.item", "lists none of the interactions' items"]),
-        .side(".item id listed twice", "item", "item_id:token\tprice:float\ni1\t1\ni1\t2\n", columns: "item_id, price", ["tiny.item:3", "'i1' is listed again (first on line 2)"]),
+        .side(".item lists none of the items", "item", "item_id:token\tprice:float\nzz\t1\n", columns: "item_id, price",
+              ["tiny.item", "lists none of the interactions' items"]),
+        .side(".item id listed twice", "item", "item_id:token\tprice:float\ni1\t1\ni1\t2\n", columns: "item_id, price",
+              ["tiny.item:3", "'i1' is listed again (first on line 2)"]),
         .side(".item short row", "item", "item_id:token\tprice:float\ni1\t1\ni2\n", columns: "item_id, price", ["tiny.item:3", "expected 2 fields"]),
         .side(".item without its id column", "item", "price:float\n1\n", columns: "price", ["tiny.item", "'item_id'", "type token"]),
         .side(".user listed but absent", "user", nil, columns: "user_id, age", ["tiny.user", "file not found"]),
@@ -166,9 +173,11 @@ extension HostileCase {
         .csv("CSV duplicate header", "user_id,item_id,item_id\nu1,i1,1\n", ["interact.csv:1", "duplicate column name"]),
         .csv("CSV without a user column", "user,item_id,timestamp\nu1,i1,1\n", ["interact.csv:1", "'user_id'", "required column missing"]),
         .csv("CSV empty", "", ["interact.csv:1", "empty file"]),
-        .csv("CSV unreadable date", "user_id,item_id,timestamp\nu1,i1,yesterday\n", ["interact.csv:2", "is not a timestamp"], extra: ["--time-field", "timestamp"]),
+        .csv("CSV unreadable date", "user_id,item_id,timestamp\nu1,i1,yesterday\n", ["interact.csv:2", "is not a timestamp"],
+             extra: ["--time-field", "timestamp"]),
         .csv("CSV value holding a tab", "user_id,item_id,timestamp\nu1,\"i\t1\",1\n", ["interact.csv:2", "contains a tab"]),
-        .csv("CSV unknown field type", "user_id,item_id,timestamp\nu1,i1,1\n", ["unknown type 'flaot'", "did you mean 'float'"], extra: ["--field", "timestamp:flaot"]),
+        .csv("CSV unknown field type", "user_id,item_id,timestamp\nu1,i1,1\n", ["unknown type 'flaot'", "did you mean 'float'"],
+             extra: ["--field", "timestamp:flaot"]),
     ]
 
     @Test func theCatalogueIsLarge() {

@@ -20,7 +20,8 @@ import Testing
     }
 
     @Test func badTimestamp() throws {
-        try expectRejected(Array("user_id,item_id,timestamp\n1,10,2024-04-01\n2,11,2024-04-31\n".utf8), mentions: ["bad.csv:3", "'timestamp'", "not a timestamp"])
+        try expectRejected(Array("user_id,item_id,timestamp\n1,10,2024-04-01\n2,11,2024-04-31\n".utf8),
+                           mentions: ["bad.csv:3", "'timestamp'", "not a timestamp"])
     }
 
     @Test func duplicateHeader() throws {

@@ -66,7 +66,10 @@ struct AtomicFileTests {
     @Test func invalidUTF8IsRejectedWithItsLine() {
         var bytes = Array("u:token\n".utf8) + [0xC3, 0x28, 0x0A]
         let e = bytes.withUnsafeMutableBufferPointer { buffer -> RecBenchError? in
-            do { _ = try AtomicFileReader.parse(UnsafeBufferPointer(buffer), path: "x.inter", fieldSeparator: [9], sequenceSeparator: " ", wanted: nil); return nil }
+            do {
+                _ = try AtomicFileReader.parse(UnsafeBufferPointer(buffer), path: "x.inter", fieldSeparator: [9], sequenceSeparator: " ", wanted: nil)
+                return nil
+            }
             catch let e as RecBenchError { return e } catch { return nil }
         }
         #expect(e?.location == "x.inter:2")
@@ -90,7 +93,10 @@ struct AtomicFileTests {
     @Test func aBadTokenIsReportedAtItsFirstLineEvenWhenRepeated() {
         var bytes = Array("u:token\nok\n".utf8) + [0xC3, 0x28, 0x0A, 0xC3, 0x28, 0x0A]
         let e = bytes.withUnsafeMutableBufferPointer { buffer -> RecBenchError? in
-            do { _ = try AtomicFileReader.parse(UnsafeBufferPointer(buffer), path: "x.inter", fieldSeparator: [9], sequenceSeparator: " ", wanted: nil); return nil }
+            do {
+                _ = try AtomicFileReader.parse(UnsafeBufferPointer(buffer), path: "x.inter", fieldSeparator: [9], sequenceSeparator: " ", wanted: nil)
+                return nil
+            }
             catch let e as RecBenchError { return e } catch { return nil }
         }
         #expect(e?.location == "x.inter:3")

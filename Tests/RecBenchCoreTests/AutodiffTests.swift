@@ -164,7 +164,8 @@ import Autodiff
         check([m(3, 5, 21)]) { t, v in t.multinomialLogLikelihood(v[0], x) }
         // The fused op equals the composition it replaces.
         let a = Variable(m(3, 5, 34))
-        let fused = Tape(compute: .serial).multinomialLogLikelihood(a, x).value, composed = Tape(compute: .serial).sparseRowDot(Tape(compute: .serial).logSoftmaxRows(a), x).value
+        let fused = Tape(compute: .serial).multinomialLogLikelihood(a, x).value,
+            composed = Tape(compute: .serial).sparseRowDot(Tape(compute: .serial).logSoftmaxRows(a), x).value
         #expect(zip(fused.values, composed.values).allSatisfy { abs($0 - $1) < 1e-5 })
     }
 

@@ -82,7 +82,7 @@ func featureFixture(numerical: [String] = ["price"]) throws -> (SplitData, Datas
 
 /// Each context-aware model's fast full-ranking scorer against its per-pair logits.
 @Suite(.serialized) struct ContextScorerTests {
-    func check<M: LearnedModel>(_ type: M.Type, _ overrides: [String: ConfigValue] = [:], logits: (M, [Int32], [Int32], Tape) -> Variable) throws {
+    func check<M: PointwiseModel>(_ type: M.Type, _ overrides: [String: ConfigValue]) throws {
         let (split, d) = try featureFixture()
         let data = TrainingData(dataset: d, split: split)
         var model = try Fixtures.model(M.self, overrides)
@@ -98,50 +98,24 @@ func featureFixture(numerical: [String] = ["price"]) throws -> (SplitData, Datas
         let users = (0..<Int32(d.userCount)).flatMap { u in [Int32](repeating: u, count: d.itemCount) }
         let items = (0..<Int32(d.userCount)).flatMap { _ in Array(0..<Int32(d.itemCount)) }
         let tape = Tape(compute: .serial)
-        let naive = logits(model, users, items, tape).value
+        let naive = model.logits(users: users, items: items, tape.leaves(model.parameters) { _ in false }, tape: tape).value
         var worst: Float = 0
         for k in 0..<users.count { worst = max(worst, abs(naive.values[k] - block.values[k]) / max(1, abs(naive.values[k]))) }
         #expect(worst <= 1e-5, "\(M.name): fast scores differ from per-pair logits by \(worst)")
         #expect(Set(block.values).count > d.itemCount)   // not a constant or per-item-only score
     }
 
-    @Test func fm() throws {
-        try check(FM.self) { model, u, i, tape in
-            model.logits(users: u, items: i, tape.leaves(model.parameters) { _ in false }, tape: tape)
-        }
+    /// Every registered pointwise model (the context-aware ones and NeuMF, whose split-MLP
+    /// scorer is the same kind), in each of its declared test settings.
+    static let checked: [String] = ModelRegistry.models.filter { $0 is any PointwiseModel.Type }.map { $0.name }
+
+    @Test(arguments: checked)
+    func fastScoresAreThePerPairLogits(model name: String) throws {
+        let model = try #require(try ModelRegistry.model(named: name) as? any PointwiseModel.Type)
+        for settings in model.testSettings { try check(model, settings) }
     }
 
-    @Test func ffm() throws {
-        try check(FFM.self) { model, u, i, tape in
-            model.logits(users: u, items: i, tape.leaves(model.parameters) { _ in false }, tape: tape)
-        }
-        // Grouped fields: the ids share a group, the features another.
-        try check(FFM.self, ["fields": .map(["0": .list([.string("user_id"), .string("item_id")]),
-                                             "1": .list([.string("age"), .string("genre"), .string("price")])])]) { model, u, i, tape in
-            #expect(model.parameters["embedding"].columns == 2 * 10)
-            return model.logits(users: u, items: i, tape.leaves(model.parameters) { _ in false }, tape: tape)
-        }
-    }
-
-    @Test func deepFM() throws {
-        try check(DeepFM.self, ["mlp_hidden_size": .list([.int(16), .int(8)])]) { model, u, i, tape in
-            model.logits(users: u, items: i, tape.leaves(model.parameters) { _ in false }, tape: tape)
-        }
-    }
-
-    @Test func neuMF() throws {
-        // A general model, but the same split-MLP scorer: checked the same way.
-        try check(NeuMF.self, ["mlp_hidden_size": .list([.int(16), .int(8)]), "mf_embedding_size": .int(5), "mlp_embedding_size": .int(6)]) { model, u, i, tape in
-            model.logits(users: u, items: i, tape.leaves(model.parameters) { _ in false }, tape: tape)
-        }
-        try check(NeuMF.self, ["mlp_hidden_size": .list([.int(7)])]) { model, u, i, tape in
-            model.logits(users: u, items: i, tape.leaves(model.parameters) { _ in false }, tape: tape)
-        }
-    }
-
-    @Test func ffmGroupsNameWhatTheyMiss() {
-        let (groups, notes) = FFM.groups(["user_id", "age", "item_id"], ["a": ["user_id", "item_id", "agee"]])
-        #expect(groups == [0, 1, 0])
-        #expect(notes.count == 2 && notes[0].contains("'age'") && notes[1].contains("'agee'"))
+    @Test func everyPointwiseModelIsChecked() {
+        #expect(Self.checked.count >= 4, "checked: \(Self.checked)")
     }
 }

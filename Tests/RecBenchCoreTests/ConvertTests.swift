@@ -65,7 +65,8 @@ struct ConverterTests {
         let types = report.files[0].columns.map { "\($0.name):\($0.type.rawValue)" }
         #expect(types == ["user_id:token", "item_id:token", "timestamp:float", "price:float", "qty:token", "note:token"])
         let text = try String(contentsOfFile: dir + "/out/d.inter", encoding: .utf8)
-        #expect(text == "user_id:token\titem_id:token\ttimestamp:float\tprice:float\tqty:token\tnote:token\n1\t10\t1711929600\t1.5\t2\thello\n2\t11\t1712016000\t3\t1\ta, b\n")
+        #expect(text == "user_id:token\titem_id:token\ttimestamp:float\tprice:float\tqty:token\tnote:token\n"
+                        + "1\t10\t1711929600\t1.5\t2\thello\n2\t11\t1712016000\t3\t1\ta, b\n")
     }
 
     @Test func fieldMappingsRenameAndRetype() throws {

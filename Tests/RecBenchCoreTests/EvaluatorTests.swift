@@ -120,8 +120,10 @@ struct EvaluatorTests {
 
     @Test func resultsDoNotDependOnTheBatchSize() throws {
         let (split, d) = try fixture()
-        let one = Evaluator.evaluate(scorer(d), split: split, part: .test, settings: EvaluationSettings(metrics: ["NDCG"], cutoffs: [3], batchSize: 1), compute: Compute(threads: 2))
-        let all = Evaluator.evaluate(scorer(d), split: split, part: .test, settings: EvaluationSettings(metrics: ["NDCG"], cutoffs: [3], batchSize: 100), compute: Compute(threads: 2))
+        let one = Evaluator.evaluate(scorer(d), split: split, part: .test,
+                                     settings: EvaluationSettings(metrics: ["NDCG"], cutoffs: [3], batchSize: 1), compute: Compute(threads: 2))
+        let all = Evaluator.evaluate(scorer(d), split: split, part: .test,
+                                     settings: EvaluationSettings(metrics: ["NDCG"], cutoffs: [3], batchSize: 100), compute: Compute(threads: 2))
         #expect(one.values == all.values)
         #expect(one.topItems == all.topItems)
     }

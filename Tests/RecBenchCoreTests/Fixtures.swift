@@ -52,14 +52,14 @@ enum Fixtures {
             "eval_args": .map(["order": .string("TO")]),
         ]
         values.merge(extra) { _, new in new }
-        return try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterDefaults)
+        return try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterNames)
     }
 
     /// A model of type `M` with `overrides` and its declared defaults for the rest.
     static func model<M: Recommender>(_ type: M.Type, _ overrides: [String: ConfigValue]) throws -> M {
         var values = overrides
         for p in M.parameters where values[p.name] == nil { values[p.name] = p.defaultValue }
-        let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterDefaults)
+        let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterNames)
         return try M(parameters: ModelParameters(config: config, declared: M.parameters))
     }
 

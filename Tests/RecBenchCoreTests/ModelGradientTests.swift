@@ -9,7 +9,7 @@ import Autodiff
 /// of sampled entries of every parameter matrix.
 @Suite(.serialized) struct ModelGradientTests {
     func check<M: LearnedModel>(_ type: M.Type, _ overrides: [String: ConfigValue],
-                                fixture: () throws -> (SplitData, Dataset) = blockFixture) throws {
+                                fixture: () throws -> (SplitData, Dataset)) throws {
         let (split, d) = try fixture()
         let data = TrainingData(dataset: d, split: split)
         var model = try Fixtures.model(M.self, overrides)
@@ -57,37 +57,31 @@ import Autodiff
         #expect(checked > 10)
     }
 
-    @Test func bpr() throws { try check(BPR.self, ["embedding_size": .int(3)]) }
-
-    @Test func multiDAE() throws { try check(MultiDAE.self, ["mlp_hidden_size": .list([.int(5)]), "latent_dimension": .int(3)]) }
-
-    @Test func multiVAE() throws { try check(MultiVAE.self, ["mlp_hidden_size": .list([.int(5)]), "latent_dimension": .int(6)]) }
-
-    @Test func recVAE() throws { try check(RecVAE.self, ["hidden_dimension": .int(5), "latent_dimension": .int(3)]) }
-
-    @Test func macridVAE() throws {
-        // Both the Gumbel assignment and the plain softmax one (nogb), and both penalties.
-        // τ = 1 and no dropout keep every user's code away from the zero vector: where a row's
-        // code is tiny (dropout leaving one item of a concept with a small weight), normalising
-        // it curves so sharply that central differences at any usable step miss the slope.
-        let sizes: [String: ConfigValue] = ["embedding_size": .int(3), "kfac": .int(2), "encoder_hidden_size": .list([.int(5)]),
-                                            "tau": .double(1), "reg_weights": .list([.double(0.1), .double(0.2)]), "dropout_prob": .double(0)]
-        try check(MacridVAE.self, sizes)
-        try check(MacridVAE.self, sizes.merging(["nogb": .bool(true)]) { $1 })
+    /// Every registered model with a gradient pass, in each of its declared test settings;
+    /// context-aware models on the fixture with side files.
+    static let checked: [String] = ModelRegistry.models.compactMap { model in
+        guard let learned = model as? any LearnedModel.Type, learned.hasGradientPass else { return nil }
+        return model.name
     }
 
-    @Test func fm() throws { try check(FM.self, ["embedding_size": .int(3)], fixture: { try featureFixture() }) }
-
-    @Test func ffm() throws { try check(FFM.self, ["embedding_size": .int(3)], fixture: { try featureFixture() }) }
-
-    @Test func lightGCN() throws { try check(LightGCN.self, ["embedding_size": .int(3), "reg_weight": .double(0.1)]) }
-
-    @Test func neuMF() throws {
-        try check(NeuMF.self, ["mf_embedding_size": .int(3), "mlp_embedding_size": .int(3), "mlp_hidden_size": .list([.int(5), .int(3)]), "dropout_prob": .double(0.2)])
+    @Test(arguments: checked)
+    func lossMatchesCentralDifferences(model name: String) throws {
+        let model = try #require(try ModelRegistry.model(named: name) as? any LearnedModel.Type)
+        let features = model.family == .contextAware
+        func fixture() throws -> (SplitData, Dataset) { features ? try featureFixture() : try blockFixture() }
+        for settings in model.testSettings { try check(model, settings, fixture: fixture) }
     }
 
-    @Test func deepFM() throws {
-        try check(DeepFM.self, ["embedding_size": .int(3), "mlp_hidden_size": .list([.int(5), .int(3)]), "dropout_prob": .double(0.2)],
-                  fixture: { try featureFixture() })
+    @Test func everyModelWithALossIsChecked() {
+        #expect(Self.checked.count >= 10, "gradient-checked: \(Self.checked)")
+    }
+}
+
+extension LearnedModel {
+    /// Whether the model's default passes include a gradient pass (a model with only custom
+    /// passes, like Item2vec's SGD, has no loss to check).
+    static var hasGradientPass: Bool {
+        guard let model = try? ModelRegistry.model(named: name, hyperparameters: [:]) as? Self else { return false }
+        return model.passes.contains { $0.method == .gradient }
     }
 }

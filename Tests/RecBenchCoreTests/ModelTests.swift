@@ -8,11 +8,12 @@ import Linalg
 func fitted(_ type: any Recommender.Type, on split: SplitData, dataset: Dataset, _ overrides: [String: ConfigValue] = [:]) throws -> any Recommender {
     var values = overrides
     for p in type.parameters where values[p.name] == nil { values[p.name] = p.defaultValue }
-    let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterDefaults)
+    let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterNames)
     var model = try type.init(parameters: ModelParameters(config: config, declared: type.parameters))
     // Learned models: 60 epochs at lr 0.01 suffice on the tiny fixtures (and keep debug tests fast).
     try model.fit(TrainingData(dataset: dataset, split: split),
-                  context: FitContext(seed: 1, compute: Compute(threads: 1), logger: Logger(label: "test"), training: TrainingSettings(epochs: 60, learningRate: 0.01)))
+                  context: FitContext(seed: 1, compute: Compute(threads: 1), logger: Logger(label: "test"),
+                                      training: TrainingSettings(epochs: 60, learningRate: 0.01)))
     return model
 }
 
@@ -92,7 +93,8 @@ func blockRows() -> [(String, String, Double)] {
     func personalisedModelsRankTheWithheldItemFirst(model name: String) throws {
         let (split, d) = try blockFixture()
         let model = try fitted(ModelRegistry.model(named: name), on: split, dataset: d, ["k": .int(5)])
-        let r = Evaluator.evaluate(model, split: split, part: .test, settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen), compute: Compute(threads: 2))
+        let r = Evaluator.evaluate(model, split: split, part: .test,
+                                   settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen), compute: Compute(threads: 2))
         #expect(r["mrr@1"] == 1, "\(name) missed some withheld items")
     }
 
@@ -104,19 +106,10 @@ func blockRows() -> [(String, String, Double)] {
 
     @Test func hyperparametersAreRangeChecked() throws {
         let (split, d) = try blockFixture()
-        #expect(throws: RecBenchError.self) { try fitted(EASE.self, on: split, dataset: d, ["reg_weight": .double(-1)]) }
-        #expect(throws: RecBenchError.self) { try fitted(ItemKNN.self, on: split, dataset: d, ["k": .int(0)]) }
-        #expect(throws: RecBenchError.self) { try fitted(ItemKNN.self, on: split, dataset: d, ["k": .string("many")]) }
-        #expect(throws: RecBenchError.self) { try fitted(MultiVAE.self, on: split, dataset: d, ["latent_dimension": .int(7)]) }
-    }
-
-    /// RecBole's MultiVAE: `latent_dimension` is the encoder's output, split into μ and log σ²,
-    /// so the decoder reads half of it.
-    @Test func multiVAEsCodeIsHalfTheEncoderOutput() throws {
-        let (split, d) = try blockFixture()
-        let model = try #require(try fitted(MultiVAE.self, on: split, dataset: d, ["latent_dimension": .int(8), "mlp_hidden_size": .list([.int(5)])]) as? MultiVAE)
-        #expect(model.parameters["encoder.1.weight"].columns == 8)
-        #expect(model.parameters["decoder.0.weight"].rows == 4)
+        for (model, settings) in [("EASE", ["reg_weight": ConfigValue.double(-1)]), ("ItemKNN", ["k": .int(0)]),
+                                  ("ItemKNN", ["k": .string("many")]), ("MultiVAE", ["latent_dimension": .int(7)])] {
+            #expect(throws: RecBenchError.self) { try fitted(ModelRegistry.model(named: model), on: split, dataset: d, settings) }
+        }
     }
 }
 
@@ -173,7 +166,8 @@ func blockRows() -> [(String, String, Double)] {
         let p = inverse(g)
         var b = p
         for i in 0..<n { for j in 0..<n { b[i][j] = i == j ? 0 : -p[i][j] / p[j][j] } }
-        let got = allScores(try fitted(EASE.self, on: split, dataset: d, ["reg_weight": .double(lambda)]), users: d.userCount, items: n)
+        let got = allScores(try fitted(ModelRegistry.model(named: "EASE"), on: split, dataset: d, ["reg_weight": .double(lambda)]),
+                            users: d.userCount, items: n)
         for u in 0..<d.userCount { for j in 0..<n {
             let expected = (0..<n).reduce(0.0) { $0 + x[u][$1] * b[$1][j] }
             #expect(abs(Double(got[u, j]) - expected) < 1e-4 * max(1, abs(expected)), "u\(u) j\(j)")
@@ -195,7 +189,8 @@ func blockRows() -> [(String, String, Double)] {
             for i in 0..<n where !keep.contains(i) { sims[i] = 0 }
             for i in 0..<n { w[i][j] = sims[i] }
         }
-        let got = allScores(try fitted(ItemKNN.self, on: split, dataset: d, ["k": .int(k), "shrink": .double(shrink)]), users: d.userCount, items: n)
+        let got = allScores(try fitted(ModelRegistry.model(named: "ItemKNN"), on: split, dataset: d, ["k": .int(k), "shrink": .double(shrink)]),
+                            users: d.userCount, items: n)
         for u in 0..<d.userCount { for j in 0..<n {
             let expected = (0..<n).reduce(0.0) { $0 + x[u][$1] * w[$1][j] }
             #expect(abs(Double(got[u, j]) - expected) < 1e-4 * max(1, abs(expected)), "u\(u) j\(j)")
@@ -208,7 +203,7 @@ func blockRows() -> [(String, String, Double)] {
         Fixtures.writeInter([("a", "x", 0), ("a", "y", 1), ("a", "x", 2), ("a", "z", 3), ("b", "w", 4), ("b", "w", 5), ("b", "w", 6), ("b", "v", 7)], in: dir)
         let d = try DatasetLoader.load(DataSettings(Fixtures.config(dataPath: dir)))
         let split = SplitData(dataset: d, parts: [SplitPart](repeating: .train, count: d.interactions.count))
-        let model = try fitted(RepeatPop.self, on: split, dataset: d)
+        let model = try fitted(ModelRegistry.model(named: "RepeatPop"), on: split, dataset: d)
         var block = Matrix(rows: 1, columns: d.itemCount)
         model.scores(for: [d.userIDs["a"]!], into: &block, compute: .serial)
         let ranked = block.values.withUnsafeBufferPointer { TopK.select($0, k: d.itemCount) }.map { d.itemTokens[Int($0)] }
@@ -218,52 +213,8 @@ func blockRows() -> [(String, String, Double)] {
 
     @Test func popScoresAreTrainCounts() throws {
         let (split, d) = try randomSplit(users: 20, items: 6, seed: 13)
-        let got = allScores(try fitted(Pop.self, on: split, dataset: d), users: 2, items: d.itemCount)
+        let got = allScores(try fitted(ModelRegistry.model(named: "Pop"), on: split, dataset: d), users: 2, items: d.itemCount)
         let x = dense(split.trainMatrix)
         for j in 0..<d.itemCount { #expect(Double(got[1, j]) == x.reduce(0) { $0 + $1[j] }) }
-    }
-}
-
-/// MacridVAE's scores against its formula, computed here in Double from the parameters:
-/// ŷ_ui = log Σ_k c_ik exp(cos(μ_k(u), item_i) / τ), c_i = softmax_k(cos(item_i, concept_k) / τ),
-/// μ_k(u) the normalised first half of encoder(x̃_u ⊙ c_k). Checks the model's sparse
-/// diag(c_k)·W route and its log-space mixture.
-@Suite struct MacridVAEScoreTests {
-    @Test func scoresAreTheConceptMixture() throws {
-        let (split, d) = try blockFixture()
-        let data = TrainingData(dataset: d, split: split)
-        let (size, concepts, hidden, tau) = (3, 2, 5, 0.5)
-        var model = try Fixtures.model(MacridVAE.self, ["embedding_size": .int(size), "kfac": .int(concepts),
-                                                        "encoder_hidden_size": .list([.int(hidden)]), "tau": .double(tau)])
-        var rng = SeededGenerator(seed: 5)
-        model.parameters = model.prepare(data, context: FitContext(seed: 5, compute: Compute(threads: 1), logger: Logger(label: "test")), rng: &rng)
-        let users: [Int32] = [0, 9]
-        var block = Matrix(rows: 0, columns: 0)
-        model.scores(for: users[...], into: &block, compute: Compute(threads: 1))
-
-        let p = model.parameters, n = data.itemCount
-        func unit(_ v: [Double]) -> [Double] { let l = v.reduce(0) { $0 + $1 * $1 }.squareRoot(); return v.map { $0 / l } }
-        func row(_ m: Matrix, _ r: Int) -> [Double] { m.row(r).map(Double.init) }
-        func dot(_ a: [Double], _ b: [Double]) -> Double { zip(a, b).reduce(0) { $0 + $1.0 * $1.1 } }
-        let items = (0..<n).map { unit(row(p["item_embedding"], $0)) }
-        let cores = (0..<concepts).map { unit(row(p["concept_embedding"], $0)) }
-        let weights = items.map { item -> [Double] in
-            let e = cores.map { exp(dot(item, $0) / tau) }
-            return e.map { $0 / e.reduce(0, +) }
-        }
-        let (w0, b0, w1, b1) = (p["encoder.0.weight"], p["encoder.0.bias"], p["encoder.1.weight"], p["encoder.1.bias"])
-        for (r, u) in users.enumerated() {
-            let history = data.trainMatrix.entries(ofRow: Int(u)).map { Int(data.trainMatrix.columnIndices[$0]) }
-            let x = 1 / Double(history.count).squareRoot()
-            let mus = (0..<concepts).map { k -> [Double] in
-                let a = (0..<hidden).map { j in history.reduce(Double(b0[0, j])) { $0 + x * weights[$1][k] * Double(w0[$1, j]) } }
-                let h = (0..<size).map { j in (0..<hidden).reduce(Double(b1[0, j])) { $0 + Foundation.tanh(a[$1]) * Double(w1[$1, j]) } }
-                return unit(h)
-            }
-            for i in 0..<n {
-                let expected = log((0..<concepts).reduce(0.0) { $0 + weights[i][$1] * exp(dot(mus[$1], items[i]) / tau) })
-                #expect(abs(Double(block[r, i]) - expected) < 1e-4, "user \(u) item \(i): \(block[r, i]) vs \(expected)")
-            }
-        }
     }
 }

@@ -13,7 +13,8 @@ import Autodiff
         let w = tape.parameter(Matrix(rows: 32, columns: 16, repeating: 0.1))
         let b = tape.parameter(Matrix(rows: 1, columns: 16))
         let h = tape.relu(tape.linear(x, w, b))
-        let loss = tape.mean(tape.relu(tape.linear(h, tape.parameter(Matrix(rows: 16, columns: 4, repeating: 0.2)), tape.parameter(Matrix(rows: 1, columns: 4)))))
+        let loss = tape.mean(tape.relu(tape.linear(h, tape.parameter(Matrix(rows: 16, columns: 4, repeating: 0.2)),
+                                                   tape.parameter(Matrix(rows: 1, columns: 4)))))
         // A constant-only op records no pullback: it is charged a forward and no backward.
         _ = tape.relu(x)
         tape.backward(loss)

@@ -3,7 +3,7 @@ import RecBenchCore
 
 /// RecBole 1.2.1 configs: every key is used, ignored, mapped or refused — never "unknown".
 struct RecBoleKeysTests {
-    let models = ModelRegistry.parameterDefaults
+    let models = ModelRegistry.parameterNames
 
     func config(_ yaml: String...) throws -> Config {
         try Config(layers: yaml.enumerated().map { try ConfigLayer.yaml($0.element, source: "c\($0.offset).yml") }, modelKeys: models)

@@ -14,8 +14,7 @@ struct ReferenceTests {
     /// the given data, returning test metrics per (model, mask).
     func run(_ overrides: [String], models: [String], masks: [HistoryMask]) throws -> (SplitSummary?, [String: Figures]) {
         let plan = try Experiment.plan(RunRequest(
-            model: "Pop", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"], assignments: overrides,
-            modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models"))
+            model: "Pop", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"], assignments: overrides))
         let dataset = try DatasetLoader.load(plan.data)
         let split = SplitData(dataset: dataset, parts: try Splitter.split(dataset.interactions, userCount: dataset.userCount, settings: plan.split))
         var out: [String: Figures] = [:]
@@ -45,7 +44,7 @@ struct ReferenceTests {
         var ndcg = 0.0, recall = 0.0
         for seed in 2020...2022 {
             let request = RunRequest(model: model, configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
-                                     assignments: assignments + ["seed=\(seed)"], modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+                                     assignments: assignments + ["seed=\(seed)"])
             let result = try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result
             ndcg += result.test["ndcg@10"]! / 3
             recall += result.test["recall@10"]! / 3
@@ -63,7 +62,8 @@ struct ReferenceTests {
         let keys = ["recall@10", "mrr@10", "ndcg@10", "hit@10", "precision@10", "map@10", "itemcoverage@10", "recall@20", "ndcg@20"]
         check(got["Pop/recbole"]!, figures(keys, [0.0706, 0.1518, 0.0791, 0.3680, 0.0600, 0.0372, 0.0452, 0.1071, 0.0870]), tolerance: 0.003, "Pop recbole")
         check(got["Pop/none"]!, figures(keys, [0.0395, 0.0661, 0.0349, 0.1983, 0.0243, 0.0153, 0.0059, 0.0726, 0.0467]), tolerance: 0.003, "Pop none")
-        check(got["ItemKNN/recbole"]!, figures(keys, [0.1077, 0.2087, 0.1131, 0.4496, 0.0773, 0.0580, 0.2485, 0.1847, 0.1347]), tolerance: 0.003, "ItemKNN recbole")
+        check(got["ItemKNN/recbole"]!, figures(keys, [0.1077, 0.2087, 0.1131, 0.4496, 0.0773, 0.0580, 0.2485, 0.1847, 0.1347]),
+              tolerance: 0.003, "ItemKNN recbole")
         check(got["ItemKNN/none"]!, figures(keys, [0.0459, 0.0689, 0.0383, 0.1898, 0.0229, 0.0183, 0.2301, 0.0913, 0.0540]), tolerance: 0.003, "ItemKNN none")
         check(got["EASE/recbole"]!, figures(keys, [0.1199, 0.2285, 0.1264, 0.4857, 0.0859, 0.0656, 0.2598, 0.2004, 0.1477]), tolerance: 0.001, "EASE recbole")
         check(got["EASE/none"]!, figures(keys, [0.0280, 0.0253, 0.0181, 0.0912, 0.0093, 0.0086, 0.1605, 0.0651, 0.0307]), tolerance: 0.001, "EASE none")
@@ -104,7 +104,8 @@ struct ReferenceTests {
         let folder = Fixtures.temporaryDirectory()
         let shared = Fixtures.sharedRoot!
         for part in ["train", "valid", "test"] {
-            try FileManager.default.copyItem(atPath: "\(shared)/reference/ml-100k-recbole-split/ml-100k.\(part).inter", toPath: "\(folder)/ml-100k.\(part).inter")
+            try FileManager.default.copyItem(atPath: "\(shared)/reference/ml-100k-recbole-split/ml-100k.\(part).inter",
+                                             toPath: "\(folder)/ml-100k.\(part).inter")
         }
         for suffix in ["user", "item"] {
             try FileManager.default.copyItem(atPath: "\(shared)/datasets/ml-100k/ml-100k.\(suffix)", toPath: "\(folder)/ml-100k.\(suffix)")
@@ -133,7 +134,7 @@ struct ReferenceTests {
     /// MLP over every user × item), within 0.02 of RecBole's FM figure.
     @Test func deepFMIsWithinRecBolesFMBand() throws {
         let request = RunRequest(model: "DeepFM", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
-                                 assignments: try splitWithFeatures() + ["seed=2020"], modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+                                 assignments: try splitWithFeatures() + ["seed=2020"])
         let test = try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result.test
         print("DeepFM, RecBole's split with features, seed 2020: ndcg@10 \(test["ndcg@10"]!), recall@10 \(test["recall@10"]!) (RecBole's FM 0.1130 / 0.1064)")
         #expect(test["ndcg@10"]! >= 0.1130 - 0.02)
@@ -144,7 +145,7 @@ struct ReferenceTests {
     @Test func slimElasticMatchesSectionA() throws {
         let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"
         let request = RunRequest(model: "SLIMElastic", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
-                                 assignments: ["data_path=\(data)", "benchmark_filename=[train,valid,test]"], modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+                                 assignments: ["data_path=\(data)", "benchmark_filename=[train,valid,test]"])
         let test = try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result.test
         check(test, figures(["recall@10", "ndcg@10", "mrr@10", "hit@10"], [0.1219, 0.1282, 0.2349, 0.4889]), tolerance: 0.01, "SLIMElastic")
     }
@@ -154,7 +155,7 @@ struct ReferenceTests {
     @Test func neuMFReachesSectionA() throws {
         let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"
         let request = RunRequest(model: "NeuMF", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
-                                 assignments: ["data_path=\(data)", "benchmark_filename=[train,valid,test]"], modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+                                 assignments: ["data_path=\(data)", "benchmark_filename=[train,valid,test]"])
         let test = try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result.test
         #expect(test["ndcg@10"]! >= 0.1019 - 0.01, "ndcg@10 \(test["ndcg@10"]!)")
         #expect(test["recall@10"]! >= 0.0942 - 0.01, "recall@10 \(test["recall@10"]!)")
@@ -174,8 +175,7 @@ struct ReferenceTests {
     @Test func macridVAEReachesMultiVAEsRow() throws {
         let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"
         let request = RunRequest(model: "MacridVAE", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
-                                 assignments: ["data_path=\(data)", "benchmark_filename=[train,valid,test]", "seed=2020"],
-                                 modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+                                 assignments: ["data_path=\(data)", "benchmark_filename=[train,valid,test]", "seed=2020"])
         let test = try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result.test
         print("MacridVAE, RecBole's split, seed 2020: ndcg@10 \(test["ndcg@10"]!), recall@10 \(test["recall@10"]!) (RecBole's MultiVAE 0.0928 / 0.0853)")
         #expect(test["ndcg@10"]! >= 0.0928 - 0.01)
@@ -186,7 +186,7 @@ struct ReferenceTests {
     @Test func alsReachesBPRsFigures() throws {
         let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"
         let request = RunRequest(model: "ALS", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
-                                 assignments: ["data_path=\(data)", "benchmark_filename=[train,valid,test]"], modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+                                 assignments: ["data_path=\(data)", "benchmark_filename=[train,valid,test]"])
         let test = try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result.test
         #expect(test["ndcg@10"]! >= 0.1033, "ndcg@10 \(test["ndcg@10"]!)")
         #expect(test["recall@10"]! >= 0.0967, "recall@10 \(test["recall@10"]!)")
@@ -195,8 +195,7 @@ struct ReferenceTests {
     /// Same seed, same data, same config → the same record (metrics and fingerprints).
     @Test func aRerunReproducesEveryMetric() throws {
         let request = RunRequest(model: "ItemKNN", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
-                                 assignments: ["data_path=\(Fixtures.sharedRoot! + "/datasets/")", "eval_args.order=RO", "threads=1"],
-                                 modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+                                 assignments: ["data_path=\(Fixtures.sharedRoot! + "/datasets/")", "eval_args.order=RO", "threads=1"])
         let logger = Logger(label: "test")
         let a = try Experiment.run(try Experiment.plan(request), logger: logger).result
         let b = try Experiment.run(try Experiment.plan(request), logger: logger).result
@@ -209,8 +208,7 @@ struct ReferenceTests {
     @Test func oneAndTwoThreadsGiveIdenticalMetrics() throws {
         func run(_ threads: Int) throws -> RunResult {
             let request = RunRequest(model: "EASE", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
-                                     assignments: ["data_path=\(Fixtures.sharedRoot! + "/datasets/")", "threads=\(threads)"],
-                                     modelDefaultsDirectory: Fixtures.repoRoot + "/Configs/models")
+                                     assignments: ["data_path=\(Fixtures.sharedRoot! + "/datasets/")", "threads=\(threads)"])
             return try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result
         }
         let one = try run(1), two = try run(2)

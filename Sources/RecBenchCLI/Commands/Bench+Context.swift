@@ -13,27 +13,33 @@ extension Bench {
         let shipped = "Datasets/ml-100k"
         var assignments = ["data_path=\(folder)", Self.featureColumns]
         if let split = reference.recboleSplit, FileManager.default.fileExists(atPath: split + "/ml-100k.train.inter") {
-            for part in ["train", "valid", "test"] { try FileManager.default.copyItem(atPath: "\(split)/ml-100k.\(part).inter", toPath: "\(folder)/ml-100k.\(part).inter") }
+            for part in ["train", "valid", "test"] {
+                try FileManager.default.copyItem(atPath: "\(split)/ml-100k.\(part).inter", toPath: "\(folder)/ml-100k.\(part).inter")
+            }
             assignments.append("benchmark_filename=[train,valid,test]")
         } else {
             try FileManager.default.copyItem(atPath: "\(shipped)/ml-100k.inter", toPath: "\(folder)/ml-100k.inter")
         }
         for suffix in ["user", "item"] { try FileManager.default.copyItem(atPath: "\(shipped)/ml-100k.\(suffix)", toPath: "\(folder)/ml-100k.\(suffix)") }
         var rows: [BenchmarkRow] = []
-        for model in ["FM", "FFM", "DeepFM"] {
+        let models = ModelRegistry.models.filter { $0.family == .contextAware && reference.models[$0.name] != nil }.map { $0.name }
+        for model in models {
             logger.notice("\(model): \(learnedRuns) × recbench run on ml-100k with features")
             let theirs = try reference.model(model)
             let (seconds, peak, result) = try bestRun(model, assignments)
             let training = result.training!
-            rows.append(BenchmarkRow(step: "\(model): whole process, \(training.epochsRun) epochs (best \(training.bestEpoch)), test ndcg@10 \(String(format: "%.4f", result.test["ndcg@10"] ?? 0)), peak RSS \(Int(peak)) MiB",
+            rows.append(BenchmarkRow(step: "\(model): whole process, \(training.epochsRun) epochs (best \(training.bestEpoch)), "
+                                         + "test ndcg@10 \(String(format: "%.4f", result.test["ndcg@10"] ?? 0)), peak RSS \(Int(peak)) MiB",
                                      seconds: seconds, reference: theirs.label ?? "reference process wall", referenceSeconds: theirs.wall,
                                      target: theirs.speedup.map { 1 / $0 }))
         }
-        let plan = try Experiment.plan(RunRequest(model: "FM", configFiles: [config], assignments: assignments))
+        // The scoring pass of the first context-aware model whose scores are two towers and one GEMM.
+        let plan = try Experiment.plan(RunRequest(model: models.first ?? "FM", configFiles: [config], assignments: assignments))
         rows += try FMScoringBenchmark.run(plan: plan, repeats: repeats, logger: logger)
         return rows
     }
 
     /// The shared protocol's FM columns (reference README, §A).
-    static let featureColumns = "load_col={inter: [user_id, item_id, timestamp], user: [user_id, age, gender, occupation], item: [item_id, release_year, class]}"
+    static let featureColumns = "load_col={inter: [user_id, item_id, timestamp], user: [user_id, age, gender, occupation], "
+        + "item: [item_id, release_year, class]}"
 }

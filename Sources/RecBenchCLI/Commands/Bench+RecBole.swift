@@ -12,7 +12,8 @@ extension Bench {
     func recboleRows(_ python: String, reference: BenchmarkReference, logger: Logger) throws -> [BenchmarkRow] {
         guard let runner = reference.recboleRunner, let raw = reference.recboleData,
               FileManager.default.fileExists(atPath: runner), FileManager.default.fileExists(atPath: raw) else {
-            throw RecBenchError(location: self.reference, "--recbole needs recbole_runner and recbole_data, and both files present (../shared beside the repository)")
+            throw RecBenchError(location: self.reference,
+                                "--recbole needs recbole_runner and recbole_data, and both files present (../shared beside the repository)")
         }
         // RecBole special-cases the name ml-100k; its copy is `ml100k` (shared RecBole README).
         let folder = NSTemporaryDirectory() + "recbench-recbole-\(getpid())"
@@ -35,7 +36,9 @@ extension Bench {
             }
             let target = try reference.model(model).sameRunSpeedup
             let training = ours!.result.training!
-            rows.append(BenchmarkRow(step: "\(model) beside RecBole, best of \(recboleRuns) each: recbench \(training.epochsRun) epochs, test ndcg@10 \(String(format: "%.4f", ours!.result.test["ndcg@10"] ?? 0)); RecBole \(theirs!.epochs) epochs, \(String(format: "%.4f", theirs!.ndcg))",
+            rows.append(BenchmarkRow(step: "\(model) beside RecBole, best of \(recboleRuns) each: recbench \(training.epochsRun) epochs, "
+                                           + "test ndcg@10 \(String(format: "%.4f", ours!.result.test["ndcg@10"] ?? 0)); "
+                                           + "RecBole \(theirs!.epochs) epochs, \(String(format: "%.4f", theirs!.ndcg))",
                                      seconds: ours!.seconds, reference: "RecBole 1.2.1 whole process, this host, interleaved",
                                      referenceSeconds: theirs!.seconds, target: target.map { 1 / $0 }))
             rows += try epochRows(model, result: ours!.result, reference: reference)
@@ -49,7 +52,8 @@ extension Bench {
         // In the temporary folder: RecBole writes its logs and checkpoints into its working folder.
         let runnerPath = URL(fileURLWithPath: runner).standardizedFileURL.path
         let pythonPath = URL(fileURLWithPath: python).standardizedFileURL.path
-        let (seconds, _, status) = try ChildProcess.run(pythonPath, [runnerPath, model, "--dataset", "ml100k", "--data-path", data + "/", "--out", data + "/runs"],
+        let (seconds, _, status) = try ChildProcess.run(pythonPath,
+                                                        [runnerPath, model, "--dataset", "ml100k", "--data-path", data + "/", "--out", data + "/runs"],
                                                         stdoutPath: output, directory: data)
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         guard status == 0, let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT_JSON ") }),

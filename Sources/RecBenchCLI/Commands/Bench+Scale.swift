@@ -23,7 +23,8 @@ extension Bench {
         let written = try ScaleSample(shape: shape).write(to: path)
         let sampleSeconds = (ContinuousClock.now - start).seconds
         let fileBytes = Double((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
-        rows.append(BenchmarkRow(step: "sample --shape \(shapeName): \(written) rows, \(shape.users) users × \(shape.items) items, \(megabytes(fileBytes)) (\(rate(Double(written), sampleSeconds)) rows/s)",
+        rows.append(BenchmarkRow(step: "sample --shape \(shapeName): \(written) rows, \(shape.users) users × \(shape.items) items, "
+                                       + "\(megabytes(fileBytes)) (\(rate(Double(written), sampleSeconds)) rows/s)",
                                  seconds: sampleSeconds, reference: "the file written once at the copy bandwidth (this run)",
                                  referenceSeconds: fileBytes / peaks.bandwidth, target: nil))
         let assignments = ["data_path=\(folder)", "dataset=\(dataset)", "load_col={inter: [user_id, item_id, timestamp]}"]
@@ -45,7 +46,8 @@ extension Bench {
     /// This run's peaks beside BLAS-NOTES' (the reference file's copy of them).
     func peakRows(_ peaks: HostPeaks, reference: BenchmarkReference) -> [BenchmarkRow] {
         [BenchmarkRow(step: "host: sgemm peak \(String(format: "%.0f", peaks.sgemm / 1e9)) GFLOP/s (2048³, best of 3); seconds for 1 TFLOP",
-                      seconds: 1e12 / peaks.sgemm, reference: "BLAS-NOTES' \(Int(reference.sgemmPeak / 1e9)) GFLOP/s", referenceSeconds: 1e12 / reference.sgemmPeak, target: nil),
+                      seconds: 1e12 / peaks.sgemm, reference: "BLAS-NOTES' \(Int(reference.sgemmPeak / 1e9)) GFLOP/s",
+                      referenceSeconds: 1e12 / reference.sgemmPeak, target: nil),
          BenchmarkRow(step: "host: copy bandwidth \(String(format: "%.1f", peaks.bandwidth / 1e9)) GB/s (256 MiB, read + write); seconds for 100 GB",
                       seconds: 1e11 / peaks.bandwidth, reference: "BLAS-NOTES' \(reference.copyBandwidth.map { String(format: "%.0f", $0 / 1e9) } ?? "?") GB/s",
                       referenceSeconds: reference.copyBandwidth.map { 1e11 / $0 } ?? .nan, target: nil),
@@ -56,7 +58,8 @@ extension Bench {
 
     /// The whole process against the issue's 5-minute bound, and its peak RSS against 8 GB.
     func processRows(_ model: String, seconds: Double, peak: Double, result: RunResult) -> [BenchmarkRow] {
-        [BenchmarkRow(step: "\(model): whole process (load, split, fit, valid + test over every user), test ndcg@10 \(String(format: "%.4f", result.test["ndcg@10"] ?? 0))",
+        [BenchmarkRow(step: "\(model): whole process (load, split, fit, valid + test over every user), "
+                            + "test ndcg@10 \(String(format: "%.4f", result.test["ndcg@10"] ?? 0))",
                       seconds: seconds, reference: "5 minutes", referenceSeconds: Self.scaleWallBound, target: 1),
          BenchmarkRow(step: "  \(model) peak RSS, MiB", seconds: peak, reference: "8 GB, MiB", referenceSeconds: Self.scaleMemoryBound / 1_048_576, target: 1)]
     }
@@ -78,7 +81,8 @@ extension Bench {
         func gramRoofline(_ multiplyAdds: Double) -> Double { max(2 * multiplyAdds / peaks.sgemm, 4 * n * n / peaks.bandwidth) }
         switch model {
         case "EASE":
-            return [BenchmarkRow(step: "  EASE gram: upper triangle of XᵀX from sparse X, \(giga(probe.upperGramMultiplyAdds)) multiply-adds (sparse scatter)",
+            return [BenchmarkRow(step: "  EASE gram: upper triangle of XᵀX from sparse X, "
+                                       + "\(giga(probe.upperGramMultiplyAdds)) multiply-adds (sparse scatter)",
                                  seconds: result.fitSteps["gram"] ?? .nan, reference: "2 FLOP each at the sgemm peak, or n² floats written",
                                  referenceSeconds: gramRoofline(probe.upperGramMultiplyAdds), target: nil),
                     BenchmarkRow(step: "  EASE inverse: spotrf + spotri, n = \(Int(n))", seconds: result.fitSteps["inverse"] ?? .nan,
@@ -105,7 +109,8 @@ extension Bench {
             let bytes = 8 * Double(users) * n
             return BenchmarkRow(step: "  \(model) evaluate \(part): \(users) users × \(Int(n)) items scored, masked, top-K'd in blocks of \(probe.blockUsers)",
                                 seconds: result.seconds["evaluate_\(part)"] ?? .nan,
-                                reference: flops > 0 ? "\(giga(flops)) FLOP at the sgemm peak, or the scores written and read" : "the scores written and read once",
+                                reference: flops > 0 ? "\(giga(flops)) FLOP at the sgemm peak, or the scores written and read"
+                                                     : "the scores written and read once",
                                 referenceSeconds: max(flops / peaks.sgemm, bytes / peaks.bandwidth), target: nil)
         }
     }
@@ -118,8 +123,12 @@ extension Bench {
         let besides = max(0, easePeakMiB * 1_048_576 - 4 * Double(items) * Double(items))
         let byMemory = Int(((memory - besides) / 4).squareRoot())
         let largest = min(byMemory, BLAS.maxSquareOrder)
-        let bound = largest == BLAS.maxSquareOrder ? "OpenBLAS's 32-bit indices (n² < 2³¹); memory alone would allow \(byMemory)" : "memory; 32-bit LAPACK would allow \(BLAS.maxSquareOrder)"
-        return BenchmarkRow(step: "largest EASE catalogue in \(String(format: "%.1f", memory / 1_073_741_824)) GiB: \(largest) items, bound by \(bound) (\(megabytes(4 * Double(largest) * Double(largest))) matrix + \(megabytes(besides)) besides); seconds: its inverse, projected",
+        let bound = largest == BLAS.maxSquareOrder
+            ? "OpenBLAS's 32-bit indices (n² < 2³¹); memory alone would allow \(byMemory)"
+            : "memory; 32-bit LAPACK would allow \(BLAS.maxSquareOrder)"
+        return BenchmarkRow(step: "largest EASE catalogue in \(String(format: "%.1f", memory / 1_073_741_824)) GiB: \(largest) items, bound by \(bound) "
+                                  + "(\(megabytes(4 * Double(largest) * Double(largest))) matrix + \(megabytes(besides)) besides); "
+                                  + "seconds: its inverse, projected",
                             seconds: pow(Double(largest), 3) / peaks.choleskyInverse, reference: "–", referenceSeconds: .nan, target: nil)
     }
 
@@ -127,10 +136,12 @@ extension Bench {
     /// bounded memory means the same peak (± 10 %) at the same batch budget.
     func memoryRows(_ probe: ScaleProbe, items: Int) -> [BenchmarkRow] {
         guard let all = probe.evaluationPeakMiB, let few = probe.probeEvaluationPeakMiB else {
-            return [BenchmarkRow(step: "evaluation memory: the peak cannot be reset on this system (/proc/self/clear_refs)", seconds: .nan, reference: "–", referenceSeconds: .nan, target: nil)]
+            return [BenchmarkRow(step: "evaluation memory: the peak cannot be reset on this system (/proc/self/clear_refs)", seconds: .nan,
+                                 reference: "–", referenceSeconds: .nan, target: nil)]
         }
         let block = 4 * Double(probe.blockUsers) * Double(items) / 1_048_576
-        return [BenchmarkRow(step: "evaluation's peak above resident, MiB: \(probe.users) users (Pop, valid; a block of scores is \(String(format: "%.0f", block)) MiB)",
+        return [BenchmarkRow(step: "evaluation's peak above resident, MiB: \(probe.users) users "
+                                   + "(Pop, valid; a block of scores is \(String(format: "%.0f", block)) MiB)",
                              seconds: all, reference: "the same at the first \(probe.probeUsers) users", referenceSeconds: few, target: 1.1)]
     }
 

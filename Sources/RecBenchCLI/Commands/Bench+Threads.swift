@@ -34,7 +34,9 @@ extension Bench {
             for split in [ThreadSplit.workers, .blas] {
                 measured[split] = PhaseSeconds(try bestRun(model, assignments + ["thread_split=\(split.rawValue)"]).result)
             }
-            let phases: [(name: String, phase: ThreadSplit.Phase)] = [("training pass", .training), ("validation pass", .training), ("final evaluation", .evaluation)]
+            let phases: [(name: String, phase: ThreadSplit.Phase)] = [
+                ("training pass", .training), ("validation pass", .training), ("final evaluation", .evaluation),
+            ]
             for (name, phase) in phases {
                 let chosen: ThreadSplit = ThreadSplit.auto.blasOnEveryThread(in: phase) ? .blas : .workers
                 let other: ThreadSplit = chosen == .workers ? .blas : .workers

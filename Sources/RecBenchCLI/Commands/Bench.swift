@@ -26,7 +26,8 @@ public struct Bench: ParsableCommand {
 
     public func validate() throws {
         if let scale, ScaleSample.Shape.named[scale] == nil {
-            throw ValidationError("unknown --scale shape '\(scale)' (shapes: \(ScaleSample.Shape.named.keys.sorted().joined(separator: ", ")))")
+            let shapes = ScaleSample.Shape.named.keys.sorted().joined(separator: ", ")
+            throw ValidationError("unknown --scale shape '\(scale)' (shapes: \(shapes))")
         }
     }
 
@@ -51,16 +52,22 @@ public struct Bench: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Benchmark EASE (fit, evaluation, whole process).")
     public var ease = true
 
-    @Flag(inversion: .prefixedNo, help: "Benchmark the learned models (BPR, MultiVAE, MultiDAE, RecVAE, MacridVAE, NeuMF, LightGCN) on ml-100k with the shared protocol.")
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(
+        "Benchmark the learned models (BPR, MultiVAE, MultiDAE, RecVAE, MacridVAE, NeuMF, LightGCN) on ml-100k with the shared protocol."))
     public var learned = true
 
-    @Flag(inversion: .prefixedNo, help: "Benchmark Item2vec against gensim's word2vec at the reference settings (pairs per second per thread, whole process).")
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(
+        "Benchmark Item2vec against gensim's word2vec at the reference settings (pairs per second per thread, whole process)."))
     public var item2vec = true
 
-    @Flag(inversion: .prefixedNo, help: "Benchmark the context-aware models (FM, FFM, DeepFM) on ml-100k with the protocol's features, and FM's full-ranking pass against its GEMM.")
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(
+        "Benchmark the context-aware models (FM, FFM, DeepFM) on ml-100k with the protocol's features, "
+            + "and FM's full-ranking pass against its GEMM."))
     public var context = true
 
-    @Flag(inversion: .prefixedNo, help: "Benchmark SLIMElastic's whole process against RecBole's, and ALS's training against `implicit`'s on the same train matrix with its solves' FLOP rate.")
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(
+        "Benchmark SLIMElastic's whole process against RecBole's, "
+            + "and ALS's training against `implicit`'s on the same train matrix with its solves' FLOP rate."))
     public var classics = true
 
     @Option(help: "Whole-process runs of each learned model (best is kept, as for RecBole's figures).")
@@ -72,13 +79,19 @@ public struct Bench: ParsableCommand {
     @Option(help: "What to compare with: reference walls, epochs, peaks and targets (YAML).")
     public var reference = "Configs/bench/recbole-1.2.1.yml"
 
-    @Option(help: ArgumentHelp("Instead of the default benchmarks: generate this shape (ml-20m, ml-1m, ml-100k) with `recbench sample` and run Pop, ItemKNN and EASE on it as whole processes, each phase beside its roofline at this host's peaks measured in the same run.", valueName: "shape"))
+    @Option(help: ArgumentHelp(
+        "Instead of the default benchmarks: generate this shape (ml-20m, ml-1m, ml-100k) with `recbench sample` "
+            + "and run Pop, ItemKNN and EASE on it as whole processes, each phase beside its roofline at this host's peaks measured in the same run.",
+        valueName: "shape"))
     public var scale: String?
 
     @Option(help: "Folder for --scale's generated log (kept); default: a temporary folder, removed afterwards.")
     public var scaleDir: String?
 
-    @Option(help: ArgumentHelp("Run RecBole 1.2.1 itself with this Python (the environment `../shared/recbole/setup.sh` builds) back to back with recbench for the learned models, interleaved, instead of comparing with another host's walls.", valueName: "python"))
+    @Option(help: ArgumentHelp(
+        "Run RecBole 1.2.1 itself with this Python (the environment `../shared/recbole/setup.sh` builds) back to back with recbench "
+            + "for the learned models, interleaved, instead of comparing with another host's walls.",
+        valueName: "python"))
     public var recbole: String?
 
     @Option(help: "Interleaved pairs of runs per model with --recbole (best of each is kept).")
@@ -87,7 +100,9 @@ public struct Bench: ParsableCommand {
     @Option(help: "Models compared with --recbole, comma-separated.")
     public var recboleModels = "BPR,MultiVAE,MultiDAE,RecVAE"
 
-    @Flag(help: "Instead of the default benchmarks: time each learned model's training pass, validation pass and final evaluation under thread_split workers and blas (10 epochs, best of --learned-runs), and check that auto takes the faster split in each phase.")
+    @Flag(help: ArgumentHelp(
+        "Instead of the default benchmarks: time each learned model's training pass, validation pass and final evaluation "
+            + "under thread_split workers and blas (10 epochs, best of --learned-runs), and check that auto takes the faster split in each phase."))
     public var threadSplits = false
 
     @Option(help: "Models timed with --thread-splits, comma-separated.")
@@ -124,7 +139,8 @@ public struct Bench: ParsableCommand {
             // 1. Whole process, first, on a cold-ish machine.
             var best = Double.infinity, rss = 0.0
             for _ in 0..<processRuns {
-                let (seconds, maxRSS, status) = try ChildProcess.run(ChildProcess.selfPath, ["run", "--model", "EASE", "--config", config, "--no-save", "--quiet"])
+                let (seconds, maxRSS, status) = try ChildProcess.run(ChildProcess.selfPath,
+                                                                     ["run", "--model", "EASE", "--config", config, "--no-save", "--quiet"])
                 guard status == 0 else { throw RecBenchError(location: config, "`recbench run --model EASE` failed (exit \(status))") }
                 best = min(best, seconds); rss = max(rss, maxRSS)
             }
@@ -146,11 +162,13 @@ public struct Bench: ParsableCommand {
     }
 
     /// How rows compare with the reference file's walls: measured on another host another day.
-    static let anotherHostsWall = "RecBole's wall in the shared reference §C (another host, another day: indicative only; --recbole runs it here)"
+    static let anotherHostsWall = "RecBole's wall in the shared reference §C "
+        + "(another host, another day: indicative only; --recbole runs it here)"
 
     /// The best of `runs` (default `learnedRuns`) whole `recbench run` processes of `model`: the fastest run's
     /// seconds and record, and the highest peak RSS of all runs.
-    func bestRun(_ model: String, _ assignments: [String], learned: Bool = true, runs: Int? = nil) throws -> (seconds: Double, peak: Double, result: RunResult) {
+    func bestRun(_ model: String, _ assignments: [String], learned: Bool = true,
+                 runs: Int? = nil) throws -> (seconds: Double, peak: Double, result: RunResult) {
         let output = NSTemporaryDirectory() + "recbench-bench-\(getpid()).json"
         defer { unlink(output) }
         var best: (seconds: Double, result: RunResult)?
@@ -176,25 +194,38 @@ public struct Bench: ParsableCommand {
     func learnedRows(_ reference: BenchmarkReference, logger: Logger) throws -> [BenchmarkRow] {
         let assignments = learnedAssignments(reference)
         var rows: [BenchmarkRow] = []
-        for model in ["BPR", "MultiVAE", "MultiDAE", "RecVAE", "MacridVAE", "NeuMF", "LightGCN"] {
+        for model in Self.learnedModels(reference) {
             logger.notice("\(model): \(learnedRuns) × recbench run on ml-100k\(assignments.isEmpty ? " (shipped data, own split)" : " (RecBole's split)")")
             let theirs = try reference.model(model)
             // A speed-up over the reference wall, or (MacridVAE: no finished RecBole run) a wall of its own.
             let target = theirs.speedup.map { 1 / $0 } ?? theirs.wallTarget.map { $0 / theirs.wall }
             let (seconds, peak, result) = try bestRun(model, assignments)
             let training = result.training!
-            rows.append(BenchmarkRow(step: "\(model): whole process, \(training.epochsRun) epochs (best \(training.bestEpoch)), test ndcg@10 \(String(format: "%.4f", result.test["ndcg@10"] ?? 0)), peak RSS \(Int(peak)) MiB",
+            rows.append(BenchmarkRow(step: "\(model): whole process, \(training.epochsRun) epochs (best \(training.bestEpoch)), "
+                                         + "test ndcg@10 \(String(format: "%.4f", result.test["ndcg@10"] ?? 0)), peak RSS \(Int(peak)) MiB",
                                      seconds: seconds, reference: theirs.label ?? Self.anotherHostsWall, referenceSeconds: theirs.wall, target: target))
             // The same work as the reference run: exactly its epoch count, early stopping
             // held off when recbench would have stopped sooner.
             if let epochs = theirs.epochs, epochs != training.epochsRun {
                 let (sameSeconds, _, same) = try bestRun(model, assignments + ["epochs=\(epochs)", "stopping_step=\(epochs)"])
-                rows.append(BenchmarkRow(step: "\(model): whole process at the reference's \(epochs) epochs (`epochs=\(epochs)`, `stopping_step=\(epochs)`; ran \(same.training!.epochsRun))",
-                                         seconds: sameSeconds, reference: "\(Self.anotherHostsWall) (\(epochs) epochs)", referenceSeconds: theirs.wall, target: target))
+                rows.append(BenchmarkRow(step: "\(model): whole process at the reference's \(epochs) epochs "
+                                             + "(`epochs=\(epochs)`, `stopping_step=\(epochs)`; ran \(same.training!.epochsRun))",
+                                         seconds: sameSeconds, reference: "\(Self.anotherHostsWall) (\(epochs) epochs)",
+                                         referenceSeconds: theirs.wall, target: target))
             }
             rows += try epochRows(model, result: result, reference: reference)
         }
         return rows
+    }
+
+    /// The general learned models with an entry in the reference file, in registry order;
+    /// models whose reference is another tool's training rate (Item2vec's gensim) have rows of
+    /// their own.
+    static func learnedModels(_ reference: BenchmarkReference) -> [String] {
+        ModelRegistry.models.filter { model in
+            guard model is any LearnedModel.Type, model.family == .general, let theirs = reference.models[model.name] else { return false }
+            return theirs.examplesPerSecond == nil
+        }.map { $0.name }
     }
 
     /// The data of the learned-model runs: `--learned-data`, else RecBole's split when the
@@ -224,19 +255,19 @@ public struct Bench: ParsableCommand {
         // apart, so the epoch's seconds are an upper bound (validation is ~10 ms here).
         let epochSeconds = single.training!.epochs.map(\.seconds).min() ?? .nan
         let perMillion = epochSeconds / pairs * 1e6
-        var rows = [BenchmarkRow(step: "Item2vec: seconds per million pairs, one thread (\(String(format: "%.2f", 1 / perMillion)) M pairs/s; best epoch of 5, \(Int(pairs)) pairs each)",
+        var rows = [BenchmarkRow(step: "Item2vec: seconds per million pairs, one thread "
+                                     + "(\(String(format: "%.2f", 1 / perMillion)) M pairs/s; best epoch of 5, \(Int(pairs)) pairs each)",
                                  seconds: perMillion, reference: "gensim word2vec, one worker",
                                  referenceSeconds: theirs.examplesPerSecond.map { 1e6 / $0 } ?? .nan, target: theirs.speedup.map { 1 / $0 })]
-        guard let model = try ModelRegistry.model(named: "Item2vec", hyperparameters: single.hyperparameters) as? Item2vec else {
-            throw RecBenchError(field: "Item2vec", "not an Item2vec model")
-        }
-        let flops = model.flopsPerPair * pairs
-        rows.append(BenchmarkRow(step: "  Item2vec epoch, one thread: \(String(format: "%.1f", flops / 1e9)) GFLOP executed → \(String(format: "%.1f", flops / epochSeconds / 1e9)) GFLOP/s",
+        let flops = (single.fitSteps["flops_per_pair"] ?? .nan) * pairs
+        rows.append(BenchmarkRow(step: "  Item2vec epoch, one thread: \(String(format: "%.1f", flops / 1e9)) GFLOP executed "
+                                     + "→ \(String(format: "%.1f", flops / epochSeconds / 1e9)) GFLOP/s",
                                  seconds: epochSeconds, reference: "those FLOPs at \(reference.sgemmPeakLabel) (2 threads)",
                                  referenceSeconds: flops / reference.sgemmPeak, target: nil))
         for (label, extra) in [("default, one SGD thread", [String]()), ("hogwild: true, every thread", ["hogwild=true"])] {
             let (seconds, peak, full) = try bestRun("Item2vec", assignments + extra)
-            rows.append(BenchmarkRow(step: "Item2vec: whole process, \(label), \(full.training!.epochsRun) epochs, test ndcg@10 \(String(format: "%.4f", full.test["ndcg@10"] ?? 0)), peak RSS \(Int(peak)) MiB",
+            rows.append(BenchmarkRow(step: "Item2vec: whole process, \(label), \(full.training!.epochsRun) epochs, "
+                                         + "test ndcg@10 \(String(format: "%.4f", full.test["ndcg@10"] ?? 0)), peak RSS \(Int(peak)) MiB",
                                      seconds: seconds, reference: "gensim's training alone, 2 workers", referenceSeconds: theirs.wall,
                                      target: theirs.wallTarget.map { $0 / theirs.wall }))
         }
@@ -255,7 +286,8 @@ public struct Bench: ParsableCommand {
         guard let flops = try ModelRegistry.model(named: model, hyperparameters: result.hyperparameters).cost(shape) else { return [] }
         let peak = reference.sgemmPeak
         func rate(_ f: Double) -> String { String(format: "%.0f GFLOP/s (%.0f %% of peak)", f / epochSeconds / 1e9, 100 * f / epochSeconds / peak) }
-        var rows = [BenchmarkRow(step: "  \(model) epoch incl. validation: \(String(format: "%.1f", flops.executed / 1e9)) GFLOP executed → \(rate(flops.executed)); \(String(format: "%.1f", flops.nominal / 1e9)) nominal → \(rate(flops.nominal))",
+        var rows = [BenchmarkRow(step: "  \(model) epoch incl. validation: \(String(format: "%.1f", flops.executed / 1e9)) GFLOP executed "
+                                     + "→ \(rate(flops.executed)); \(String(format: "%.1f", flops.nominal / 1e9)) nominal → \(rate(flops.nominal))",
                                  seconds: epochSeconds, reference: "executed FLOPs at \(reference.sgemmPeakLabel)",
                                  referenceSeconds: flops.executed / peak, target: 1 / 0.6)]
         let passes = training.epochs.compactMap(\.validSeconds)
@@ -269,7 +301,8 @@ public struct Bench: ParsableCommand {
                 HostPeaks.gemmSeconds(m: m, k: k, n: n, compute: compute, repeats: max(5, passes.count))
             }.min()!
             let mean = passes.reduce(0, +) / Double(passes.count)
-            rows.append(BenchmarkRow(step: "  \(model) validation pass (best of \(passes.count); mean \(String(format: "%.1f", mean * 1000)) ms): score \(m) users, mask, top K, valid_metric",
+            rows.append(BenchmarkRow(step: "  \(model) validation pass (best of \(passes.count); mean \(String(format: "%.1f", mean * 1000)) ms): "
+                                         + "score \(m) users, mask, top K, valid_metric",
                                      seconds: passes.min()!, reference: "the \(m) × \(k) × \(n) sgemm that makes its scores, best of as many, this run",
                                      referenceSeconds: gemm, target: 1.5))
         }
@@ -280,10 +313,12 @@ public struct Bench: ParsableCommand {
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+                encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf",
+                                                                              nan: "nan")
                 Terminal.out(String(decoding: try encoder.encode(rows), as: UTF8.self))
             } else {
-                Terminal.out("recbench bench · \(Compute.allCores) · cores \(Compute.coreCount) · \(BLAS.configuration) · recbench kernels \(KernelSet.current.rawValue)")
+                Terminal.out("recbench bench · \(Compute.allCores) · cores \(Compute.coreCount) · \(BLAS.configuration) · "
+                                 + "recbench kernels \(KernelSet.current.rawValue)")
                 Terminal.out("| step | seconds | compared with | their seconds | ratio | target |")
                 Terminal.out("|---|---|---|---|---|---|")
                 for r in rows {

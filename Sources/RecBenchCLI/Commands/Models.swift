@@ -11,17 +11,22 @@ public struct Models: ParsableCommand {
     @Flag(help: "Also list each model's hyperparameters with defaults.")
     public var parameters = false
 
-    @Flag(help: "Print each model's defaults file (Configs/models/<Model>.yml) instead of the list.")
+    @Flag(help: "Print each model's defaults file (Configs/models/<Model>.yml: documentation of the compiled-in defaults) instead of the list.")
     public var defaults = false
 
     @Option(help: "With --defaults: write the files into this folder (atomically) instead of printing them.")
     public var write: String?
 
+    @Flag(help: "Print README's model table (Markdown), generated from the registry.")
+    public var markdown = false
+
     public func validate() throws {
         if write != nil && !defaults { throw ValidationError("--write needs --defaults") }
+        if markdown && (defaults || parameters) { throw ValidationError("--markdown prints the table alone: drop --defaults and --parameters") }
     }
 
     public func run() throws {
+        if markdown { return Terminal.out(ModelRegistry.markdownTable()) }
         if defaults {
             try reportingErrors {
                 for model in ModelRegistry.models {

@@ -9,7 +9,7 @@ public struct Run: ParsableCommand {
     public static let configuration = CommandConfiguration(
         abstract: "Fit one model and evaluate it on the valid and test splits.",
         discussion: """
-            Config layers, later wins: built-in defaults < Configs/models/<Model>.yml < each \
+            Config layers, later wins: built-in defaults (the model's declared ones) < each \
             --config file in order < --set key=value < --dataset. Each run writes one JSON \
             result to results_dir/<dataset>/ (atomically) unless --no-save is given.
 
@@ -33,7 +33,8 @@ public struct Run: ParsableCommand {
     @Flag(help: "Also write per-user metrics (one row per split, user token, metric) beside the result, as .users.csv and .users.jsonl.")
     public var perUser = false
 
-    @Flag(help: "Time every autodiff op (forward and backward) and the trainer's phases, and print where training went (stored with the result as training.profile).")
+    @Flag(help: ArgumentHelp("Time every autodiff op (forward and backward) and the trainer's phases, and print where training went "
+                             + "(stored with the result as training.profile)."))
     public var profile = false
 
     @OptionGroup public var logging: LoggingOptions
@@ -43,10 +44,10 @@ public struct Run: ParsableCommand {
         try reportingErrors {
             let plan = try Experiment.plan(RunRequest(
                 model: model, configFiles: experiment.config, assignments: experiment.assignments,
-                dataset: experiment.dataset, modelDefaultsDirectory: experiment.modelDefaults))
+                dataset: experiment.dataset))
             for notice in plan.notices { logger.notice("\(notice)") }
             if showConfig {
-                Terminal.out("# effective config for \(plan.modelType.name)" + (plan.modelDefaultsFile.map { " (model defaults: \($0))" } ?? ""))
+                Terminal.out("# effective config for \(plan.modelType.name)")
                 Terminal.out(plan.config.rendered())
                 Terminal.out()
             }
@@ -108,7 +109,8 @@ struct RunReport: Sendable {
             guard bar, total > 1 else { return }
             let width = 24, filled = width * done / total
             let eta = done > 0 ? elapsed / Double(done) * Double(total - done) : 0
-            Terminal.writeError("\r\u{1B}[K  [\(String(repeating: "█", count: filled))\(String(repeating: "░", count: width - filled))] batch \(done)/\(total) · ETA \(String(format: "%.1f", eta)) s")
+            Terminal.writeError("\r\u{1B}[K  [\(String(repeating: "█", count: filled))\(String(repeating: "░", count: width - filled))] "
+                                + "batch \(done)/\(total) · ETA \(String(format: "%.1f", eta)) s")
             return
         default:
             break
@@ -118,9 +120,11 @@ struct RunReport: Sendable {
         case .epoch, .batch:
             break
         case .loaded(let s, let seconds):
-            Terminal.out("dataset   \(group(s.users)) users · \(group(s.items)) items · \(group(s.interactions)) interactions · sparsity \(String(format: "%.2f", s.sparsity * 100))% (\(time(seconds)))")
+            Terminal.out("dataset   \(group(s.users)) users · \(group(s.items)) items · \(group(s.interactions)) interactions · "
+                         + "sparsity \(String(format: "%.2f", s.sparsity * 100))% (\(time(seconds)))")
         case .split(let s, let seconds):
-            Terminal.out("split     train \(group(s.train)) · valid \(group(s.valid)) · test \(group(s.test)) · evaluated users valid \(group(s.validUsers)) / test \(group(s.testUsers)) (\(time(seconds)))")
+            Terminal.out("split     train \(group(s.train)) · valid \(group(s.valid)) · test \(group(s.test)) · "
+                         + "evaluated users valid \(group(s.validUsers)) / test \(group(s.testUsers)) (\(time(seconds)))")
         case .fields(let fields):
             for (k, f) in fields.enumerated() {
                 let size = f.type == .float ? "numerical" : "\(group(f.cardinality - 1)) values + padding"
@@ -147,7 +151,11 @@ struct RunReport: Sendable {
         guard tables else { return }
         let r = outcome.result
         let s = r.seconds
-        if enabled { Terminal.out("time      load \(time(s["load"]!)) · split \(time(s["split"]!)) · fit \(time(s["fit"]!)) · evaluate \(time(s["evaluate_valid"]! + s["evaluate_test"]!)) · total \(time(s["total"]!)) · peak memory \(Int(r.peakMemoryMiB.rounded())) MiB") }
+        if enabled {
+            Terminal.out("time      load \(time(s["load"]!)) · split \(time(s["split"]!)) · fit \(time(s["fit"]!)) · "
+                         + "evaluate \(time(s["evaluate_valid"]! + s["evaluate_test"]!)) · total \(time(s["total"]!)) · "
+                         + "peak memory \(Int(r.peakMemoryMiB.rounded())) MiB")
+        }
         if let valid = outcome.valid {
             if enabled { Terminal.out() }
             Terminal.out(table(title: "valid (\(group(valid.users.count)) users)", keys: r.metricKeys, values: r.valid))
@@ -165,7 +173,8 @@ struct RunReport: Sendable {
     static func profileTable(_ entries: [OpProfileEntry], fitSeconds: Double) -> String {
         let width = max(28, (entries.map(\.op.count).max() ?? 0) + 2)
         func row(_ cells: [String]) -> String {
-            cells[0].padding(toLength: width, withPad: " ", startingAt: 0) + cells.dropFirst().map { String(repeating: " ", count: max(1, 11 - $0.count)) + $0 }.joined()
+            cells[0].padding(toLength: width, withPad: " ", startingAt: 0)
+                + cells.dropFirst().map { String(repeating: " ", count: max(1, 11 - $0.count)) + $0 }.joined()
         }
         func seconds(_ s: Double) -> String { String(format: "%.4f", s) }
         func share(_ s: Double) -> String { fitSeconds > 0 ? String(format: "%.1f %%", 100 * s / fitSeconds) : "–" }

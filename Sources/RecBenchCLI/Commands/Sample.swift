@@ -70,8 +70,10 @@ public struct Sample: ParsableCommand {
         let start = ContinuousClock.now
         let rows = try ScaleSample(shape: size).write(to: path)
         let seconds = (ContinuousClock.now - start).seconds
-        Terminal.out("\(path)  (\(rows) rows, \(size.users) users × \(size.items) items, \(String(format: "%.1f", seconds)) s, \(String(format: "%.1f", Double(rows) / seconds / 1e6)) M rows/s)")
-        Terminal.out("run on it: recbench run --model EASE --set data_path=\(folder) --set dataset=\(dataset) --set 'load_col={inter: [user_id, item_id, timestamp]}'")
+        Terminal.out("\(path)  (\(rows) rows, \(size.users) users × \(size.items) items, \(String(format: "%.1f", seconds)) s, "
+                     + "\(String(format: "%.1f", Double(rows) / seconds / 1e6)) M rows/s)")
+        Terminal.out("run on it: recbench run --model EASE --set data_path=\(folder) --set dataset=\(dataset) "
+                     + "--set 'load_col={inter: [user_id, item_id, timestamp]}'")
     }
 
     /// The Mart-like grocery sample as CSV exports.

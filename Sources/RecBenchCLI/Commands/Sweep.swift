@@ -27,7 +27,9 @@ public struct Sweep: ParsableCommand {
     @Option(help: "Runs in parallel (separate processes). Each run also uses `threads` cores.")
     public var jobs = 1
 
-    @Option(help: ArgumentHelp("Run only shard i of N (1 ≤ i ≤ N): every N-th run of the plan, so N machines sharing one results folder together run the whole sweep once.", valueName: "i/N"))
+    @Option(help: ArgumentHelp(
+        "Run only shard i of N (1 ≤ i ≤ N): every N-th run of the plan, so N machines sharing one results folder together run the whole sweep once.",
+        valueName: "i/N"))
     public var shard: String?
 
     @Flag(help: "Print the planned runs (run key, shard under --shard, done / failed / pending) and exit.")
@@ -49,7 +51,7 @@ public struct Sweep: ParsableCommand {
         let failed: Int = try reportingErrors {
             let names = models.lowercased() == "all" ? [] : models.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
             let plan = try SweepPlanner.plan(models: names, configFiles: experiment.config, assignments: experiment.assignments,
-                                                   dataset: experiment.dataset, modelDefaultsDirectory: experiment.modelDefaults)
+                                             dataset: experiment.dataset)
             for notice in plan.notices { logger.notice("\(notice)") }
             let part = try shard.map(SweepShard.init(parsing:))
             if list { Sweep.list(plan.runs, shard: part); return 0 }
@@ -71,13 +73,8 @@ public struct Sweep: ParsableCommand {
             try? FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
             while !queue.isEmpty || !running.isEmpty {
                 while running.count < jobs, let (index, run) = queue.popFirst() {
-                    var arguments = ["run", "--model", run.model, "--quiet"]
-                    for file in experiment.config { arguments += ["--config", file] }
-                    for assignment in run.assignments { arguments += ["--set", assignment] }
-                    if let dataset = experiment.dataset { arguments += ["--dataset", dataset] }
-                    if let modelDefaults = experiment.modelDefaults { arguments += ["--model-defaults", modelDefaults] }
                     let log = "\(logDirectory)/\(run.runKey.prefix(16)).log"
-                    let pid = try ChildProcess.start(ChildProcess.selfPath, arguments, stderrPath: log)
+                    let pid = try startRun(run, log: log)
                     running[pid] = (index, run, log, ContinuousClock.now)
                     progress.line("[\(index + 1)/\(total)] \(run.label): started")
                 }
@@ -94,11 +91,7 @@ public struct Sweep: ParsableCommand {
                     failures += 1
                     progress.finished(seconds: seconds)
                     let error = lastErrorLine(finished.log) ?? "exited with status \(status)"
-                    let record = FailedRun(model: finished.run.model, dataset: finished.run.dataset, runKey: finished.run.runKey,
-                                           label: finished.run.label, error: error, finishedAt: ISO8601DateFormatter().string(from: Date()))
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                    try AtomicWrite.write(try encoder.encode(record), to: finished.run.failurePath)
+                    try Sweep.recordFailure(finished.run, error: error)
                     progress.line("\(tag): FAILED: \(error)", always: true)
                 }
                 unlink(finished.log)
@@ -108,6 +101,24 @@ public struct Sweep: ParsableCommand {
             return failures
         }
         if failed > 0 { throw ExitCode(1) }
+    }
+
+    /// Starts `recbench run` for one planned run as its own process, its stderr going to `log`; returns the pid.
+    func startRun(_ run: SweepRun, log: String) throws -> pid_t {
+        var arguments = ["run", "--model", run.model, "--quiet"]
+        for file in experiment.config { arguments += ["--config", file] }
+        for assignment in run.assignments { arguments += ["--set", assignment] }
+        if let dataset = experiment.dataset { arguments += ["--dataset", dataset] }
+        return try ChildProcess.start(ChildProcess.selfPath, arguments, stderrPath: log)
+    }
+
+    /// Writes a failed run's record (with its error) to its failure path, so `--list` shows it and the next sweep retries it.
+    static func recordFailure(_ run: SweepRun, error: String) throws {
+        let record = FailedRun(model: run.model, dataset: run.dataset, runKey: run.runKey,
+                               label: run.label, error: error, finishedAt: ISO8601DateFormatter().string(from: Date()))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try AtomicWrite.write(try encoder.encode(record), to: run.failurePath)
     }
 
     /// The plan as a table on stdout: one line per run, with its shard among `shard.count`.
@@ -132,7 +143,8 @@ public struct Sweep: ParsableCommand {
     /// " · ndcg@10 0.1264" from the stored result, when it has that key.
     func summary(_ run: SweepRun) -> String {
         guard let data = FileManager.default.contents(atPath: run.resultPath),
-              let r = try? JSONDecoder().decode(RunResult.self, from: data), let key = r.metricKeys.first(where: { $0.hasPrefix("ndcg@") }) ?? r.metricKeys.first,
+              let r = try? JSONDecoder().decode(RunResult.self, from: data),
+              let key = r.metricKeys.first(where: { $0.hasPrefix("ndcg@") }) ?? r.metricKeys.first,
               let value = r.test[key] else { return "" }
         return " · test \(key) \(String(format: "%.4f", value))"
     }

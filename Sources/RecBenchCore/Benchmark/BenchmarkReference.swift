@@ -79,6 +79,9 @@ public struct BenchmarkReference: Sendable {
     /// "this run's 267 GFLOP/s sgemm peak", for row labels.
     public var sgemmPeakLabel: String { "\(sgemmPeakSource) \(Int(sgemmPeak / 1e9)) GFLOP/s sgemm peak" }
 
+    /// The models with a reference entry, by name.
+    public var modelNames: [String] { models.keys.sorted() }
+
     /// The entry for `model`, or an error naming the file's missing entry.
     public func model(_ name: String) throws -> Model {
         guard let m = models[name] else { throw RecBenchError(field: name, "no reference run for this model in the benchmark reference file") }

@@ -158,7 +158,7 @@ public struct Config: Sendable {
     /// Merges `layers` over the built-in defaults. `modelKeys` are the hyperparameter names
     /// of every registered model (all accepted, so one config can drive a sweep).
     /// Unknown keys throw with the nearest known key as a suggestion.
-    public init(layers: [ConfigLayer], modelKeys: [String: ConfigValue] = [:]) throws {
+    public init(layers: [ConfigLayer], modelKeys: Set<String> = []) throws {
         var values: [String: ConfigValue] = [:]
         var origins: [String: String] = [:]
         for key in ConfigKeys.global where key.role == .used {
@@ -166,7 +166,7 @@ public struct Config: Sendable {
             origins[key.name] = "default"
         }
         var notices: [String] = []
-        let known = Set(ConfigKeys.byName.keys).union(modelKeys.keys)
+        let known = Set(ConfigKeys.byName.keys).union(modelKeys)
         for layer in layers {
             var ignored: [String] = []
             for key in layer.values.keys.sorted() {

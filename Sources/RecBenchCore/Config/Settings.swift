@@ -5,6 +5,9 @@ public struct DataSettings: Sendable, Hashable {
 
     public var dataset: String
     public var dataPath: String
+    /// The folder of the config file that set a relative `data_path`: where the data is
+    /// looked for when the working folder does not have it (nil: set elsewhere, or absolute).
+    public var configFolder: String?
     public var benchmarkFilenames: [String]?
     public var fieldSeparator: String
     public var sequenceSeparator: String
@@ -22,6 +25,17 @@ public struct DataSettings: Sendable, Hashable {
     public var itemInterval: CountInterval?
     public var filterByUserOrItem: Bool
 
+    /// The folder of the file an origin ("path/file.yml:5") names, or nil when the origin is no
+    /// file ("default", "--set").
+    static func folder(ofFileIn origin: String) -> String? {
+        guard let colon = origin.lastIndex(of: ":"), Int(origin[origin.index(after: colon)...]) != nil else { return nil }
+        let file = String(origin[..<colon])
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &isFolder), !isFolder.boolValue else { return nil }
+        let folder = (file as NSString).deletingLastPathComponent
+        return folder.isEmpty ? "." : folder
+    }
+
     /// Reads and validates the data keys of `config`.
     public init(_ config: Config) throws {
         dataset = try config.string("dataset")
@@ -32,6 +46,7 @@ public struct DataSettings: Sendable, Hashable {
         guard !dataPath.isEmpty else {
             throw RecBenchError.config("data_path", origin: config.origin(of: "data_path"), "must not be empty (use `.` for the working directory)")
         }
+        configFolder = dataPath.hasPrefix("/") ? nil : Self.folder(ofFileIn: config.origin(of: "data_path"))
         benchmarkFilenames = config["benchmark_filename"] == .null ? nil : try config.stringList("benchmark_filename")
         fieldSeparator = try config.string("field_separator")
         sequenceSeparator = try config.string("seq_separator")

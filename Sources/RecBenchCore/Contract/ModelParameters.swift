@@ -1,22 +1,29 @@
-/// A model's resolved hyperparameters, read with range checks. Errors name the key and
-/// where it was set.
+/// A model's resolved hyperparameters, read with range checks by the config's own typed
+/// accessors (one set of rules and messages for every key). Errors name the key and where
+/// it was set.
 public struct ModelParameters: Sendable {
-    /// The effective config (model keys resolved through all layers); read only through
-    /// the typed accessors below, so a model sees its declared keys and nothing else.
+    /// The effective config (model keys resolved through all layers, declared defaults filled
+    /// in); read only through the typed accessors below, so a model sees its declared keys and
+    /// nothing else.
     private let config: Config
     /// The model's declared parameters.
     public let declared: [ConfigKey]
 
-    /// Parameters for a model declaring `declared`, from `config`.
+    /// Parameters for a model declaring `declared`, from `config`; a declared key that is
+    /// null there takes its declared default.
     public init(config: Config, declared: [ConfigKey]) {
+        var config = config
+        for p in declared where config[p.name] == .null && p.defaultValue != .null {
+            config.set(p.name, to: p.defaultValue, origin: "default")
+        }
         self.config = config
         self.declared = declared
     }
 
-    private func value(_ name: String) -> ConfigValue {
+    /// `read` on the config, for a key the model declared.
+    private func declared<T>(_ name: String, _ read: (Config) throws -> T) rethrows -> T {
         precondition(declared.contains { $0.name == name }, "parameter '\(name)' is not declared by the model")
-        let v = config[name]
-        return v == .null ? declared.first { $0.name == name }!.defaultValue : v
+        return try read(config)
     }
 
     /// An error about parameter `name` that names where it was set.
@@ -24,74 +31,39 @@ public struct ModelParameters: Sendable {
         RecBenchError.config(name, origin: config.origin(of: name), message)
     }
 
-    /// A number in `range`.
-    public func double(_ name: String, in range: ClosedRange<Double> = -.infinity...(.infinity)) throws -> Double {
-        guard let d = value(name).doubleValue else { throw invalid(name, "expected a number, got \(value(name))") }
-        guard range.contains(d) else { throw invalid(name, "must lie in \(range.lowerBound)...\(range.upperBound), got \(d)") }
-        return d
+    /// A finite number in `range`.
+    public func double(_ name: String, in range: ClosedRange<Double> = -.greatestFiniteMagnitude...(.greatestFiniteMagnitude)) throws -> Double {
+        try declared(name) { try $0.double(name, in: range) }
     }
 
     /// true or false.
     public func bool(_ name: String) throws -> Bool {
-        guard case .bool(let b) = value(name) else { throw invalid(name, "expected true or false, got \(value(name))") }
-        return b
+        try declared(name) { try $0.bool(name) }
     }
 
     /// An integer in `range`.
     public func int(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws -> Int {
-        guard let i = value(name).intValue else { throw invalid(name, "expected an integer, got \(value(name))") }
-        guard range.contains(i) else { throw invalid(name, "must lie in \(range.lowerBound)...\(range.upperBound), got \(i)") }
-        return i
+        try declared(name) { try $0.int(name, in: range) }
     }
 
     /// A list of integers, each in `range`.
     public func intList(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws -> [Int] {
-        let v = value(name)
-        let items: [ConfigValue]
-        switch v {
-        case .list(let l): items = l
-        case .int: items = [v]
-        default: throw invalid(name, "expected a list of integers, got \(v)")
-        }
-        return try items.map { item in
-            guard let i = item.intValue else { throw invalid(name, "expected a list of integers, got \(v)") }
-            guard range.contains(i) else { throw invalid(name, "entries must lie in \(range.lowerBound)...\(range.upperBound), got \(i)") }
-            return i
-        }
+        try declared(name) { try $0.intList(name, in: range) }
     }
 
     /// A list of numbers, each in `range`.
-    public func doubleList(_ name: String, in range: ClosedRange<Double> = -.infinity...(.infinity)) throws -> [Double] {
-        let v = value(name)
-        guard case .list(let items) = v else { throw invalid(name, "expected a list of numbers, got \(v)") }
-        return try items.map { item in
-            guard let d = item.doubleValue else { throw invalid(name, "expected a list of numbers, got \(v)") }
-            guard range.contains(d) else { throw invalid(name, "entries must lie in \(range.lowerBound)...\(range.upperBound), got \(d)") }
-            return d
-        }
+    public func doubleList(_ name: String, in range: ClosedRange<Double> = -.greatestFiniteMagnitude...(.greatestFiniteMagnitude)) throws -> [Double] {
+        try declared(name) { try $0.doubleList(name, in: range) }
     }
 
-    /// A map of names to lists of strings (RecBole's FFM `fields`: group → columns), or nil
-    /// when the value is null.
+    /// A map of names to lists of strings (FFM's `fields`: group → columns), or nil when the
+    /// value is null.
     public func groups(_ name: String) throws -> [String: [String]]? {
-        let v = value(name)
-        if v == .null { return nil }
-        guard case .map(let entries) = v else { throw invalid(name, "expected a map of group → list of column names, got \(v)") }
-        return try entries.mapValues { entry in
-            switch entry {
-            case .string(let s): return [s]
-            case .list(let items):
-                return try items.map { item in
-                    guard let s = item.stringValue else { throw invalid(name, "expected lists of column names, got \(v)") }
-                    return s
-                }
-            default: throw invalid(name, "expected lists of column names, got \(v)")
-            }
-        }
+        try declared(name) { try $0.groups(name) }
     }
 
     /// The resolved value of every declared parameter (stored with each result).
     public var resolved: [String: ConfigValue] {
-        Dictionary(uniqueKeysWithValues: declared.map { ($0.name, value($0.name)) })
+        Dictionary(uniqueKeysWithValues: declared.map { ($0.name, config[$0.name]) })
     }
 }

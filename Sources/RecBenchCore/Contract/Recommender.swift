@@ -13,6 +13,16 @@ public enum ModelFamily: String, Sendable, Codable, CaseIterable {
     case contextAware = "context-aware"
 }
 
+/// What a model is to a sweep: a model to compare, or a baseline that joins a sweep
+/// unasked when the data calls for it.
+public enum ModelRole: String, Sendable, Codable {
+    /// Runs when requested (or when a sweep names no models).
+    case model
+    /// Joins every sweep whose test split has repeat consumption: the score a model must
+    /// beat on re-buys.
+    case repeatBaseline = "repeat baseline"
+}
+
 /// What a model is given to learn from.
 public struct TrainingData: Sendable {
     /// The dataset (ids, features).
@@ -44,8 +54,14 @@ public protocol Recommender: Scorer, Sendable {
     static var kind: ModelKind { get }
     /// General (interactions only) or context-aware (features too).
     static var family: ModelFamily { get }
-    /// Hyperparameters with defaults (RecBole's), documented like config keys.
+    /// Hyperparameters with defaults (RecBole's), documented like config keys; a key several
+    /// models read comes from `SharedKeys`, with this model's default.
     static var parameters: [ConfigKey] { get }
+    /// A model to compare, or a baseline sweeps add by themselves (default: a model).
+    static var role: ModelRole { get }
+    /// Small settings the shared tests build the model with (gradient checks, scorer
+    /// checks), one entry per variant to check; each is laid over the declared defaults.
+    static var testSettings: [[String: ConfigValue]] { get }
 
     /// Reads and validates hyperparameters.
     init(parameters: ModelParameters) throws
@@ -65,6 +81,8 @@ public protocol Recommender: Scorer, Sendable {
 
 extension Recommender {
     public static var family: ModelFamily { .general }
+    public static var role: ModelRole { .model }
+    public static var testSettings: [[String: ConfigValue]] { [[:]] }
     public var fitSteps: [String: Double] { [:] }
     public var trainingSummary: TrainingSummary? { nil }
     public func cost(_ shape: WorkShape) -> ModelCost? { nil }

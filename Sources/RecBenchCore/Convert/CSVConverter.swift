@@ -124,7 +124,8 @@ public enum CSVConverter {
             if let colon = rest.lastIndex(of: ":") {
                 let typeName = String(rest[rest.index(after: colon)...])
                 guard let t = FieldType(rawValue: typeName) else {
-                    throw RecBenchError(field: text, "unknown type '\(typeName)'\(Suggestion.hint(for: typeName, in: FieldType.allCases.map(\.rawValue))) (types: token, float, token_seq, float_seq)")
+                    throw RecBenchError(field: text, "unknown type '\(typeName)'\(Suggestion.hint(for: typeName, in: FieldType.allCases.map(\.rawValue))) "
+                                                     + "(types: token, float, token_seq, float_seq)")
                 }
                 type = t
                 rest = rest[..<colon]
@@ -150,22 +151,13 @@ public enum CSVConverter {
             throw RecBenchError.file(path, line: 1, "empty file: expected a header row")
         }
         let sources = header.map(\.trimmingSpaces)
-        var names: [String] = []
-        for (index, source) in sources.enumerated() {
-            guard !source.isEmpty else { throw RecBenchError.file(path, line: 1, "column \(index + 1) has an empty name") }
-            let name = mappings.first { $0.source == source }?.name ?? source
-            if let previous = names.firstIndex(of: name) {
-                throw RecBenchError.file(path, line: 1, field: name, "duplicate column name (columns \(previous + 1) and \(index + 1))")
-            }
-            guard !name.contains(":"), !name.utf8.contains(where: forbidden.contains) else {
-                throw RecBenchError.file(path, line: 1, field: name, "a column name cannot contain ':', tabs or line breaks")
-            }
-            names.append(name)
-        }
+        let names = try columnNames(sources, path: path, mappings: mappings)
         let required = suffix == "inter" ? ["user_id", "item_id"].filter { spec.idFields.contains($0) }
             : suffix == "item" ? ["item_id"] : ["user_id"]
         for field in required where !names.contains(field) {
-            throw RecBenchError.file(path, line: 1, field: field, "required column missing (columns: \(names.joined(separator: ", ")))\(Suggestion.hint(for: field, in: names)); rename one with --field csv_name=\(field)")
+            throw RecBenchError.file(path, line: 1, field: field,
+                                     "required column missing (columns: \(names.joined(separator: ", ")))\(Suggestion.hint(for: field, in: names)); "
+                                     + "rename one with --field csv_name=\(field)")
         }
         var stats = [ColumnStats](repeating: ColumnStats(), count: names.count)
         var plan = FilePlan(path: path, delimiter: reader.delimiter)
@@ -175,7 +167,8 @@ public enum CSVConverter {
             }
             for (c, value) in fields.enumerated() {
                 if names[c] == spec.timeField && Timestamp.seconds(value) == nil {
-                    throw RecBenchError.file(path, line: line, field: names[c], "'\(value)' is not a timestamp (Unix seconds, or a date such as 2024-04-01 or 2024-04-01 09:30:00)")
+                    throw RecBenchError.file(path, line: line, field: names[c],
+                                             "'\(value)' is not a timestamp (Unix seconds, or a date such as 2024-04-01 or 2024-04-01 09:30:00)")
                 }
                 if spec.idFields.contains(names[c]) && value.isEmpty {
                     throw RecBenchError.file(path, line: line, field: names[c], "empty id")
@@ -207,6 +200,23 @@ public enum CSVConverter {
             plan.columns.append(.init(source: sources[c], name: name, type: type, reason: reason))
         }
         return plan
+    }
+
+    /// The atomic-file name of each CSV column (mapped, checked), apart from `inspect`'s pass over the rows.
+    private static func columnNames(_ sources: [String], path: String, mappings: [FieldMapping]) throws -> [String] {
+        var names: [String] = []
+        for (index, source) in sources.enumerated() {
+            guard !source.isEmpty else { throw RecBenchError.file(path, line: 1, "column \(index + 1) has an empty name") }
+            let name = mappings.first { $0.source == source }?.name ?? source
+            if let previous = names.firstIndex(of: name) {
+                throw RecBenchError.file(path, line: 1, field: name, "duplicate column name (columns \(previous + 1) and \(index + 1))")
+            }
+            guard !name.contains(":"), !name.utf8.contains(where: forbidden.contains) else {
+                throw RecBenchError.file(path, line: 1, field: name, "a column name cannot contain ':', tabs or line breaks")
+            }
+            names.append(name)
+        }
+        return names
     }
 
     struct ColumnStats {
@@ -268,7 +278,8 @@ public enum CSVConverter {
                         break
                     }
                     if value.utf8.contains(where: { $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
-                        throw RecBenchError.file(plan.path, line: line, field: column.name, "value contains a tab or line break, which atomic files cannot hold; remove it from the CSV")
+                        throw RecBenchError.file(plan.path, line: line, field: column.name,
+                                                 "value contains a tab or line break, which atomic files cannot hold; remove it from the CSV")
                     }
                     buffer.append(contentsOf: value.utf8)
                 }

@@ -87,7 +87,8 @@ public struct CSVReader {
                         throw RecBenchError.file(path, line: line, "unexpected text after a closing quote in field \(fields.count + 1)")
                     }
                     if b == 0x22 {
-                        throw RecBenchError.file(path, line: line, "stray quote in field \(fields.count + 1): quote the whole field and double inner quotes (\"\")")
+                        throw RecBenchError.file(path, line: line,
+                                                 "stray quote in field \(fields.count + 1): quote the whole field and double inner quotes (\"\")")
                     }
                     field.append(b)
                 }

@@ -105,19 +105,8 @@ public enum AtomicFileReader {
     ) throws -> AtomicTable {
         precondition(!sep.isEmpty, "empty field separator")
         var lines = LineScanner(bytes)
-        // Skip a UTF-8 byte-order mark.
-        if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { lines.position = 3 }
-        guard let headerLine = lines.next() else {
-            throw RecBenchError.file(path, line: 1, "empty file: expected a header line of `name:type` columns")
-        }
-        try checkLength(headerLine, path: path)
-        let header = try parseHeader(headerLine.bytes, path: path, fieldSeparator: sep)
+        let header = try readHeader(&lines, path: path, fieldSeparator: sep, wanted: wanted)
         let names = header.map(\.name)
-        if let wanted {
-            for name in wanted where !names.contains(name) {
-                throw RecBenchError.file(path, line: 1, field: name, "column is listed in load_col but missing from the header (columns: \(names.joined(separator: ", ")))\(Suggestion.hint(for: name, in: names))")
-            }
-        }
         let selected = header.enumerated().filter { wanted?.contains($0.element.name) ?? true }
         let positionOfColumn = Dictionary(uniqueKeysWithValues: selected.enumerated().map { ($0.element.offset, $0.offset) })
 
@@ -164,6 +153,40 @@ public enum AtomicFileReader {
             }
             lineNumbers.append(Int32(truncatingIfNeeded: lineNo))
         }
+        let columns = assembleColumns(selected, interners: interners, tokenCodes: tokenCodes, floats: floatColumns,
+                                      tokenSequences: tokenSeqColumns, floatSequences: floatSeqColumns)
+        return AtomicTable(path: path, header: header, fields: selected.map(\.element), columns: columns,
+                           rowCount: lineNumbers.count, lineNumbers: lineNumbers)
+    }
+
+    /// Reads the header line (after a byte-order mark) and checks load_col against it, apart from `parse`'s row loop.
+    private static func readHeader(
+        _ lines: inout LineScanner, path: String, fieldSeparator sep: [UInt8], wanted: [String]?
+    ) throws -> [AtomicField] {
+        let bytes = lines.bytes
+        // Skip a UTF-8 byte-order mark.
+        if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { lines.position = 3 }
+        guard let headerLine = lines.next() else {
+            throw RecBenchError.file(path, line: 1, "empty file: expected a header line of `name:type` columns")
+        }
+        try checkLength(headerLine, path: path)
+        let header = try parseHeader(headerLine.bytes, path: path, fieldSeparator: sep)
+        let names = header.map(\.name)
+        if let wanted {
+            for name in wanted where !names.contains(name) {
+                throw RecBenchError.file(path, line: 1, field: name,
+                                         "column is listed in load_col but missing from the header (columns: \(names.joined(separator: ", ")))"
+                                         + "\(Suggestion.hint(for: name, in: names))")
+            }
+        }
+        return header
+    }
+
+    /// Wraps each selected column's parsed values in its `AtomicColumn` case, apart from `parse`'s row loop.
+    private static func assembleColumns(
+        _ selected: [(offset: Int, element: AtomicField)], interners: [TokenInterner], tokenCodes: [[Int32]],
+        floats floatColumns: [[Double]], tokenSequences tokenSeqColumns: [[[String]]], floatSequences floatSeqColumns: [[[Double]]]
+    ) -> [String: AtomicColumn] {
         var columns: [String: AtomicColumn] = [:]
         for (slot, entry) in selected.enumerated() {
             let f = entry.element
@@ -174,8 +197,7 @@ public enum AtomicFileReader {
             case .floatSequence: columns[f.name] = .floatSequence(floatSeqColumns[slot])
             }
         }
-        return AtomicTable(path: path, header: header, fields: selected.map(\.element), columns: columns,
-                           rowCount: lineNumbers.count, lineNumbers: lineNumbers)
+        return columns
     }
 
     /// The longest line accepted: far beyond any real row (a token_seq of thousands of
@@ -185,7 +207,8 @@ public enum AtomicFileReader {
     /// Refuses a line longer than `maxLineBytes`.
     static func checkLength(_ line: (bytes: UnsafeBufferPointer<UInt8>, number: Int), path: String) throws {
         guard line.bytes.count > maxLineBytes else { return }
-        throw RecBenchError.file(path, line: line.number, "line is \(line.bytes.count) bytes long, more than the \(maxLineBytes >> 20) MiB a row may have (a binary file, or missing line breaks?)")
+        throw RecBenchError.file(path, line: line.number, "line is \(line.bytes.count) bytes long, "
+                                                          + "more than the \(maxLineBytes >> 20) MiB a row may have (a binary file, or missing line breaks?)")
     }
 
     /// The `name:type` columns of a header line, checked (known types, no repeated name).
@@ -200,11 +223,14 @@ public enum AtomicFileReader {
         var header: [AtomicField] = []
         for text in headerFields {
             guard let colon = text.lastIndex(of: ":"), colon != text.startIndex else {
-                throw RecBenchError.file(path, line: 1, field: text, "malformed header column: expected `name:type` (types: token, float, token_seq, float_seq)")
+                throw RecBenchError.file(path, line: 1, field: text,
+                                         "malformed header column: expected `name:type` (types: token, float, token_seq, float_seq)")
             }
             let name = String(text[..<colon]), typeName = String(text[text.index(after: colon)...])
             guard let type = FieldType(rawValue: typeName) else {
-                throw RecBenchError.file(path, line: 1, field: name, "unknown column type '\(typeName)'\(Suggestion.hint(for: typeName, in: FieldType.allCases.map(\.rawValue))) (types: token, float, token_seq, float_seq)")
+                throw RecBenchError.file(path, line: 1, field: name,
+                                         "unknown column type '\(typeName)'\(Suggestion.hint(for: typeName, in: FieldType.allCases.map(\.rawValue))) "
+                                         + "(types: token, float, token_seq, float_seq)")
             }
             if header.contains(where: { $0.name == name }) {
                 throw RecBenchError.file(path, line: 1, field: name, "column appears twice in the header")

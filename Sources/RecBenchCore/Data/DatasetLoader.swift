@@ -47,13 +47,18 @@ public enum DatasetLoader {
     /// Every `numerical_features` column must be a loaded float column of some file.
     static func checkNumericalFeatures(_ settings: DataSettings, tables: [(suffix: String, table: AtomicTable?)]) throws {
         for name in settings.numericalFeatures {
-            let found = tables.compactMap { entry in entry.table.flatMap { t in t.fields.first { $0.name == name }.map { (t, $0) } } }
+            let found = tables.compactMap { entry in
+                entry.table.flatMap { t in t.fields.first { $0.name == name }.map { (t, $0) } }
+            }
             guard let (table, field) = found.first else {
                 let loaded = tables.flatMap { $0.table?.fields.map(\.name) ?? [] }
-                throw RecBenchError.config("numerical_features", "column '\(name)' is not loaded from any file (load_col)\(Suggestion.hint(for: name, in: loaded))")
+                throw RecBenchError.config("numerical_features",
+                                           "column '\(name)' is not loaded from any file (load_col)\(Suggestion.hint(for: name, in: loaded))")
             }
             guard field.type == .float || field.type == .floatSequence else {
-                throw RecBenchError.file(table.path, line: 1, field: name, "numerical_features lists a \(field.type.rawValue) column; only float and float_seq columns are numerical (a token column is already a model input)")
+                throw RecBenchError.file(table.path, line: 1, field: name,
+                                         "numerical_features lists a \(field.type.rawValue) column; only float and float_seq columns are numerical "
+                                         + "(a token column is already a model input)")
             }
         }
     }
@@ -79,7 +84,8 @@ public enum DatasetLoader {
         for (index, table) in tables.enumerated() {
             for field in [settings.userField, settings.itemField] {
                 guard let f = table.header.first(where: { $0.name == field }) else {
-                    throw RecBenchError.file(table.path, line: 1, field: field, "the interaction file has no such column (columns: \(table.header.map(\.name).joined(separator: ", ")))")
+                    throw RecBenchError.file(table.path, line: 1, field: field,
+                                             "the interaction file has no such column (columns: \(table.header.map(\.name).joined(separator: ", ")))")
                 }
                 guard f.type == .token else {
                     throw RecBenchError.file(table.path, line: 1, field: field, "id column must have type token, found \(f.type.rawValue)")
@@ -147,7 +153,8 @@ public enum DatasetLoader {
         var firstLine: [String: Int32] = [:]
         for (r, id) in try table.tokens(field).enumerated() {
             if let first = firstLine[id] {
-                throw RecBenchError.file(table.path, line: Int(table.lineNumbers[r]), field: field, "'\(id)' is listed again (first on line \(first)): one row per id")
+                throw RecBenchError.file(table.path, line: Int(table.lineNumbers[r]), field: field,
+                                         "'\(id)' is listed again (first on line \(first)): one row per id")
             }
             firstLine[id] = table.lineNumbers[r]
         }
@@ -158,7 +165,8 @@ public enum DatasetLoader {
     static func checkSomeLeft(_ raw: RawLog, by table: AtomicTable, _ side: String) throws {
         guard raw.count == 0 else { return }
         let what = table.rowCount == 0 ? "has a header but no rows" : "lists none of the interactions' \(side)s"
-        throw RecBenchError.file(table.path, "\(what), so no interaction is left (filter_inter_by_user_or_item, on by default as in RecBole, drops those whose \(side) it does not list)")
+        throw RecBenchError.file(table.path, "\(what), so no interaction is left "
+                                             + "(filter_inter_by_user_or_item, on by default as in RecBole, drops those whose \(side) it does not list)")
     }
 
     /// Final dense ids: interactions first, then the kept side-file rows (RecBole's factorize order).
@@ -223,13 +231,20 @@ public enum DatasetLoader {
         })
     }
 
-    /// The folder holding `{dataset}.inter`: `{data_path}/{dataset}/`, else `{data_path}/`.
+    /// The folder holding `{dataset}.inter`: `{data_path}/{dataset}/`, else `{data_path}/`;
+    /// a relative `data_path` is tried against the working folder (RecBole's rule), then
+    /// against the folder of the config file that set it.
     static func locate(_ s: DataSettings) throws -> String {
         let base = s.dataPath.hasSuffix("/") && s.dataPath.count > 1 ? String(s.dataPath.dropLast()) : s.dataPath
         let probe = s.benchmarkFilenames.map { "\(s.dataset).\($0.first ?? "train").inter" } ?? "\(s.dataset).inter"
-        let candidates = ["\(base)/\(s.dataset)", base]
+        var bases = [base]
+        if let folder = s.configFolder, folder != "." { bases.append("\(folder)/\(base)") }
+        let candidates = bases.flatMap { ["\($0)/\(s.dataset)", $0] }
         for folder in candidates where FileManager.default.fileExists(atPath: "\(folder)/\(probe)") { return folder }
-        throw RecBenchError.file("\(candidates[0])/\(probe)", "dataset '\(s.dataset)' not found (also looked for \(candidates[1])/\(probe); set data_path and dataset)")
+        let looked = candidates.dropFirst().map { "\($0)/\(probe)" }.joined(separator: ", ")
+        let folders = bases.count > 1 ? " (relative to the working folder \(FileManager.default.currentDirectoryPath), then to the config's folder)" : ""
+        throw RecBenchError.file("\(candidates[0])/\(probe)",
+                                 "dataset '\(s.dataset)' not found (also looked for \(looked)\(folders); set data_path and dataset)")
     }
 
     private static func appendFloatColumn(_ field: String?, of table: AtomicTable, to column: [Double]?) throws -> [Double]? {

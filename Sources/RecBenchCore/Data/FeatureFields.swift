@@ -67,7 +67,8 @@ public struct FeatureFields: Sendable {
             for column in table.fields where column.name != idName {
                 guard dataset.isModelInput(column.name, of: side.rawValue) else { continue }
                 guard let built = Self.column(column, of: table, rows: rowIDs, count: count, dataset: dataset) else {
-                    notes.append("\(file) column \(column.name) (\(column.type.rawValue)) is not a model input: only numerical_features make float columns inputs, as in RecBole")
+                    notes.append("\(file) column \(column.name) (\(column.type.rawValue)) is not a model input: "
+                                 + "only numerical_features make float columns inputs, as in RecBole")
                     continue
                 }
                 fields.append(FeatureField(name: column.name, side: side, type: built.type, file: file, cardinality: built.sums.columns))
@@ -75,7 +76,8 @@ public struct FeatureFields: Sendable {
             }
         }
         for name in dataset.numericalFeatures where !fields.contains(where: { $0.name == name }) && dataset.isModelInput(name, of: "inter") {
-            notes.append("numerical_features lists the .inter column \(name), which is not a model input: full ranking scores (user, item) pairs that have no interaction context")
+            notes.append("numerical_features lists the .inter column \(name), which is not a model input: "
+                         + "full ranking scores (user, item) pairs that have no interaction context")
         }
         self.fields = fields; self.sums = sums; self.means = means; self.notes = notes
     }

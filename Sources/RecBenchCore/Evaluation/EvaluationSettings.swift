@@ -13,7 +13,8 @@ extension HistoryMask {
     /// The one explanation of what `recbole` does on data with repeat purchases (run notices
     /// and reports both use it); `counts` says how many positives were seen earlier, if known.
     public static func repeatLeakWarning(counts: String? = nil) -> String {
-        "`history_mask: recbole` on data with repeats\(counts.map { " (\($0))" } ?? ""): these items stay rankable while every other seen item is masked, which inflates repeat hits; use `history_mask: none` or `seen` for honest figures"
+        "`history_mask: recbole` on data with repeats\(counts.map { " (\($0))" } ?? ""): these items stay rankable while every other seen item is masked, "
+            + "which inflates repeat hits; use `history_mask: none` or `seen` for honest figures"
     }
 }
 
@@ -87,7 +88,8 @@ public struct EvaluationSettings: Sendable, Equatable {
         let keys = metrics.flatMap { m in cuts.map { MetricKey(m, k: $0).description } }
         guard keys.contains(valid) else {
             throw RecBenchError.config("valid_metric", origin: config.origin(of: "valid_metric"),
-                                       "'\(valid)' is not among the computed metrics\(Suggestion.hint(for: valid, in: keys)) (metrics × topk: \(keys.joined(separator: ", ")))")
+                                       "'\(valid)' is not among the computed metrics\(Suggestion.hint(for: valid, in: keys)) "
+                                       + "(metrics × topk: \(keys.joined(separator: ", ")))")
         }
         validMetric = valid
     }

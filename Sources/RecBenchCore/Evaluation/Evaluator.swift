@@ -57,6 +57,9 @@ public struct EvaluationTarget: Sendable {
         repeatCounts = EvaluationTarget.repeats(positives, history)
     }
 
+    /// Positives, over all users, that the user had in an earlier split (repeat consumption).
+    public var repeatPositives: Int { repeatCounts.reduce(0) { $0 + Int($1) } }
+
     /// The same target for its first `count` users only (a benchmark's smaller population).
     public func prefix(_ count: Int) -> EvaluationTarget {
         EvaluationTarget(part: part, positives: positives, history: history, users: Array(users.prefix(count)), itemCount: itemCount,
@@ -180,7 +183,8 @@ public enum Evaluator {
 
     /// Means of the per-user metrics, the list metrics over every top-K list, and the
     /// repeat-vs-new analyses.
-    static func summarize(_ table: RankingTable, topItems: [Int32], target: EvaluationTarget, settings: EvaluationSettings, seconds: Double) -> EvaluationResult {
+    static func summarize(_ table: RankingTable, topItems: [Int32], target: EvaluationTarget, settings: EvaluationSettings,
+                          seconds: Double) -> EvaluationResult {
         let users = target.users, width = settings.cutoffs.max()!, itemCount = target.itemCount
         let rankingKeys = rankingMetrics(settings).flatMap { m in settings.cutoffs.map { MetricKey(m.name, k: $0).description } }
         var values: [String: Double] = [:]
@@ -193,7 +197,8 @@ public enum Evaluator {
         let trainCounts = target.trainCounts
         for metric in MetricRegistry.lists where settings.metrics.contains(metric.name) {
             for k in settings.cutoffs {
-                values[MetricKey(metric.name, k: k).description] = metric.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
+                values[MetricKey(metric.name, k: k).description] =
+                    metric.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
             }
         }
         if settings.metrics.contains(TailPercentage.name) {
@@ -210,7 +215,8 @@ public enum Evaluator {
                                          hits: hits.all, repeatHits: hits.repeated)
             }
             analyses.merge(Analyses.summarize(perUser, k: k)) { _, new in new }
-            analyses[MetricKey("item_coverage", k: k).description] = ItemCoverage.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
+            analyses[MetricKey("item_coverage", k: k).description] =
+                ItemCoverage.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
         }
         return EvaluationResult(
             part: target.part, historyMask: settings.historyMask, keys: settings.keys, values: values, users: users, perUser: perUser,

@@ -13,14 +13,10 @@ public struct RunRequest: Sendable {
     public var assignments: [String]
     /// `--dataset` (wins over everything).
     public var dataset: String?
-    /// Folder of per-model default YAMLs; nil searches `<config dir>/models/` then `Configs/models/`.
-    public var modelDefaultsDirectory: String?
 
     /// A request.
-    public init(model: String? = nil, configFiles: [String] = [], assignments: [String] = [],
-                dataset: String? = nil, modelDefaultsDirectory: String? = nil) {
-        self.model = model; self.configFiles = configFiles; self.assignments = assignments
-        self.dataset = dataset; self.modelDefaultsDirectory = modelDefaultsDirectory
+    public init(model: String? = nil, configFiles: [String] = [], assignments: [String] = [], dataset: String? = nil) {
+        self.model = model; self.configFiles = configFiles; self.assignments = assignments; self.dataset = dataset
     }
 }
 
@@ -46,8 +42,6 @@ public struct ExperimentPlan: Sendable {
     public let resultsDirectory: String
     /// Bytes a run may plan to use (`memory_limit_mb`, or the machine's memory).
     public let memoryLimit: Double
-    /// The per-model defaults file used, if any.
-    public let modelDefaultsFile: String?
     /// Notices gathered while planning.
     public let notices: [String]
 }
@@ -84,17 +78,14 @@ public enum Experiment {
             ?? { throw RecBenchError(field: "model", "no model given: pass --model NAME or set `model:` in a config") }()
         let modelType = try ModelRegistry.model(named: modelName)
 
-        var layers: [ConfigLayer] = []
-        let defaultsFile = modelDefaultsFile(for: modelType.name, request: request)
-        if let defaultsFile { layers.append(try ConfigLayer.file(defaultsFile)) }
-        layers += fileLayers
-        layers.append(setLayer)
-        var config = try Config(layers: layers, modelKeys: ModelRegistry.parameterDefaults)
+        // The model's defaults are its compiled-in declaration: no file in the working folder
+        // can change a result.
+        var config = try Config(layers: fileLayers + [setLayer], modelKeys: ModelRegistry.parameterNames)
         if let dataset = request.dataset { config.set("dataset", to: .string(dataset), origin: "--dataset") }
         config.set("model", to: .string(modelType.name), origin: request.model != nil ? "--model" : config.origin(of: "model"))
         // Keep this model's hyperparameters (defaults included), drop other models'.
         let own = Set(modelType.parameters.map(\.name))
-        let others = Set(ModelRegistry.parameterDefaults.keys).subtracting(own)
+        let others = Set(ModelRegistry.parameterNames).subtracting(own)
         config = config.restricted { !others.contains($0) }
         for p in modelType.parameters where config[p.name] == .null {
             config.set(p.name, to: p.defaultValue, origin: "default")
@@ -104,7 +95,8 @@ public enum Experiment {
         _ = try modelType.init(parameters: parameters)   // validates hyperparameters now, before loading data
         let threads = try config.int("threads", atLeast: 0), memoryLimit = try config.int("memory_limit_mb", atLeast: 0)
         for key in ["results_dir", "checkpoint_dir"] where config[key] == .string("") {
-            throw RecBenchError.config(key, origin: config.origin(of: key), "must not be empty (use `.` for the working directory\(key == "checkpoint_dir" ? ", or ~ for no checkpoints" : ""))")
+            throw RecBenchError.config(key, origin: config.origin(of: key),
+                                       "must not be empty (use `.` for the working directory\(key == "checkpoint_dir" ? ", or ~ for no checkpoints" : ""))")
         }
         return ExperimentPlan(
             modelType: modelType, config: config, data: try DataSettings(config), split: try SplitSettings(config),
@@ -113,7 +105,6 @@ public enum Experiment {
             threads: threads == 0 ? Compute.coreCount : threads, threadSplit: try threadSplit(config),
             resultsDirectory: try config.string("results_dir"),
             memoryLimit: memoryLimit == 0 ? ProcessStats.availableMemoryBytes : Double(memoryLimit) * 1_048_576,
-            modelDefaultsFile: defaultsFile,
             notices: config.notices)
     }
 
@@ -133,17 +124,6 @@ public enum Experiment {
                                        "expected \(ThreadSplit.allCases.map(\.rawValue).joined(separator: ", ")), got '\(value)'")
         }
         return split
-    }
-
-    static func modelDefaultsFile(for name: String, request: RunRequest) -> String? {
-        var folders: [String] = []
-        if let dir = request.modelDefaultsDirectory { folders.append(dir) }
-        for file in request.configFiles {
-            let dir = (file as NSString).deletingLastPathComponent
-            folders.append((dir.isEmpty ? "." : dir) + "/models")
-        }
-        folders.append("Configs/models")
-        return folders.lazy.map { "\($0)/\(name).yml" }.first { FileManager.default.fileExists(atPath: $0) }
     }
 
     /// Phases a run reports as they finish (for progress output).
@@ -187,19 +167,15 @@ public enum Experiment {
         var model = try plan.modelType.init(parameters: plan.parameters)
         let data = TrainingData(dataset: dataset, split: split)
         try checkMemory(model, data: data, plan: plan)
-        let context = fitContext(plan, compute: compute, validTarget: summary.validUsers > 0 ? validTarget : nil, logger: logger, profile: profile, onEvent: onEvent)
+        let context = fitContext(plan, compute: compute, validTarget: summary.validUsers > 0 ? validTarget : nil, logger: logger,
+                                 profile: profile, onEvent: onEvent)
         try model.fit(data, context: context)
         let fitSeconds = lap()
         onEvent(.fitted(seconds: fitSeconds))
 
-        var valid: EvaluationResult?
-        if summary.validUsers > 0 {
-            valid = Evaluator.evaluate(model, target: validTarget, settings: plan.evaluation, compute: plan.threadSplit.evaluation(compute))
-            onEvent(.evaluated(valid!))
-        }
+        let valid: EvaluationResult? = summary.validUsers > 0 ? evaluate(model, on: validTarget, plan: plan, compute: compute, onEvent: onEvent) : nil
         let validSeconds = lap()
-        let test = Evaluator.evaluate(model, target: testTarget, settings: plan.evaluation, compute: plan.threadSplit.evaluation(compute))
-        onEvent(.evaluated(test))
+        let test = evaluate(model, on: testTarget, plan: plan, compute: compute, onEvent: onEvent)
         let testSeconds = lap()
 
         let runKey = Experiment.runKey(plan: plan, datasetFingerprint: dataset.fingerprint)
@@ -222,6 +198,14 @@ public enum Experiment {
         return RunOutcome(result: result, valid: valid, test: test, perUser: perUser)
     }
 
+    /// Evaluates `model` on `target` with the evaluation's share of `compute`, and reports the result as an event.
+    static func evaluate(_ model: any Scorer, on target: EvaluationTarget, plan: ExperimentPlan, compute: Compute,
+                         onEvent: @Sendable (Event) -> Void) -> EvaluationResult {
+        let result = Evaluator.evaluate(model, target: target, settings: plan.evaluation, compute: plan.threadSplit.evaluation(compute))
+        onEvent(.evaluated(result))
+        return result
+    }
+
     /// Splits the dataset, builds both evaluation targets (validation reuses its target every
     /// epoch), and warns when RecBole's mask meets repeat purchases.
     static func splitAndTargets(_ dataset: Dataset, plan: ExperimentPlan, logger: Logger, notices: inout [String]) throws
@@ -229,12 +213,7 @@ public enum Experiment {
         let parts = try Splitter.split(dataset.interactions, userCount: dataset.userCount, settings: plan.split)
         let split = SplitData(dataset: dataset, parts: parts)
         let validTarget = EvaluationTarget(.valid, in: split), testTarget = EvaluationTarget(.test, in: split)
-        func repeats(_ t: EvaluationTarget) -> Int {
-            t.users.reduce(0) { sum, u in
-                sum + t.positives.columns(ofRow: Int(u)).filter { t.history.contains(row: Int(u), column: Int($0)) }.count
-            }
-        }
-        let testRepeats = repeats(testTarget), validRepeats = repeats(validTarget)
+        let testRepeats = testTarget.repeatPositives, validRepeats = validTarget.repeatPositives
         if plan.evaluation.historyMask == .recbole && (testRepeats > 0 || validRepeats > 0) {
             let message = HistoryMask.repeatLeakWarning(counts: "\(testRepeats) test, \(validRepeats) valid positives were seen earlier")
             logger.warning("\(message)")
@@ -256,18 +235,25 @@ public enum Experiment {
         let shape = WorkShape(users: data.userCount, items: data.itemCount, trainInteractions: Int(data.trainMatrix.values.reduce(0, +)),
                               trainPairs: data.trainMatrix.values.count)
         let rows = min(plan.evaluation.usersPerBlock(items: data.itemCount), data.userCount)
-        var needs = [MemoryEstimate(bytes: 4 * Double(rows) * Double(data.itemCount), what: "a \(rows) × \(data.itemCount) block of scores (eval_batch_size × items, at most eval_memory_mb)")]
+        var needs = [MemoryEstimate(bytes: 4 * Double(rows) * Double(data.itemCount),
+                                    what: "a \(rows) × \(data.itemCount) block of scores (eval_batch_size × items, at most eval_memory_mb)")]
         if let fit = model.memory(shape) {
             if let order = fit.blasSquareOrder, order > BLAS.maxSquareOrder {
-                throw RecBenchError.config(plan.modelType.name, "needs \(fit.what), but the linked OpenBLAS takes 32-bit indices: a dense square matrix holds at most \(BLAS.maxSquareOrder) × \(BLAS.maxSquareOrder) (n² < 2³¹); shrink the catalogue with item_inter_num_interval (e.g. \"[5,inf)\"), or use a model without an item × item matrix")
+                throw RecBenchError.config(plan.modelType.name, "needs \(fit.what), but the linked OpenBLAS takes 32-bit indices: "
+                    + "a dense square matrix holds at most \(BLAS.maxSquareOrder) × \(BLAS.maxSquareOrder) (n² < 2³¹); "
+                    + "shrink the catalogue with item_inter_num_interval (e.g. \"[5,inf)\"), or use a model without an item × item matrix")
             }
             needs.append(fit)
         }
         let total = needs.reduce(0) { $0 + $1.bytes }
         guard total > plan.memoryLimit else { return }
-        func gib(_ b: Double) -> String { b < 1_073_741_824 ? String(format: "%.0f MiB", b / 1_048_576) : String(format: "%.1f GiB", b / 1_073_741_824) }
+        func gib(_ b: Double) -> String {
+            b < 1_073_741_824 ? String(format: "%.0f MiB", b / 1_048_576) : String(format: "%.1f GiB", b / 1_073_741_824)
+        }
         let key = plan.config.origin(of: "memory_limit_mb") == "default" ? "this machine's memory" : "memory_limit_mb"
-        throw RecBenchError.config(plan.modelType.name, "needs an estimated \(gib(total)) (\(needs.map { "\($0.what): \(gib($0.bytes))" }.joined(separator: "; "))), more than the \(gib(plan.memoryLimit)) of \(key); lower eval_memory_mb or use a smaller catalogue")
+        let parts = needs.map { "\($0.what): \(gib($0.bytes))" }.joined(separator: "; ")
+        throw RecBenchError.config(plan.modelType.name, "needs an estimated \(gib(total)) (\(parts)), "
+            + "more than the \(gib(plan.memoryLimit)) of \(key); lower eval_memory_mb or use a smaller catalogue")
     }
 
     /// What a model's fit receives: seed, threads, training settings, validation on
@@ -277,19 +263,23 @@ public enum Experiment {
         let evaluation = plan.evaluation, validation = evaluation.validationOnly
         let validate: (@Sendable (any Scorer, Compute) -> Double)? = validTarget.map { target in
             { @Sendable scorer, compute in
-                Evaluator.evaluate(scorer, target: target, settings: validation, compute: compute, profile: profile, phase: "validation").values[evaluation.validMetric] ?? 0
+                Evaluator.evaluate(scorer, target: target, settings: validation, compute: compute, profile: profile,
+                                   phase: "validation").values[evaluation.validMetric] ?? 0
             }
         }
         return FitContext(
             seed: plan.seed, compute: compute, logger: logger, training: plan.training, validate: validate,
             validMetricBigger: evaluation.validMetricBigger, validMetric: evaluation.validMetric,
             onEpoch: { onEvent(.epoch($0)) },
-            onBatch: { [clock = BatchClock()] done, total in onEvent(.batch(done: done, of: total, elapsed: clock.elapsed(restartingWhen: done == 1))) },
+            onBatch: { [clock = BatchClock()] done, total in
+                onEvent(.batch(done: done, of: total, elapsed: clock.elapsed(restartingWhen: done == 1)))
+            },
             checkpointName: "\(plan.modelType.name)-\(plan.data.dataset)-seed\(plan.seed)", profile: profile, threadSplit: plan.threadSplit)
     }
 
     /// Keys that do not change a run's metrics, left out of its identity.
-    static let presentationKeys: Set<String> = ["results_dir", "threads", "thread_split", "metric_decimal_place", "checkpoint_dir", "memory_limit_mb", "eval_memory_mb"]
+    static let presentationKeys: Set<String> = ["results_dir", "threads", "thread_split", "metric_decimal_place", "checkpoint_dir",
+                                                "memory_limit_mb", "eval_memory_mb"]
 
     /// The run's identity: recbench's version, model, every result-relevant config value, and
     /// the data's fingerprint. The same key means the same run (a sweep skips it); a new

@@ -17,12 +17,13 @@ import Linalg
 /// does not apply, and the model is validated once, after the last.
 public struct ALS: Recommender {
     public static let name = "ALS"
-    public static let summary = "Alternating least squares on confidence-weighted implicit feedback (Hu et al. 2008), conjugate-gradient solves as in `implicit`"
+    public static let summary = "Alternating least squares on confidence-weighted implicit feedback (Hu et al. 2008), "
+        + "conjugate-gradient solves as in `implicit`"
     public static let kind = ModelKind.factorisation
     public static let parameters: [ConfigKey] = [
         ConfigKey("factors", "int", .int(64), "ALS: dimension of user and item factors."),
         ConfigKey("regularization", "float", .double(0.01), "ALS: L2 weight λ on the factors."),
-        ConfigKey("alpha", "float", .double(1.0), "ALS: confidence slope, c = 1 + alpha · count."),
+        SharedKeys.alpha(1.0),
         ConfigKey("iterations", "int", .int(15), "ALS: alternating sweeps (users, then items); fixed, no early stopping."),
         ConfigKey("use_cg", "bool", .bool(true), "ALS: solve each row by conjugate gradient (implicit's default) instead of exactly (Cholesky)."),
         ConfigKey("cg_steps", "int", .int(3), "ALS with use_cg: conjugate-gradient steps per row and half-step (implicit's default)."),

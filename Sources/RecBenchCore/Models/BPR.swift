@@ -18,13 +18,13 @@ public struct BPR: LearnedModel {
     public static let name = "BPR"
     public static let summary = "Matrix factorisation trained on pairwise ranking with one sampled negative per positive"
     public static let kind = ModelKind.factorisation
-    public static let randomStreams = RandomStreams(initialization: 0x1417, batches: 2)
     public static let parameters: [ConfigKey] = [
-        ConfigKey("embedding_size", "int", .int(64), "BPR: dimension of user and item embeddings."),
-        ConfigKey("hogwild", "bool", .bool(false), "BPR: train by lock-free per-sample SGD on all cores (Hogwild!, as `implicit` does) instead of mini-batch Adam; reproducible only with threads: 1."),
+        SharedKeys.embeddingSize(64),
+        SharedKeys.hogwild(false),
         ConfigKey("hogwild_learning_rate", "float", .double(0.05), "BPR with hogwild: SGD step size η."),
         ConfigKey("hogwild_regularization", "float", .double(0.01), "BPR with hogwild: L2 weight λ on the embeddings a step touches."),
     ]
+    public static let testSettings: [[String: ConfigValue]] = [["embedding_size": .int(3)]]
 
     let embeddingSize: Int
     let hogwild: Bool, hogwildRate: Float, hogwildRegularization: Float
@@ -55,7 +55,9 @@ public struct BPR: LearnedModel {
         }
         let workers = context.compute.activeWorkers
         if hogwild && workers > 1 {
-            context.logger.notice("BPR: hogwild on \(workers) threads updates without locks, so reruns give somewhat different metrics; threads: 1 makes them identical")
+            let message = "BPR: hogwild on \(workers) threads updates without locks, "
+                + "so reruns give somewhat different metrics; threads: 1 makes them identical"
+            context.logger.notice("\(message)")
         }
         return initial
     }

@@ -18,11 +18,13 @@ public struct DeepFM: ContextModel {
     public static let summary = "FM plus an MLP over the field embeddings, trained pointwise on sampled negatives"
     public static let kind = ModelKind.factorisation
     public static let family = ModelFamily.contextAware
-    public static let randomStreams = RandomStreams(initialization: 0xDF1, batches: 8)
     public static let parameters: [ConfigKey] = [
-        ConfigKey("embedding_size", "int", .int(10), "FM, FFM, DeepFM: dimension of every field's embedding."),
-        ConfigKey("mlp_hidden_size", "list of int", .list([.int(128), .int(128), .int(128)]), "DeepFM: widths of the MLP's hidden layers (ReLU after each)."),
-        ConfigKey("dropout_prob", "float", .double(0.2), "DeepFM: dropout before each hidden layer while training."),
+        SharedKeys.embeddingSize(10),
+        SharedKeys.mlpHiddenSize([128, 128, 128]),
+        SharedKeys.dropoutProb(0.2),
+    ]
+    public static let testSettings: [[String: ConfigValue]] = [
+        ["embedding_size": .int(3), "mlp_hidden_size": .list([.int(5), .int(3)]), "dropout_prob": .double(0.2)],
     ]
 
     let embeddingSize: Int, hidden: [Int], dropout: Float
@@ -30,30 +32,28 @@ public struct DeepFM: ContextModel {
     public var trainingSummary: TrainingSummary?
     public var inputs: ContextInputs?
     public var sampler: PointwiseSampler?
-    var fm: FM
+    let fm: FactorizationMachine
 
     public init(parameters: ModelParameters) throws {
         embeddingSize = try parameters.int("embedding_size", in: 1...1024)
         hidden = try parameters.intList("mlp_hidden_size", in: 1...65536)
         guard !hidden.isEmpty else { throw parameters.invalid("mlp_hidden_size", "needs at least one layer") }
         dropout = Float(try parameters.double("dropout_prob", in: 0...0.99))
-        fm = FM(embeddingSize: embeddingSize)
+        fm = FactorizationMachine(embeddingSize: embeddingSize)
     }
 
     /// The MLP: F·d inputs → hidden… → 1 (weights in × out, Xavier-normal, zero biases).
     var mlp: MLP { MLP([(inputs?.fieldCount ?? 0) * embeddingSize] + hidden + [1], prefix: "deep") }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        var initial = fm.prepare(data, context: context, rng: &rng)
-        inputs = fm.inputs; sampler = fm.sampler
+        var initial = fm.initialParameters(prepareInputs(data, context: context), rng: &rng)
         mlp.initialize(&initial, rng: &rng)
         return initial
     }
 
     /// z(u, i) for each listed pair; dropout before each hidden layer while training.
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
-        let inputs = inputs!
-        let embedded = (0..<inputs.fieldCount).map { tape.pooledLookup(p["embedding"]!, [inputs.lookup($0, users: users, items: items, mean: true)]) }
+        let embedded = fm.embedded(inputs!, users: users, items: items, p, tape: tape)
         var h = tape.concatColumns(embedded)
         for l in 0..<hidden.count {
             if var draws = rng, dropout > 0 {
@@ -63,7 +63,7 @@ public struct DeepFM: ContextModel {
             h = tape.relu(tape.linear(h, p["deep.\(l).weight"]!, p["deep.\(l).bias"]!))
         }
         let deep = tape.linear(h, p["deep.\(hidden.count).weight"]!, p["deep.\(hidden.count).bias"]!)
-        return tape.add(fm.logits(embedded: embedded, users: users, items: items, p, tape: tape), deep)
+        return tape.add(fm.logits(inputs!, embedded: embedded, users: users, items: items, p, tape: tape), deep)
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
@@ -73,9 +73,7 @@ public struct DeepFM: ContextModel {
     /// The FM part's item tower and the items' half of the first deep layer, built once for
     /// a whole evaluation pass; each batch adds its users' halves.
     public func preparedForScoring(compute: Compute) -> any Scorer {
-        var fm = self.fm
-        fm.parameters = parameters
-        let fmScores = fm.preparedForScoring(compute: compute), inputs = inputs!
+        let inputs = inputs!, fmScores = fm.preparedScores(inputs, parameters: parameters, compute: compute)
         let itemHalf = half(inputs.itemFields, entities: Array(0..<Int32(inputs.itemCount))[...], compute: compute)
         let layers = (1...hidden.count).map { (parameters["deep.\($0).weight"], parameters["deep.\($0).bias"]) }
         let mlp = SplitMLP(firstBias: parameters["deep.0.bias"], layers: layers)

@@ -11,8 +11,7 @@ public struct EASE: Recommender {
     public static let summary = "Closed-form item-item linear autoencoder with L2 regularisation (Steck 2019)"
     public static let kind = ModelKind.linear
     /// λ, RecBole's default.
-    public static let regWeight = ConfigKey("reg_weight", "float", .double(250.0), "EASE: L2 regularisation λ added to the Gram matrix's diagonal.")
-    public static let parameters: [ConfigKey] = [regWeight]
+    public static let parameters: [ConfigKey] = [SharedKeys.regWeight(250)]
 
     let regWeight: Float
     private var trainMatrix = SparseMatrix(rows: 0, columns: 0)

@@ -17,10 +17,17 @@ public struct FFM: ContextModel {
     public static let summary = "Field-aware factorization machine: one vector per feature and field group, trained pointwise on sampled negatives"
     public static let kind = ModelKind.factorisation
     public static let family = ModelFamily.contextAware
-    public static let randomStreams = RandomStreams(initialization: 0xFF1, batches: 7)
     public static let parameters: [ConfigKey] = [
-        ConfigKey("embedding_size", "int", .int(10), "FM, FFM, DeepFM: dimension of every field's embedding."),
-        ConfigKey("fields", "map or null", .null, "FFM: field groups, group → list of columns (every model input column in exactly one group); null: every column is its own group."),
+        SharedKeys.embeddingSize(10),
+        ConfigKey("fields", "map or null", .null,
+                  "FFM: field groups, group → list of columns (every model input column in exactly one group); null: every column is its own group."),
+    ]
+    /// Every column its own group, and the ids in one group with the features in another
+    /// (the test fixture's columns).
+    public static let testSettings: [[String: ConfigValue]] = [
+        ["embedding_size": .int(3)],
+        ["embedding_size": .int(3), "fields": .map(["0": .list([.string("user_id"), .string("item_id")]),
+                                                    "1": .list([.string("age"), .string("genre"), .string("price")])])],
     ]
 
     let embeddingSize: Int

@@ -23,15 +23,17 @@ public struct Item2vec: LearnedModel {
     public static let name = "Item2vec"
     public static let summary = "Skip-gram with negative sampling over purchase sessions; scores by cosine to the user's items"
     public static let kind = ModelKind.embedding
-    public static let randomStreams = RandomStreams(initialization: 0x1274, batches: 5)
     public static let parameters: [ConfigKey] = [
-        ConfigKey("embedding_size", "int", .int(64), "Dimension of the embeddings (BPR, Item2vec)."),
-        ConfigKey("session_gap", "float", .double(2_592_000), "Item2vec: largest gap in seconds between two interactions of one session (0: equal timestamps only, one basket; default 30 days, chosen by valid MRR@10 on ml-100k and the Mart sample: README, Item2vec)."),
-        ConfigKey("window", "int", .int(0), "Item2vec: 0 pairs every two items of a session (set semantics); k > 0 only items at most k positions apart in time order."),
+        SharedKeys.embeddingSize(64),
+        ConfigKey("session_gap", "float", .double(2_592_000),
+                  "Item2vec: largest gap in seconds between two interactions of one session (0: equal timestamps only, one basket; "
+                      + "default 30 days, chosen by valid MRR@10 on ml-100k and the Mart sample: README, Item2vec)."),
+        ConfigKey("window", "int", .int(0),
+                  "Item2vec: 0 pairs every two items of a session (set semantics); k > 0 only items at most k positions apart in time order."),
         ConfigKey("negatives", "int", .int(5), "Item2vec: negative items per (item, context) pair."),
         ConfigKey("ns_exponent", "float", .double(0.75), "Item2vec: negatives are drawn with probability ∝ count^ns_exponent."),
         ConfigKey("subsample", "float", .double(0), "Item2vec: word2vec's down-sampling threshold for frequent items (0: off)."),
-        ConfigKey("hogwild", "bool", .bool(false), "Item2vec: false trains on one thread, reproducibly (scoring still uses every thread); true runs lock-free SGD on every thread (Hogwild!, as word2vec does): ~1.4× faster here, reruns differ, and accuracy measured slightly lower (README, Item2vec)."),
+        SharedKeys.hogwild(false),
         ConfigKey("sgns_learning_rate", "float", .double(0.025), "Item2vec: initial SGD step, decaying linearly over all epochs."),
         ConfigKey("sgns_min_learning_rate", "float", .double(0.0001), "Item2vec: SGD step at the end of the last epoch."),
     ]
@@ -65,7 +67,9 @@ public struct Item2vec: LearnedModel {
 
     public var passes: [TrainingPass] { [TrainingPass("sgns", method: .custom)] }
 
-    public var fitSteps: [String: Double] { ["sessions": Double(sessions.count), "pairs_per_epoch": Double(pairsPerEpoch)] }
+    public var fitSteps: [String: Double] {
+        ["sessions": Double(sessions.count), "pairs_per_epoch": Double(pairsPerEpoch), "flops_per_pair": flopsPerPair]
+    }
 
     /// FLOPs of one (centre, context) pair: 1 + `negatives` terms of a dot and two axpys of
     /// length d, and the context row's update.
@@ -97,7 +101,9 @@ public struct Item2vec: LearnedModel {
         var initial = Parameters()
         initial.add("input", input)
         initial.add("output", Matrix(rows: data.itemCount, columns: d))
-        context.logger.info("Item2vec: \(sessions.count) sessions, \(pairsPerEpoch) pairs per epoch, \(counts.filter { $0 > 0 }.count) of \(data.itemCount) items in a session")
+        let message = "Item2vec: \(sessions.count) sessions, \(pairsPerEpoch) pairs per epoch, "
+            + "\(counts.filter { $0 > 0 }.count) of \(data.itemCount) items in a session"
+        context.logger.info("\(message)")
         return initial
     }
 

@@ -17,12 +17,12 @@ public struct LightGCN: LearnedModel {
     public static let name = "LightGCN"
     public static let summary = "Graph convolution without transforms: embeddings averaged over propagations on the normalised user-item graph, BPR loss"
     public static let kind = ModelKind.factorisation
-    public static let randomStreams = RandomStreams(initialization: 0x16C, batches: 10)
     public static let parameters: [ConfigKey] = [
-        ConfigKey("embedding_size", "int", .int(64), "LightGCN: dimension of the user and item embeddings (BPR: the same)."),
+        SharedKeys.embeddingSize(64),
         ConfigKey("n_layers", "int", .int(2), "LightGCN: propagation layers K."),
-        ConfigKey("reg_weight", "float", .double(1e-5), "LightGCN: weight λ of the embedding-norm penalty (EASE: its own λ)."),
+        SharedKeys.regWeight(1e-5),
     ]
+    public static let testSettings: [[String: ConfigValue]] = [["embedding_size": .int(3), "reg_weight": .double(0.1)]]
 
     let embeddingSize: Int, layers: Int, regWeight: Float
     public var parameters = Parameters()

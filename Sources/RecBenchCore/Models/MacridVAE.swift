@@ -24,9 +24,8 @@ public struct MacridVAE: LearnedModel {
     public static let name = "MacridVAE"
     public static let summary = "Disentangled VAE: items grouped into concepts, one unit-length user code per concept (Ma et al. 2019)"
     public static let kind = ModelKind.autoencoder
-    public static let randomStreams = RandomStreams(initialization: 0xAC1D, batches: 11)
     public static let parameters: [ConfigKey] = [
-        ConfigKey("embedding_size", "int", .int(64), "MacridVAE: size d of the item, concept and user codes."),
+        SharedKeys.embeddingSize(64),
         ConfigKey("kfac", "int", .int(10), "MacridVAE: number K of concepts."),
         ConfigKey("tau", "float", .double(0.1), "MacridVAE: temperature of the cosine logits."),
         ConfigKey("nogb", "bool", .bool(false), "MacridVAE: true assigns items to concepts by softmax alone, without Gumbel noise while training."),
@@ -34,10 +33,18 @@ public struct MacridVAE: LearnedModel {
         ConfigKey("encoder_hidden_size", "list of int", .list([.int(600)]), "MacridVAE: hidden layer sizes of the encoder."),
         ConfigKey("reg_weights", "list of float", .list([.double(0), .double(0)]),
                   "MacridVAE: weights of the norms of the embeddings and of the encoder weights."),
-        AutoEncoderParameters.dropout,
-        AutoEncoderParameters.annealCap,
-        AutoEncoderParameters.totalAnnealSteps,
+        SharedKeys.dropoutProb(0.5),
+        SharedKeys.annealCap(0.2),
+        SharedKeys.totalAnnealSteps(200_000),
     ]
+    /// Both the Gumbel assignment and the plain softmax one (nogb), and both penalties.
+    /// τ = 1 and no dropout keep every user's code away from the zero vector: where a row's
+    /// code is tiny (dropout leaving one item of a concept with a small weight), normalising
+    /// it curves so sharply that central differences at any usable step miss the slope.
+    public static let testSettings: [[String: ConfigValue]] = [false, true].map { nogb in
+        ["embedding_size": .int(3), "kfac": .int(2), "encoder_hidden_size": .list([.int(5)]), "tau": .double(1),
+         "reg_weights": .list([.double(0.1), .double(0.2)]), "dropout_prob": .double(0), "nogb": .bool(nogb)]
+    }
 
     let hidden: [Int], size: Int, concepts: Int, tau: Float, gumbel: Bool, noiseScale: Float
     let embeddingRegularization: Float, encoderRegularization: Float

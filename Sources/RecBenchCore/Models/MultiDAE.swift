@@ -13,12 +13,12 @@ public struct MultiDAE: LearnedModel {
     public static let name = "MultiDAE"
     public static let summary = "Denoising auto-encoder with a multinomial likelihood (Liang et al. 2018)"
     public static let kind = ModelKind.autoencoder
-    public static let randomStreams = RandomStreams(initialization: 0xDAE, batches: 3)
     public static let parameters: [ConfigKey] = [
-        AutoEncoderParameters.hiddenSizes,
-        ConfigKey("latent_dimension", "int", .int(64), "MultiDAE: latent size (MultiVAE: 128, RecVAE: 200)."),
-        AutoEncoderParameters.dropout,
+        SharedKeys.mlpHiddenSize([600]),
+        SharedKeys.latentDimension(64),
+        SharedKeys.dropoutProb(0.5),
     ]
+    public static let testSettings: [[String: ConfigValue]] = [["mlp_hidden_size": .list([.int(5)]), "latent_dimension": .int(3)]]
 
     let hidden: [Int], latent: Int, dropout: Float
     public var parameters = Parameters()

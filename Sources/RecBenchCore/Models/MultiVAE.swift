@@ -16,14 +16,14 @@ public struct MultiVAE: LearnedModel {
     public static let name = "MultiVAE"
     public static let summary = "Variational auto-encoder with a multinomial likelihood and KL annealing (Liang et al. 2018)"
     public static let kind = ModelKind.autoencoder
-    public static let randomStreams = RandomStreams(initialization: 0x5AE, batches: 3)
     public static let parameters: [ConfigKey] = [
-        AutoEncoderParameters.hiddenSizes,
-        ConfigKey("latent_dimension", "int", .int(128), "MultiVAE: encoder output width, even: μ and log σ² are its halves (RecBole's meaning)."),
-        AutoEncoderParameters.dropout,
-        AutoEncoderParameters.annealCap,
-        AutoEncoderParameters.totalAnnealSteps,
+        SharedKeys.mlpHiddenSize([600]),
+        SharedKeys.latentDimension(128),
+        SharedKeys.dropoutProb(0.5),
+        SharedKeys.annealCap(0.2),
+        SharedKeys.totalAnnealSteps(200_000),
     ]
+    public static let testSettings: [[String: ConfigValue]] = [["mlp_hidden_size": .list([.int(5)]), "latent_dimension": .int(6)]]
 
     let hidden: [Int], latent: Int, dropout: Float, annealCap: Float, totalAnnealSteps: Int
     public var parameters = Parameters()

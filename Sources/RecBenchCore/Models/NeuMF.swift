@@ -17,12 +17,16 @@ public struct NeuMF: PointwiseModel {
     public static let name = "NeuMF"
     public static let summary = "Neural collaborative filtering: GMF and an MLP over user and item embeddings, trained pointwise on sampled negatives"
     public static let kind = ModelKind.factorisation
-    public static let randomStreams = RandomStreams(initialization: 0x9E0F, batches: 9)
     public static let parameters: [ConfigKey] = [
         ConfigKey("mf_embedding_size", "int", .int(64), "NeuMF: width of the GMF embeddings."),
         ConfigKey("mlp_embedding_size", "int", .int(64), "NeuMF: width of the MLP's user and item embeddings."),
-        ConfigKey("mlp_hidden_size", "list of int", .list([.int(128), .int(64)]), "NeuMF: widths of the MLP's layers (ReLU after each)."),
-        ConfigKey("dropout_prob", "float", .double(0.1), "NeuMF: dropout before each MLP layer while training."),
+        SharedKeys.mlpHiddenSize([128, 64]),
+        SharedKeys.dropoutProb(0.1),
+    ]
+    /// Small widths with two layers, and the default widths with one layer.
+    public static let testSettings: [[String: ConfigValue]] = [
+        ["mf_embedding_size": .int(3), "mlp_embedding_size": .int(3), "mlp_hidden_size": .list([.int(5), .int(3)]), "dropout_prob": .double(0.2)],
+        ["mlp_hidden_size": .list([.int(7)])],
     ]
 
     let mf: Int, mlp: Int, hidden: [Int], dropout: Float
@@ -90,7 +94,8 @@ public struct NeuMF: PointwiseModel {
     /// The items' half of the MLP's first layer, computed once for a whole evaluation pass.
     public func preparedForScoring(compute: Compute) -> any Scorer {
         let out = parameters["predict.weight"], w1 = parameters["mlp.0.weight"], width = w1.columns
-        let itemHalf = BLAS.gemm(parameters["item_mlp"], Matrix(rows: mlp, columns: width, values: Array(w1.values[mlp * width..<2 * mlp * width])), compute: compute)
+        let itemHalf = BLAS.gemm(parameters["item_mlp"], Matrix(rows: mlp, columns: width, values: Array(w1.values[mlp * width..<2 * mlp * width])),
+                                 compute: compute)
         let userWeights = Matrix(rows: mlp, columns: width, values: Array(w1.values[0..<mlp * width]))
         var layers = (1..<hidden.count).map { (parameters["mlp.\($0).weight"], parameters["mlp.\($0).bias"]) }
         layers.append((Matrix(rows: hidden.last!, columns: 1, values: Array(out.values[mf...])), parameters["predict.bias"]))

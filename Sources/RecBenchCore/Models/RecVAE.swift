@@ -23,11 +23,11 @@ public struct RecVAE: LearnedModel {
     public static let name = "RecVAE"
     public static let summary = "VAE with a composite prior and alternating encoder/decoder updates (Shenbin et al. 2020)"
     public static let kind = ModelKind.autoencoder
-    public static let randomStreams = RandomStreams(initialization: 0x2EC, batches: 4, passStride: 16)
+    public static let randomStreams = RandomStreams(named: name, passStride: 16)
     public static let parameters: [ConfigKey] = [
         ConfigKey("hidden_dimension", "int", .int(600), "RecVAE: width of the five encoder layers."),
-        ConfigKey("latent_dimension", "int", .int(200), "RecVAE: latent size."),
-        AutoEncoderParameters.dropout,
+        SharedKeys.latentDimension(200),
+        SharedKeys.dropoutProb(0.5),
         ConfigKey("beta", "float", .double(0.2), "RecVAE: constant KL weight, used when gamma is 0."),
         ConfigKey("gamma", "float", .double(0.005), "RecVAE: KL weight per interaction of the user (γ·|x_u|)."),
         ConfigKey("mixture_weights", "list of float", .list([.double(0.15), .double(0.75), .double(0.1)]),
@@ -35,6 +35,7 @@ public struct RecVAE: LearnedModel {
         ConfigKey("n_enc_epochs", "int", .int(3), "RecVAE: encoder passes per epoch."),
         ConfigKey("n_dec_epochs", "int", .int(1), "RecVAE: decoder passes per epoch."),
     ]
+    public static let testSettings: [[String: ConfigValue]] = [["hidden_dimension": .int(5), "latent_dimension": .int(3)]]
 
     let hidden: Int, latent: Int, dropout: Float, beta: Float, gamma: Float
     let logMixture: [Float]

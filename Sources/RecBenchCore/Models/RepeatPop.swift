@@ -15,6 +15,7 @@ public struct RepeatPop: Recommender {
     public static let summary = "Each user's own most frequent items (ties: most recent), then global popularity"
     public static let kind = ModelKind.baseline
     public static let parameters: [ConfigKey] = []
+    public static let role = ModelRole.repeatBaseline
 
     private var trainMatrix = SparseMatrix(rows: 0, columns: 0)
     /// Recency of each stored (user, item) entry of `trainMatrix`, in [0, 1).

@@ -16,7 +16,7 @@ public struct SLIMElastic: Recommender {
     public static let summary = "Sparse item-item linear model fitted per item by elastic-net coordinate descent (Ning & Karypis 2011)"
     public static let kind = ModelKind.linear
     public static let parameters: [ConfigKey] = [
-        ConfigKey("alpha", "float", .double(0.2), "SLIMElastic: elastic-net strength α (scikit-learn's, so the squared loss is divided by 2 × users)."),
+        SharedKeys.alpha(0.2),
         ConfigKey("l1_ratio", "float", .double(0.02), "SLIMElastic: share ρ of the L1 term in the penalty."),
         ConfigKey("positive_only", "bool", .bool(true), "SLIMElastic: constrain the weights to be non-negative."),
         ConfigKey("hide_item", "bool", .bool(true), "SLIMElastic: leave the target item out of its own regression (w_jj = 0)."),

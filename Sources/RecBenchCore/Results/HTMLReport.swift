@@ -24,8 +24,9 @@ extension Report {
                 let key = MetricKey(chart.key, k: k).description
                 let bars = g.entries.map { e in (e.label, Report.value(e.result, key) ?? 0) }
                 guard bars.contains(where: { $0.1 != 0 }) else {
-                    empty.append(chart.key == "repeat_hit_share" ? "no repeat hits in this data (every hit is a new item), so the repeat-share chart is left out"
-                                                                 : "\(chart.title.lowercased()) is 0 for every run; chart left out")
+                    empty.append(chart.key == "repeat_hit_share"
+                                 ? "no repeat hits in this data (every hit is a new item), so the repeat-share chart is left out"
+                                 : "\(chart.title.lowercased()) is 0 for every run; chart left out")
                     continue
                 }
                 let isCount = chart.key.hasPrefix("users_with")
@@ -36,7 +37,9 @@ extension Report {
             body.append("<div class=\"charts\">" + (charts + [timingChart(g)]).joined(separator: "\n") + "</div></section>")
         }
         if !failures.isEmpty {
-            body.append("<section><h2>Failed runs</h2><ul>" + failures.map { "<li><b>\(escape($0.dataset)) · \(escape($0.label))</b>: \(escape($0.error))</li>" }.joined() + "</ul></section>")
+            body.append("<section><h2>Failed runs</h2><ul>"
+                        + failures.map { "<li><b>\(escape($0.dataset)) · \(escape($0.label))</b>: \(escape($0.error))</li>" }.joined()
+                        + "</ul></section>")
         }
         return """
             <!DOCTYPE html>
@@ -76,7 +79,8 @@ extension Report {
                 return "<td\(v != nil && v == best(c, in: g) ? " class=\"best\"" : "")>\(format(v, c))</td>"
             }.joined()
             let (fit, eval) = Report.fitAndEvalSeconds(e.result)
-            rows.append("<tr><td>\(escape(e.label))</td>\(cells)<td>\(e.family.rawValue)</td><td>\(e.result.modelType.rawValue)</td><td>\(Report.seconds(fit))</td><td>\(Report.seconds(eval))</td></tr>")
+            rows.append("<tr><td>\(escape(e.label))</td>\(cells)<td>\(e.family.rawValue)</td><td>\(e.result.modelType.rawValue)</td>"
+                        + "<td>\(Report.seconds(fit))</td><td>\(Report.seconds(eval))</td></tr>")
         }
         rows.append("</tbody></table></div>")
         return rows.joined(separator: "\n")
@@ -87,12 +91,14 @@ extension Report {
         let labelWidth = 170.0, barArea = 260.0, rowHeight = 22.0
         let top = maximum ?? max(1e-12, bars.map(\.1).max() ?? 1)
         let height = Double(bars.count) * rowHeight + 8
-        var svg = "<div class=\"chart\"><h3>\(escape(title))</h3><svg width=\"\(Int(labelWidth + barArea + 60))\" height=\"\(Int(height))\" role=\"img\" aria-label=\"\(escape(title))\">"
+        var svg = "<div class=\"chart\"><h3>\(escape(title))</h3>"
+            + "<svg width=\"\(Int(labelWidth + barArea + 60))\" height=\"\(Int(height))\" role=\"img\" aria-label=\"\(escape(title))\">"
         for (i, (label, value)) in bars.enumerated() {
             let y = Double(i) * rowHeight + 4
             let width = max(0, min(1, value / top)) * barArea
             svg += "<text x=\"\(Int(labelWidth - 6))\" y=\"\(Int(y + 14))\" text-anchor=\"end\">\(escape(shorten(label)))</text>"
-            svg += "<rect x=\"\(Int(labelWidth))\" y=\"\(Int(y + 2))\" width=\"\(String(format: "%.1f", width))\" height=\"\(Int(rowHeight - 6))\" fill=\"\(colour)\"/>"
+            svg += "<rect x=\"\(Int(labelWidth))\" y=\"\(Int(y + 2))\" width=\"\(String(format: "%.1f", width))\""
+                + " height=\"\(Int(rowHeight - 6))\" fill=\"\(colour)\"/>"
             svg += "<text x=\"\(Int(labelWidth + width + 4))\" y=\"\(Int(y + 14))\">\(format(value))</text>"
         }
         return svg + "</svg></div>"
@@ -102,13 +108,16 @@ extension Report {
     /// and a 150 s one are both visible. Ticks at each power of ten.
     func timingChart(_ g: Group) -> String {
         let labelWidth = 170.0, barArea = 300.0, rowHeight = 30.0, axis = 18.0
-        let times = g.entries.map { e in (e.label, e.result.seconds["fit"] ?? 0, (e.result.seconds["evaluate_valid"] ?? 0) + (e.result.seconds["evaluate_test"] ?? 0)) }
+        let times = g.entries.map { e in
+            (e.label, e.result.seconds["fit"] ?? 0, (e.result.seconds["evaluate_valid"] ?? 0) + (e.result.seconds["evaluate_test"] ?? 0))
+        }
         let positive = times.flatMap { [$0.1, $0.2] }.filter { $0 > 0 }
         let low = pow(10, (log10(positive.min() ?? 0.001)).rounded(.down))
         let high = pow(10, log10(positive.max() ?? 1).rounded(.down) + 1)   // the next power of ten above the largest
         let scale = { (v: Double) in v <= low ? 0 : log10(v / low) / log10(high / low) * barArea }
         let height = Double(times.count) * rowHeight + 8 + axis
-        var svg = "<div class=\"chart\"><h3>Seconds (log scale): fit (teal) and evaluation (purple)</h3><svg width=\"\(Int(labelWidth + barArea + 70))\" height=\"\(Int(height))\" role=\"img\" aria-label=\"seconds, log scale\">"
+        var svg = "<div class=\"chart\"><h3>Seconds (log scale): fit (teal) and evaluation (purple)</h3>"
+            + "<svg width=\"\(Int(labelWidth + barArea + 70))\" height=\"\(Int(height))\" role=\"img\" aria-label=\"seconds, log scale\">"
         var tick = low
         while tick <= high * 1.0001 {
             let x = labelWidth + scale(tick)

@@ -35,7 +35,9 @@ public struct Report: Sendable {
     /// Metric columns (the seed's table) at K.
     public var metricColumns: [String] { ["recall", "mrr", "ndcg", "hit", "precision"].map { MetricKey($0, k: k).description } }
     /// Analysis columns at K.
-    public var analysisColumns: [String] { ["users_with_hit", "repeat_hit_share", "users_with_new_hit", "item_coverage"].map { MetricKey($0, k: k).description } }
+    public var analysisColumns: [String] {
+        ["users_with_hit", "repeat_hit_share", "users_with_new_hit", "item_coverage"].map { MetricKey($0, k: k).description }
+    }
 
     /// Reads every run record and failure record under `directory`.
     public static func load(directory: String, k requestedK: Int? = nil, sortKey requestedSort: String? = nil) throws -> Report {
@@ -157,7 +159,8 @@ public struct Report: Sendable {
                     return v != nil && v == best(c, in: g) ? "**\(text)**" : text
                 }
                 let (fit, eval) = Report.fitAndEvalSeconds(e.result)
-                out.append("| \(e.label) | " + cells.joined(separator: " | ") + " | \(e.family.rawValue) | \(e.result.modelType.rawValue) | \(Report.seconds(fit)) | \(Report.seconds(eval)) |")
+                out.append("| \(e.label) | " + cells.joined(separator: " | ")
+                           + " | \(e.family.rawValue) | \(e.result.modelType.rawValue) | \(Report.seconds(fit)) | \(Report.seconds(eval)) |")
             }
             out.append("")
         }
@@ -185,14 +188,18 @@ public struct Report: Sendable {
             }
         }
         for f in failures {
-            lines.append(([f.dataset, "", f.model, CSVText.escape(f.label), "", "failed"] + columns.map { _ in "" } + ["", "", f.runKey]).joined(separator: ","))
+            lines.append(([f.dataset, "", f.model, CSVText.escape(f.label), "", "failed"] + columns.map { _ in "" } + ["", "", f.runKey])
+                .joined(separator: ","))
         }
         return lines.joined(separator: "\n") + "\n"
     }
 
     /// The groups as JSON (rows with every column, and failures).
     public func json() throws -> String {
-        struct Row: Encodable { let label: String, model: String, family: String, type: String, values: [String: Double], seconds: [String: Double], runKey: String, path: String }
+        struct Row: Encodable {
+            let label: String, model: String, family: String, type: String
+            let values: [String: Double], seconds: [String: Double], runKey: String, path: String
+        }
         struct GroupJSON: Encodable { let dataset: String, historyMask: String, warning: String?, rows: [Row] }
         struct ReportJSON: Encodable { let k: Int, sortKey: String, groups: [GroupJSON], failures: [FailedRun] }
         let columns = metricColumns + analysisColumns
@@ -291,7 +298,9 @@ public struct Report: Sendable {
     public static func markdown(_ comparisons: [Comparison], metric: String, test: String, correction: Significance.Correction) -> String {
         var out: [String] = []
         for c in comparisons {
-            out.append("### \(c.dataset) · history mask \(c.historyMask.rawValue) · \(test == "wilcoxon" ? "Wilcoxon signed-rank" : "paired t-test") on per-user \(metric) · \(correction.rawValue)-corrected p (effect size of row − column)\n")
+            out.append("### \(c.dataset) · history mask \(c.historyMask.rawValue) · "
+                       + "\(test == "wilcoxon" ? "Wilcoxon signed-rank" : "paired t-test") on per-user \(metric) · "
+                       + "\(correction.rawValue)-corrected p (effect size of row − column)\n")
             out.append("| | " + c.labels.joined(separator: " | ") + " |")
             out.append("|---|" + c.labels.map { _ in "---" }.joined(separator: "|") + "|")
             for (i, label) in c.labels.enumerated() {

@@ -22,7 +22,8 @@ public struct MartSample: Sendable {
     public let users: String
 
     static let categories: [(name: String, weight: Double, products: [String])] = [
-        ("野菜", 1.6, ["キャベツ", "にんじん", "玉ねぎ", "じゃがいも", "トマト", "きゅうり", "ほうれん草", "ブロッコリー", "大根", "ねぎ"]),
+        ("野菜", 1.6, ["キャベツ", "にんじん", "玉ねぎ", "じゃがいも", "トマト",
+                     "きゅうり", "ほうれん草", "ブロッコリー", "大根", "ねぎ"]),
         ("果物", 1.0, ["バナナ", "りんご", "みかん", "いちご", "キウイ", "ぶどう"]),
         ("精肉", 1.2, ["鶏もも肉", "豚こま切れ", "牛切り落とし", "合いびき肉", "鶏むね肉", "ベーコン"]),
         ("鮮魚", 0.8, ["鮭切り身", "さば", "まぐろ刺身", "あじ", "えび", "しらす"]),
@@ -58,10 +59,8 @@ public struct MartSample: Sendable {
         for k in 0..<shape.items {
             let c = weighted(categories.map(\.weight))
             itemCategory.append(c)
-            var name = "\(pick(MartSample.variants))\(pick(categories[c].products))\(pick(MartSample.sizes))"
-            if k % 97 == 5 { name += ", お買い得" }            // a comma: must be quoted in CSV
-            if k % 211 == 7 { name = "\"限定\" " + name }       // quotes: doubled inside a quoted field
-            itemNames.append(name.trimmingCharacters(in: .whitespaces) + " #\(k + 1)")
+            let name = "\(pick(MartSample.variants))\(pick(categories[c].products))\(pick(MartSample.sizes))"
+            itemNames.append(MartSample.itemName(name, number: k))
         }
         let popularity = (0..<shape.items).map { 1 / pow(Double($0 + 1), 0.9) }
         let itemsByCategory = (0..<categories.count).map { c in (0..<shape.items).filter { itemCategory[$0] == c } }
@@ -101,6 +100,21 @@ public struct MartSample: Sendable {
                 for item in basket { rows.append((time, u, item)) }
             }
         }
+        interactions = MartSample.interactionsCSV(rows)
+        items = MartSample.itemsCSV(names: itemNames, categories: itemCategory)
+        users = userLines.joined(separator: "\n") + "\n"
+    }
+
+    /// Gives some drawn names a comma or quotes, and each its number, so the CSV path must quote them.
+    private static func itemName(_ drawn: String, number k: Int) -> String {
+        var name = drawn
+        if k % 97 == 5 { name += ", お買い得" }            // a comma: must be quoted in CSV
+        if k % 211 == 7 { name = "\"限定\" " + name }       // quotes: doubled inside a quoted field
+        return name.trimmingCharacters(in: .whitespaces) + " #\(k + 1)"
+    }
+
+    /// `interact.csv` from the drawn rows, apart from `init`, which only draws.
+    private static func interactionsCSV(_ rows: [(time: Int, user: Int, item: Int)]) -> String {
         // A transaction log: ordered by time, then user, then basket order.
         let ordered = rows.enumerated().sorted { a, b in
             (a.element.time, a.element.user, a.offset) < (b.element.time, b.element.user, b.offset)
@@ -108,15 +122,18 @@ public struct MartSample: Sendable {
         var interLines = ["user_id,item_id,timestamp"]
         interLines.reserveCapacity(ordered.count + 1)
         for r in ordered { interLines.append("\(r.user + 1),\(100_001 + r.item),\(MartSample.dateText(r.time))") }
+        return interLines.joined(separator: "\n") + "\n"
+    }
+
+    /// `items.csv` from the drawn names and categories, apart from `init`, which only draws.
+    private static func itemsCSV(names itemNames: [String], categories itemCategory: [Int]) -> String {
         var itemLines = ["item_id,item_name,item_category_id"]
-        for k in 0..<shape.items {
+        for k in 0..<itemNames.count {
             let name = itemNames[k]
             let quoted = name.contains(",") || name.contains("\"") ? "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : name
             itemLines.append("\(100_001 + k),\(quoted),c\(String(format: "%02d", itemCategory[k] + 1))")
         }
-        interactions = interLines.joined(separator: "\n") + "\n"
-        items = itemLines.joined(separator: "\n") + "\n"
-        users = userLines.joined(separator: "\n") + "\n"
+        return itemLines.joined(separator: "\n") + "\n"
     }
 
     /// `YYYY-MM-DD HH:MM:SS` for Unix seconds (UTC arithmetic; written as shop-local time).

@@ -45,7 +45,8 @@ public struct ScaleSample: Sendable {
     /// A generator for `shape`; throws when the sizes cannot hold it.
     public init(shape: Shape) throws {
         guard shape.users >= 1, shape.items >= 1, shape.interactions >= shape.users else {
-            throw RecBenchError(field: "--interactions", "need users ≥ 1, items ≥ 1 and at least one interaction per user (\(shape.users) users, \(shape.items) items, \(shape.interactions) interactions)")
+            throw RecBenchError(field: "--interactions", "need users ≥ 1, items ≥ 1 and at least one interaction per user "
+                                                         + "(\(shape.users) users, \(shape.items) items, \(shape.interactions) interactions)")
         }
         guard (0...1).contains(shape.repeatShare), shape.activitySpread >= 0, shape.popularityExponent >= 0 else {
             throw RecBenchError(field: "--shape", "repeat share must lie in 0…1 and the spreads be non-negative")

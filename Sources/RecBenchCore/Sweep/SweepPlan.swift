@@ -55,7 +55,7 @@ public enum SweepPlanner {
     /// Plans a sweep of `models` (empty: every registered model) over the grid in
     /// `assignments`. Every run is planned (so a bad key fails now, not at 3 a.m.).
     public static func plan(models requested: [String], configFiles: [String], assignments: [String],
-                            dataset: String? = nil, modelDefaultsDirectory: String? = nil) throws -> SweepPlan {
+                            dataset: String? = nil) throws -> SweepPlan {
         var notices: [String] = []
         var models = try requested.map { try ModelRegistry.model(named: $0).name }
         if models.isEmpty { models = ModelRegistry.models.map { $0.name } }
@@ -75,10 +75,12 @@ public enum SweepPlanner {
             points = points.flatMap { point in dimension.values.map { point + ["\(dimension.key)=\($0)"] } }
         }
 
-        if !models.contains(RepeatPop.name), try hasRepeats(configFiles: configFiles, assignments: fixed, dataset: dataset,
-                                                            modelDefaultsDirectory: modelDefaultsDirectory) {
-            models.append(RepeatPop.name)
-            notices.append("the data has repeat purchases: RepeatPop joins the sweep as the repeat baseline")
+        let baselines = ModelRegistry.models.filter { $0.role == .repeatBaseline && !models.contains($0.name) }
+        if let first = baselines.first, try hasRepeats(model: first.name, configFiles: configFiles, assignments: fixed, dataset: dataset) {
+            for baseline in baselines {
+                models.append(baseline.name)
+                notices.append("the data has repeat purchases: \(baseline.name) joins the sweep as the repeat baseline")
+            }
         }
 
         var fingerprints: [DataSettings: String] = [:]
@@ -86,8 +88,7 @@ public enum SweepPlanner {
         var seen = Set<String>()
         for model in models {
             for point in points {
-                let request = RunRequest(model: model, configFiles: configFiles, assignments: fixed + point, dataset: dataset,
-                                         modelDefaultsDirectory: modelDefaultsDirectory)
+                let request = RunRequest(model: model, configFiles: configFiles, assignments: fixed + point, dataset: dataset)
                 let plan = try Experiment.plan(request)
                 let fingerprint = try fingerprints[plan.data] ?? DatasetLoader.fingerprint(plan.data)
                 fingerprints[plan.data] = fingerprint
@@ -109,16 +110,11 @@ public enum SweepPlanner {
     }
 
     /// Whether the test split contains items its users had before (repeat consumption).
-    static func hasRepeats(configFiles: [String], assignments: [String], dataset: String?, modelDefaultsDirectory: String?) throws -> Bool {
-        let plan = try Experiment.plan(RunRequest(model: Pop.name, configFiles: configFiles, assignments: assignments,
-                                                  dataset: dataset, modelDefaultsDirectory: modelDefaultsDirectory))
+    static func hasRepeats(model: String, configFiles: [String], assignments: [String], dataset: String?) throws -> Bool {
+        let plan = try Experiment.plan(RunRequest(model: model, configFiles: configFiles, assignments: assignments, dataset: dataset))
         let d = try DatasetLoader.load(plan.data)
         let split = SplitData(dataset: d, parts: try Splitter.split(d.interactions, userCount: d.userCount, settings: plan.split))
-        let history = Evaluator.history(before: .test, in: split)
-        for u in 0..<split.userCount {
-            for item in split.testMatrix.columns(ofRow: u) where history.contains(row: u, column: Int(item)) { return true }
-        }
-        return false
+        return EvaluationTarget(.test, in: split).repeatPositives > 0
     }
 
     /// Whether the run has a stored result with its key.

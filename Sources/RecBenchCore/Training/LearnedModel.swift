@@ -10,7 +10,7 @@ import Autodiff
 /// loss as tape leaves. So no copy of the model can share parameter storage with the
 /// optimizer's target, and every optimizer step updates in place.
 public protocol LearnedModel: Recommender {
-    /// Where the model's random numbers come from.
+    /// Where the model's random numbers come from (default: streams named by the model's name).
     static var randomStreams: RandomStreams { get }
     /// The parameters the model scores with (set by the trainer: the best epoch's, at the end).
     var parameters: Parameters { get set }
@@ -40,6 +40,8 @@ public protocol LearnedModel: Recommender {
 }
 
 extension LearnedModel {
+    public static var randomStreams: RandomStreams { RandomStreams(named: name) }
+
     public var passes: [TrainingPass] { [.all] }
 
     public func examplesPerBatch(_ training: TrainingSettings) -> Int { training.batchSize }
@@ -125,6 +127,17 @@ public struct RandomStreams: Sendable {
     /// Streams with these identities.
     public init(initialization: UInt64, batches: UInt64, passStride: Int = 1) {
         self.initialization = initialization; self.batches = batches; self.passStride = passStride
+    }
+
+    /// The streams of the model called `name`: identities derived from the name (FNV-1a), so
+    /// no two models share them by accident and no model picks constants by hand. A model
+    /// whose epoch has several passes may space the passes' numbers (`passStride`).
+    public init(named name: String, passStride: Int = 1) {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        // The pass streams are `pass << 8 | batches`; the initial stream's high bits keep it
+        // out of their range.
+        self.init(initialization: hash | 1 << 63, batches: hash >> 56, passStride: passStride)
     }
 
     /// The number of the k-th pass of `epoch`.

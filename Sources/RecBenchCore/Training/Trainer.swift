@@ -41,7 +41,8 @@ public struct Trainer {
                 if improved {
                     time("keep best parameters") { state.keepBest() }
                     if let directory = settings.checkpointDirectory {
-                        checkpoint = try Checkpoint.write(state.parameters, to: (directory as NSString).appendingPathComponent("\(context.checkpointName).params"))
+                        checkpoint = try Checkpoint.write(state.parameters,
+                                                          to: (directory as NSString).appendingPathComponent("\(context.checkpointName).params"))
                     }
                 }
             }
@@ -74,7 +75,8 @@ public struct Trainer {
             if pass.reportsLoss { loss = passLoss }
         }
         guard loss.isFinite, time("finite check", { state.parameters.isFinite(compute: compute) }) else {
-            throw RecBenchError.config("learning_rate", "\(M.name): training diverged at epoch \(epoch + 1) (non-finite loss or parameters); try a lower learning_rate")
+            throw RecBenchError.config("learning_rate",
+                                       "\(M.name): training diverged at epoch \(epoch + 1) (non-finite loss or parameters); try a lower learning_rate")
         }
         return loss
     }
@@ -83,9 +85,12 @@ public struct Trainer {
     /// leaves are the parameters (trainable where the pass says), and the tape is released
     /// before the step, so the optimizer updates the parameters in place. Returns the mean
     /// batch loss.
-    func gradientPass<M: LearnedModel>(_ pass: TrainingPass, number: Int, of model: M, state: inout TrainingState, data: TrainingData) -> Double {
+    func gradientPass<M: LearnedModel>(_ pass: TrainingPass, number: Int, of model: M, state: inout TrainingState,
+                                       data: TrainingData) -> Double {
         let streams = M.randomStreams
-        let batches = time("batch order") { streams.batches(count: model.exampleCount(data), batchSize: model.examplesPerBatch(context.training), seed: context.seed, pass: number) }
+        let batches = time("batch order") {
+            streams.batches(count: model.exampleCount(data), batchSize: model.examplesPerBatch(context.training), seed: context.seed, pass: number)
+        }
         var rng = streams.draws(seed: context.seed, pass: number)
         var optimizer = state.optimizers.removeValue(forKey: pass.name) ?? context.training.makeOptimizer()
         var total = 0.0

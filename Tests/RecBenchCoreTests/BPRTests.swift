@@ -4,8 +4,8 @@ import RecBenchCore
 import Linalg
 import Autodiff
 
-/// BPR's lock-free SGD path (`hogwild: true`).
-struct HogwildTests {
+/// BPR's own tests: its lock-free SGD path (`hogwild: true`).
+struct BPRTests {
     @Test func sharedMatrixRoundTripsOddWidths() {
         let m = Fixtures.randomMatrix(rows: 7, columns: 5, seed: 3)
         let shared = SharedMatrix(m)
@@ -53,7 +53,8 @@ struct HogwildTests {
         let a = allScores(try fitted(BPR.self, on: split, dataset: d, settings), users: d.userCount, items: d.itemCount)
         let model = try fitted(BPR.self, on: split, dataset: d, settings)
         #expect(allScores(model, users: d.userCount, items: d.itemCount) == a)
-        let r = Evaluator.evaluate(model, split: split, part: .test, settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen), compute: Compute(threads: 2))
+        let r = Evaluator.evaluate(model, split: split, part: .test,
+                                   settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen), compute: Compute(threads: 2))
         #expect(r["mrr@1"] == 1)
     }
 
@@ -61,11 +62,13 @@ struct HogwildTests {
         let (split, d) = try blockFixture()
         var values: [String: ConfigValue] = ["hogwild": .bool(true), "hogwild_learning_rate": .double(0.05)]
         for p in BPR.parameters where values[p.name] == nil { values[p.name] = p.defaultValue }
-        let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterDefaults)
+        let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterNames)
         var model = try BPR(parameters: ModelParameters(config: config, declared: BPR.parameters))
         try model.fit(TrainingData(dataset: d, split: split),
-                      context: FitContext(seed: 1, compute: Compute(threads: 2), logger: Logger(label: "test"), training: TrainingSettings(epochs: 60)))
-        let r = Evaluator.evaluate(model, split: split, part: .test, settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen), compute: Compute(threads: 2))
+                      context: FitContext(seed: 1, compute: Compute(threads: 2), logger: Logger(label: "test"),
+                                          training: TrainingSettings(epochs: 60)))
+        let r = Evaluator.evaluate(model, split: split, part: .test,
+                                   settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen), compute: Compute(threads: 2))
         #expect(r["mrr@1"] == 1)
     }
 }
