@@ -1,6 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// Cross-module optimisation: small functions of a lower layer inline into the hot loops of
+/// the layers above, as they did when they shared one module.
+let cmo: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"])]
+
 let package = Package(
     name: "recbench",
     products: [
@@ -32,22 +36,41 @@ let package = Package(
             dependencies: ["Linalg"],
             swiftSettings: [.unsafeFlags(["-cross-module-optimization"])]
         ),
-        // Layers 3+: config, data, the model contract, training, models, evaluation,
-        // results, experiments (folders in that order; README "Architecture").
-        .target(
-            name: "RecBenchCore",
-            dependencies: [
-                "Linalg",
-                "Autodiff",
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
+        // The product's layers, one target each in data-flow order (README "Architecture"); a
+        // target imports only the ones before it. Each crosses into the next through small
+        // functions in hot loops, so each is built for cross-module optimisation.
+        // Errors, atomic writes, hashing, process statistics.
+        .target(name: "RecBenchSupport", swiftSettings: cmo),
+        // Config (layered YAML, documented keys), atomic files, datasets, splits, CSV conversion.
+        .target(name: "RecBenchData", dependencies: ["RecBenchSupport", "Linalg", .product(name: "Yams", package: "Yams")],
+                swiftSettings: cmo),
+        // What a model is: Recommender, Scorer, FitContext, parameters, costs.
+        .target(name: "RecBenchContract", dependencies: ["RecBenchData", "RecBenchSupport", "Linalg", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: cmo),
+        // Metrics, history mask, full-ranking evaluation: the contract and the data, no training.
+        .target(name: "RecBenchEvaluation", dependencies: ["RecBenchContract", "RecBenchData", "RecBenchSupport", "Linalg"], swiftSettings: cmo),
+        // Training machinery (optimisers, trainer, samplers) and the models, by family; the registry.
+        .target(name: "RecBenchModels",
+                dependencies: ["RecBenchContract", "RecBenchData", "RecBenchSupport", "Linalg", "Autodiff",
+                               .product(name: "Logging", package: "swift-log")],
+                swiftSettings: cmo),
+        // A run's life: plan → load → split → fit → evaluate → record; sweeps; reports.
+        .target(name: "RecBenchRuns",
+                dependencies: ["RecBenchModels", "RecBenchEvaluation", "RecBenchContract", "RecBenchData", "RecBenchSupport", "Linalg",
+                               .product(name: "Logging", package: "swift-log")],
+                swiftSettings: cmo),
+        // The product's library: every layer above, re-exported.
+        .target(name: "RecBenchCore",
+                dependencies: ["RecBenchRuns", "RecBenchModels", "RecBenchEvaluation", "RecBenchContract", "RecBenchData", "RecBenchSupport"]),
+        // recbench's self-benchmark (`recbench bench`): host peaks, the synthetic scale data, the
+        // reference file. The product's core does not depend on it.
+        .target(name: "RecBenchBench", dependencies: ["RecBenchCore", "Linalg", .product(name: "Logging", package: "swift-log")]),
         // The commands (swift-argument-parser), a library so tests can parse without a process.
         .target(
             name: "RecBenchCLI",
             dependencies: [
                 "RecBenchCore",
+                "RecBenchBench",
                 "Linalg",
                 "Autodiff",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -59,8 +82,8 @@ let package = Package(
         // libFuzzer targets for the readers of untrusted input (scripts/fuzz.sh); a plain
         // build is a replayer of saved inputs.
         .executableTarget(name: "recbench-fuzz", dependencies: ["RecBenchCore"], path: "Tests/Fuzz"),
-        .testTarget(name: "RecBenchCoreTests", dependencies: ["RecBenchCore", "Linalg", "Autodiff"]),
+        .testTarget(name: "RecBenchCoreTests", dependencies: ["RecBenchCore", "RecBenchBench", "Linalg", "Autodiff"]),
         // Runs the built `recbench` binary as a user would; depends on it so it is built first.
-        .testTarget(name: "RecBenchCLITests", dependencies: ["recbench", "RecBenchCLI", "RecBenchCore", "Linalg"]),
+        .testTarget(name: "RecBenchCLITests", dependencies: ["recbench", "RecBenchCLI", "RecBenchCore", "RecBenchBench", "Linalg"]),
     ]
 )

@@ -6,19 +6,11 @@ model, not the type). Everything else that lists models must derive the list fro
 `ModelRegistry.models`. Exits 1 and lists every place found.
 Usage: scripts/check-model-names.py"""
 import os, re, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from swift_source import code
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
-REGISTRY = os.path.join('Sources', 'Models', 'ModelRegistry.swift')
 DECLARATION = r'^\s*(?:public\s+|final\s+)*(?:struct|enum|class|actor)\s+%s\b'
-
-
-def code(path):
-    """The file without comments and string literals."""
-    text = open(path, encoding='utf-8').read()
-    text = re.sub(r'/\*[\s\S]*?\*/', '', text)
-    text = re.sub(r'"""[\s\S]*?"""', '""', text)
-    text = re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
-    return re.sub(r'//[^\n]*', '', text)
 
 
 def swift_files():

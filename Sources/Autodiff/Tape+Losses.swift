@@ -67,3 +67,10 @@ extension Tape {
         }
     }
 }
+
+extension Tape {
+    /// Binary cross-entropy of logits against 0/1 labels, averaged (torch's BCE on σ(z)).
+    public func binaryCrossEntropy(logits z: Variable, labels: [Float]) -> Variable {
+        affine(mean(logSigmoid(scaleRows(z, by: labels.map { $0 > 0.5 ? 1 : -1 }))), scale: -1)
+    }
+}

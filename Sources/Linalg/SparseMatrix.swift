@@ -387,3 +387,17 @@ extension SparseMatrix {
         return SparseMatrix(rows: rows, columns: columns, rowIndices: r, columnIndices: c, values: v)
     }
 }
+
+extension SparseMatrix {
+    /// The entry index of (row, column), or nil when it is not stored.
+    public func position(row: Int, column: Int) -> Int? {
+        var lo = rowStarts[row], hi = rowStarts[row + 1]
+        let c = Int32(column)
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if columnIndices[mid] == c { return mid }
+            if columnIndices[mid] < c { lo = mid + 1 } else { hi = mid }
+        }
+        return nil
+    }
+}

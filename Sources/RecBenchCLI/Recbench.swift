@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import RecBenchCore
+import RecBenchBench
 import Linalg
 
 /// The `recbench` command and its subcommands (the executable's `main` runs it).

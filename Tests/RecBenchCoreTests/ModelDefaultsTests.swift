@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RecBenchCore
+import RecBenchBench
 
 /// Model defaults have one source, the Swift declaration: the shipped YAML files are
 /// generated from it, and the benchmark's FLOP counts come from the models.

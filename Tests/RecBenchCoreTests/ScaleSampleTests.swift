@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RecBenchCore
+import RecBenchBench
 
 /// The sized synthetic log: exact sizes, the shape it promises, the same bytes per seed,
 /// and a file the loader reads.

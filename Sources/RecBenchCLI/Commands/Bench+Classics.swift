@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RecBenchCore
+import RecBenchBench
 
 extension Bench {
     /// SLIMElastic's whole process against RecBole's wall; ALS's iterations (training alone,

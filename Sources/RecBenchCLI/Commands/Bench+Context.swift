@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RecBenchCore
+import RecBenchBench
 
 extension Bench {
     /// The context-aware models as whole `recbench run` processes on ml-100k with the

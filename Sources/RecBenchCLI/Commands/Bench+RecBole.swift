@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RecBenchCore
+import RecBenchBench
 
 /// The learned models side by side with RecBole 1.2.1 itself (issue 18): on this host, in
 /// the same minutes, whole processes interleaved recbench, RecBole, recbench, RecBole, …,

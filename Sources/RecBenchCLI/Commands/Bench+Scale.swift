@@ -2,6 +2,7 @@ import Foundation
 import Linalg
 import Logging
 import RecBenchCore
+import RecBenchBench
 
 /// The scale benchmark (issue 17): a generated log of a named shape, EASE, ItemKNN and Pop
 /// on it as whole processes, every phase beside its roofline at this host's peaks.

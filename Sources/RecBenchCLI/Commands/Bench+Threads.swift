@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RecBenchCore
+import RecBenchBench
 
 /// Threads by measurement (issue 18): each learned model's phases timed under every
 /// `thread_split` on this host, and `auto`'s choice per phase checked against the faster.

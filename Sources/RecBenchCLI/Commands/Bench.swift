@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import RecBenchCore
+import RecBenchBench
 import Linalg
 
 public struct Bench: ParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import RecBenchCore
-import Autodiff
+import Linalg
 
 public struct Run: ParsableCommand {
     public init() {}
@@ -59,11 +59,8 @@ public struct Run: ParsableCommand {
             var savedPath: String?
             if !noSave { savedPath = try ResultStore(root: plan.resultsDirectory).save(outcome.result, perUser: outcome.perUser) }
             if perUser {
-                let stem = String(ResultStore(root: plan.resultsDirectory).path(for: outcome.result).dropLast(".json".count))
-                let keys = outcome.result.metricKeys.filter { outcome.test.perUser[$0] != nil }
-                try AtomicWrite.write(Data(outcome.perUser.csv(keys: keys).utf8), to: stem + ".users.csv")
-                try AtomicWrite.write(Data(try outcome.perUser.jsonLines(keys: keys).utf8), to: stem + ".users.jsonl")
-                if !json { Terminal.out("per-user  \(stem).users.csv, \(stem).users.jsonl") }
+                let exported = try ResultStore(root: plan.resultsDirectory).exportPerUser(outcome.result, perUser: outcome.perUser, test: outcome.test)
+                if !json { Terminal.out("per-user  \(exported.csv), \(exported.jsonLines)") }
             }
             if json {
                 Terminal.out(String(decoding: try ResultStore.encode(outcome.result), as: UTF8.self).trimmingCharacters(in: .newlines))

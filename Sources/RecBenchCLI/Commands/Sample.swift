@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RecBenchCore
+import RecBenchBench
 
 public struct Sample: ParsableCommand {
     public init() {}

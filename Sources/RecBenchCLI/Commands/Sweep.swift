@@ -58,101 +58,36 @@ public struct Sweep: ParsableCommand {
             let runs = part.map { $0.runs(of: plan.runs) } ?? plan.runs
             if let part { logger.notice("shard \(part): \(runs.count) of the plan's \(plan.runs.count) runs") }
             let total = runs.count
-            let pending = runs.enumerated().filter { !SweepPlanner.isDone($0.element) }
-            let skipped = total - pending.count
-            var progress = Progress(total: total, done: skipped, jobs: jobs, quiet: logging.quiet)
-            for (index, run) in runs.enumerated() where !pending.contains(where: { $0.offset == index }) {
-                AtomicWrite.remove(run.failurePath)
-                progress.line("[\(index + 1)/\(total)] \(run.label): already done, skipped")
-            }
-            var queue = pending[...]
-            var running: [pid_t: (index: Int, run: SweepRun, log: String, started: ContinuousClock.Instant)] = [:]
-            var failures = 0, completed = 0
-            Sweep.removeStaleLogFolders()
-            let logDirectory = NSTemporaryDirectory() + "recbench-sweep-\(getpid())"
-            try? FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
-            while !queue.isEmpty || !running.isEmpty {
-                while running.count < jobs, let (index, run) = queue.popFirst() {
-                    let log = "\(logDirectory)/\(run.runKey.prefix(16)).log"
-                    let pid = try startRun(run, log: log)
-                    running[pid] = (index, run, log, ContinuousClock.now)
+            var progress = Progress(total: total, done: 0, jobs: jobs, quiet: logging.quiet)
+            let executor = SweepExecutor(executable: ChildProcess.selfPath, configFiles: experiment.config, dataset: experiment.dataset, jobs: jobs)
+            let outcome = try executor.run(runs) { event in
+                switch event {
+                case .skipped(let index, let run):
+                    progress.done += 1
+                    progress.line("[\(index + 1)/\(total)] \(run.label): already done, skipped")
+                case .started(let index, let run):
                     progress.line("[\(index + 1)/\(total)] \(run.label): started")
-                }
-                let (pid, status, _) = ChildProcess.waitAny()
-                guard let finished = running.removeValue(forKey: pid) else { continue }
-                let seconds = (ContinuousClock.now - finished.started).seconds
-                let tag = "[\(finished.index + 1)/\(total)] \(finished.run.label)"
-                if status == 0 && SweepPlanner.isDone(finished.run) {
-                    AtomicWrite.remove(finished.run.failurePath)
-                    completed += 1
+                case .finished(let index, let run, let seconds, let summary):
                     progress.finished(seconds: seconds)
-                    progress.line("\(tag): done in \(String(format: "%.2f", seconds)) s\(summary(finished.run))")
-                } else {
-                    failures += 1
+                    progress.line("[\(index + 1)/\(total)] \(run.label): done in \(String(format: "%.2f", seconds)) s\(summary)")
+                case .failed(let index, let run, let seconds, let error):
                     progress.finished(seconds: seconds)
-                    let error = lastErrorLine(finished.log) ?? "exited with status \(status)"
-                    try Sweep.recordFailure(finished.run, error: error)
-                    progress.line("\(tag): FAILED: \(error)", always: true)
+                    progress.line("[\(index + 1)/\(total)] \(run.label): FAILED: \(error)", always: true)
                 }
-                unlink(finished.log)
             }
-            try? FileManager.default.removeItem(atPath: logDirectory)
-            Terminal.out("sweep: \(total) runs — \(completed) run now, \(skipped) already done, \(failures) failed")
-            return failures
+            Terminal.out("sweep: \(total) runs — \(outcome.completed) run now, \(outcome.skipped) already done, \(outcome.failed) failed")
+            return outcome.failed
         }
         if failed > 0 { throw ExitCode(1) }
-    }
-
-    /// Starts `recbench run` for one planned run as its own process, its stderr going to `log`; returns the pid.
-    func startRun(_ run: SweepRun, log: String) throws -> pid_t {
-        var arguments = ["run", "--model", run.model, "--quiet"]
-        for file in experiment.config { arguments += ["--config", file] }
-        for assignment in run.assignments { arguments += ["--set", assignment] }
-        if let dataset = experiment.dataset { arguments += ["--dataset", dataset] }
-        return try ChildProcess.start(ChildProcess.selfPath, arguments, stderrPath: log)
-    }
-
-    /// Writes a failed run's record (with its error) to its failure path, so `--list` shows it and the next sweep retries it.
-    static func recordFailure(_ run: SweepRun, error: String) throws {
-        let record = FailedRun(model: run.model, dataset: run.dataset, runKey: run.runKey,
-                               label: run.label, error: error, finishedAt: ISO8601DateFormatter().string(from: Date()))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try AtomicWrite.write(try encoder.encode(record), to: run.failurePath)
     }
 
     /// The plan as a table on stdout: one line per run, with its shard among `shard.count`.
     static func list(_ runs: [SweepRun], shard: SweepShard?) {
         for (index, run) in runs.enumerated() {
-            let status = SweepPlanner.isDone(run) ? "done" : FileManager.default.fileExists(atPath: run.failurePath) ? "failed" : "pending"
+            let status = SweepExecutor.status(run)
             let part = shard.map { "\tshard \(SweepShard.of(position: index, count: $0.count))/\($0.count)" } ?? ""
             Terminal.out("\(index + 1)\t\(run.label)\t\(run.runKey.prefix(16))\(part)\t\(status)")
         }
-    }
-
-    /// Deletes the run-log folders of sweeps that were killed (`recbench-sweep-<pid>` whose
-    /// process no longer exists); a finished sweep removes its own.
-    static func removeStaleLogFolders() {
-        let temp = NSTemporaryDirectory()
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: temp)) ?? [] where entry.hasPrefix("recbench-sweep-") {
-            guard let pid = pid_t(entry.dropFirst("recbench-sweep-".count)), pid != getpid(), !AtomicWrite.isAlive(pid) else { continue }
-            try? FileManager.default.removeItem(atPath: temp + entry)
-        }
-    }
-
-    /// " · ndcg@10 0.1264" from the stored result, when it has that key.
-    func summary(_ run: SweepRun) -> String {
-        guard let data = FileManager.default.contents(atPath: run.resultPath),
-              let r = try? JSONDecoder().decode(RunResult.self, from: data),
-              let key = r.metricKeys.first(where: { $0.hasPrefix("ndcg@") }) ?? r.metricKeys.first,
-              let value = r.test[key] else { return "" }
-        return " · test \(key) \(String(format: "%.4f", value))"
-    }
-
-    func lastErrorLine(_ path: String) -> String? {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-        return text.split(separator: "\n").last(where: { $0.contains("error") }).map { String($0).replacingOccurrences(of: "recbench: error: ", with: "") }
-            ?? text.split(separator: "\n").last.map(String.init)
     }
 }
 

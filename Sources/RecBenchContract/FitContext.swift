@@ -1,0 +1,55 @@
+import Logging
+import Linalg
+import RecBenchSupport
+import RecBenchData
+
+/// Run-wide context for fitting: seed, threads, logger, and for learned models the
+/// training settings, a validation callback and progress hooks.
+public struct FitContext: Sendable {
+    /// The run's seed.
+    public let seed: UInt64
+    /// Threads the model may use (recbench's workers and OpenBLAS's).
+    public let compute: Compute
+    /// Where progress and notices go.
+    public let logger: Logger
+    /// Epochs, batch size, optimiser, early stopping.
+    public var training: TrainingSettings
+    /// The validation metric of a scorer on the valid split, computed with the given threads
+    /// (nil: no valid split).
+    public var validate: (@Sendable (any Scorer, Compute) -> Double)?
+    /// Whether a larger validation value is better.
+    public var validMetricBigger: Bool
+    /// The validation metric's key, for logs.
+    public var validMetric: String
+    /// Called after every epoch.
+    public var onEpoch: (@Sendable (EpochReport) -> Void)?
+    /// Called after every batch with (batches done, batches in the epoch).
+    public var onBatch: (@Sendable (Int, Int) -> Void)?
+    /// Names the checkpoint file, when checkpoints are written.
+    public var checkpointName: String
+    /// Where training's op and phase times go (`run --profile`); nil: not profiled.
+    public var profile: OpProfile?
+    /// How training shares `compute` with OpenBLAS.
+    public var threadSplit: ThreadSplit
+    /// The threads of the training loop and its validation passes.
+    public var trainingCompute: Compute { threadSplit.training(compute) }
+
+    /// A context (training settings default to RecBole's).
+    public init(seed: UInt64, compute: Compute, logger: Logger, training: TrainingSettings = TrainingSettings(),
+                validate: (@Sendable (any Scorer, Compute) -> Double)? = nil, validMetricBigger: Bool = true, validMetric: String = "valid",
+                onEpoch: (@Sendable (EpochReport) -> Void)? = nil, onBatch: (@Sendable (Int, Int) -> Void)? = nil,
+                checkpointName: String = "model", profile: OpProfile? = nil, threadSplit: ThreadSplit = .auto) {
+        self.seed = seed
+        self.compute = compute
+        self.logger = logger
+        self.training = training
+        self.validate = validate
+        self.validMetricBigger = validMetricBigger
+        self.validMetric = validMetric
+        self.onEpoch = onEpoch
+        self.onBatch = onBatch
+        self.checkpointName = checkpointName
+        self.profile = profile
+        self.threadSplit = threadSplit
+    }
+}

@@ -1,0 +1,71 @@
+import RecBenchSupport
+import RecBenchData
+/// A model's resolved hyperparameters, read with range checks by the config's own typed
+/// accessors (one set of rules and messages for every key). Errors name the key and where
+/// it was set.
+public struct ModelParameters: Sendable {
+    /// The effective config (model keys resolved through all layers, declared defaults filled
+    /// in); read only through the typed accessors below, so a model sees its declared keys and
+    /// nothing else.
+    private let config: Config
+    /// The model's declared parameters.
+    public let declared: [ConfigKey]
+
+    /// Parameters for a model declaring `declared`, from `config`; a declared key that is
+    /// null there takes its declared default.
+    public init(config: Config, declared: [ConfigKey]) {
+        var config = config
+        for p in declared where config[p.name] == .null && p.defaultValue != .null {
+            config.set(p.name, to: p.defaultValue, origin: "default")
+        }
+        self.config = config
+        self.declared = declared
+    }
+
+    /// `read` on the config, for a key the model declared.
+    private func declared<T>(_ name: String, _ read: (Config) throws -> T) rethrows -> T {
+        precondition(declared.contains { $0.name == name }, "parameter '\(name)' is not declared by the model")
+        return try read(config)
+    }
+
+    /// An error about parameter `name` that names where it was set.
+    public func invalid(_ name: String, _ message: String) -> RecBenchError {
+        RecBenchError.config(name, origin: config.origin(of: name), message)
+    }
+
+    /// A finite number in `range`.
+    public func double(_ name: String, in range: ClosedRange<Double> = -.greatestFiniteMagnitude...(.greatestFiniteMagnitude)) throws -> Double {
+        try declared(name) { try $0.double(name, in: range) }
+    }
+
+    /// true or false.
+    public func bool(_ name: String) throws -> Bool {
+        try declared(name) { try $0.bool(name) }
+    }
+
+    /// An integer in `range`.
+    public func int(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws -> Int {
+        try declared(name) { try $0.int(name, in: range) }
+    }
+
+    /// A list of integers, each in `range`.
+    public func intList(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws -> [Int] {
+        try declared(name) { try $0.intList(name, in: range) }
+    }
+
+    /// A list of numbers, each in `range`.
+    public func doubleList(_ name: String, in range: ClosedRange<Double> = -.greatestFiniteMagnitude...(.greatestFiniteMagnitude)) throws -> [Double] {
+        try declared(name) { try $0.doubleList(name, in: range) }
+    }
+
+    /// A map of names to lists of strings (FFM's `fields`: group → columns), or nil when the
+    /// value is null.
+    public func groups(_ name: String) throws -> [String: [String]]? {
+        try declared(name) { try $0.groups(name) }
+    }
+
+    /// The resolved value of every declared parameter (stored with each result).
+    public var resolved: [String: ConfigValue] {
+        Dictionary(uniqueKeysWithValues: declared.map { ($0.name, config[$0.name]) })
+    }
+}

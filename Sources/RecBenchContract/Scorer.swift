@@ -1,0 +1,23 @@
+import Linalg
+import RecBenchSupport
+import RecBenchData
+
+/// Anything that fills a users × items score block (every model is one). Evaluation may
+/// call it from several workers at once, each for its own users and block.
+public protocol Scorer: Sendable {
+    /// Writes the score of every item for each listed user into the matching row of `block`
+    /// (`block` is `users.count × itemCount`; its previous contents are unspecified), using
+    /// at most the threads `compute` allows.
+    func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute)
+
+    /// A scorer with the work every user's scores share already done (propagated
+    /// embeddings, unit-length tables, item towers), with `compute`'s threads. An evaluation
+    /// pass asks for it once and then scores its batches, on several workers at once, with
+    /// it; it must give the same scores as this scorer. The default shares nothing.
+    func preparedForScoring(compute: Compute) -> any Scorer
+}
+
+extension Scorer {
+    /// Nothing is shared between users' scores: the scorer itself.
+    public func preparedForScoring(compute: Compute) -> any Scorer { self }
+}

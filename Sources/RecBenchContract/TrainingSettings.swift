@@ -1,0 +1,63 @@
+import RecBenchSupport
+import RecBenchData
+/// The training keys of the config, typed and checked.
+public struct TrainingSettings: Sendable, Equatable {
+    public var epochs: Int
+    public var batchSize: Int
+    public var learner: String
+    public var learningRate: Float
+    public var weightDecay: Float
+    public var evalStep: Int
+    public var stoppingStep: Int
+    /// Negatives per positive for pairwise models (uniform over items the user has not had in train).
+    public var negativesPerPositive: Int
+    /// Where the best parameters are written, if anywhere.
+    public var checkpointDirectory: String?
+
+    /// Settings for tests and benchmarks.
+    public init(epochs: Int = 300, batchSize: Int = 2048, learner: String = "adam", learningRate: Float = 0.001,
+                weightDecay: Float = 0, evalStep: Int = 1, stoppingStep: Int = 10, negativesPerPositive: Int = 1,
+                checkpointDirectory: String? = nil) {
+        self.epochs = epochs; self.batchSize = batchSize; self.learner = learner; self.learningRate = learningRate
+        self.weightDecay = weightDecay; self.evalStep = evalStep; self.stoppingStep = stoppingStep
+        self.negativesPerPositive = negativesPerPositive; self.checkpointDirectory = checkpointDirectory
+    }
+
+    /// Reads the training keys.
+    public init(_ config: Config) throws {
+        epochs = try config.int("epochs", atLeast: 1)
+        batchSize = try config.int("train_batch_size", atLeast: 1)
+        learner = try config.string("learner").lowercased()
+        guard ["adam", "sgd"].contains(learner) else {
+            throw RecBenchError.config("learner", origin: config.origin(of: "learner"), "expected adam or sgd, got '\(learner)'")
+        }
+        learningRate = Float(try config.double("learning_rate", positive: true))
+        weightDecay = Float(try config.double("weight_decay", in: 0...Double.greatestFiniteMagnitude))
+        evalStep = try config.int("eval_step", atLeast: 1)
+        stoppingStep = try config.int("stopping_step", atLeast: 0)
+        negativesPerPositive = try Self.negatives(config)
+        checkpointDirectory = try config.optionalString("checkpoint_dir")
+    }
+
+    /// `train_neg_sample_args`: null (or distribution none) → 0; uniform → `sample_num` ≥ 1.
+    static func negatives(_ config: Config) throws -> Int {
+        let key = "train_neg_sample_args"
+        let fail = { (message: String) in RecBenchError.config(key, origin: config.origin(of: key), message) }
+        switch config[key] {
+        case .null: return 0
+        case .map(let args):
+            for entry in args.keys where !["distribution", "sample_num", "alpha", "dynamic", "candidate_num"].contains(entry) {
+                throw fail("unknown entry '\(entry)' (expected distribution, sample_num, alpha, dynamic, candidate_num)")
+            }
+            let distribution = args["distribution"]?.stringValue ?? "uniform"
+            if distribution.lowercased() == "none" || args["distribution"] == .null { return 0 }
+            guard distribution == "uniform" else { throw fail("only the uniform distribution is supported, got '\(distribution)'") }
+            if args["dynamic"] == .bool(true) { throw fail("dynamic negative sampling is not supported; use dynamic: false") }
+            guard let n = (args["sample_num"] ?? .int(1)).intValue, n >= 1 else {
+                throw fail("sample_num must be an integer ≥ 1, got \(args["sample_num"]!) (for no negatives, set train_neg_sample_args: ~)")
+            }
+            return n
+        default: throw config.typeError(key, "a map such as {distribution: uniform, sample_num: 1}")
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Linalg
+import RecBenchSupport
+
+/// One documented config key: its name, the type users write, the default, and its meaning.
+public struct ConfigKey: Sendable {
+    /// How recbench treats the key.
+    public enum Role: Sendable, Equatable {
+        /// Read and used, with RecBole's meaning.
+        case used
+        /// A RecBole key for infrastructure recbench has no use for (GPUs, caches): accepted
+        /// with a one-line notice so RecBole configs run unchanged.
+        case ignored
+        /// A deprecated RecBole alias, read as the current key `to` (one notice line).
+        case mapped(to: String)
+        /// A RecBole key that would change the data or protocol and that recbench does not
+        /// implement: an error naming the reason and `closest` supported key. Set to its
+        /// RecBole default (`defaultValue`, usually null) it changes nothing and is ignored.
+        case refused(closest: String?)
+    }
+    /// The key as written in YAML.
+    public let name: String
+    /// The type as shown to users ("str", "int", "list of int", ...).
+    public let type: String
+    /// The built-in default.
+    public let defaultValue: ConfigValue
+    /// One sentence: what the key means.
+    public let summary: String
+    /// Whether the key is used or only accepted.
+    public let role: Role
+
+    /// Declares a key.
+    public init(_ name: String, _ type: String, _ defaultValue: ConfigValue, _ summary: String, role: Role = .used) {
+        self.name = name
+        self.type = type
+        self.defaultValue = defaultValue
+        self.summary = summary
+        self.role = role
+    }
+}
+
+/// Every global (non-model) config key recbench knows. Model hyperparameters are declared
+/// next to each model (`Recommender.parameters`).
+public enum ConfigKeys {
+    /// The keys recbench reads: the data, the protocol, and the run.
+    public static let global: [ConfigKey] = [
+        // Dataset and atomic files
+        ConfigKey("dataset", "str", .null, "Dataset name: files are `{data_path}/{dataset}/{dataset}.inter` (or `{data_path}/{dataset}.inter`)."),
+        ConfigKey("data_path", "str", .string("dataset/"), "Folder that holds the dataset folder; relative paths are relative to the working directory."),
+        ConfigKey("benchmark_filename", "list of str", .null,
+                  "Load a pre-split dataset from `{dataset}.{name}.inter` files, in order train, valid, test; no filtering or splitting is done."),
+        ConfigKey("field_separator", "str", .string("\t"), "Separator between columns in atomic files."),
+        ConfigKey("seq_separator", "str", .string(" "), "Separator inside `token_seq` / `float_seq` values."),
+        ConfigKey("USER_ID_FIELD", "str", .string("user_id"), "Column that holds the user token."),
+        ConfigKey("ITEM_ID_FIELD", "str", .string("item_id"), "Column that holds the item token."),
+        ConfigKey("RATING_FIELD", "str or null", .string("rating"), "Column that holds the rating (kept as a feature; every loaded row is a positive)."),
+        ConfigKey("TIME_FIELD", "str or null", .string("timestamp"), "Column that holds the interaction time, used by `order: TO` and `rm_dup_inter`."),
+        ConfigKey("load_col", "map of suffix → list of str, or null", .map(["inter": .list([.string("user_id"), .string("item_id")])]),
+                  "Columns to load per file (`inter`, `item`, `user`); a file whose suffix is absent is not loaded; "
+                  + "null loads every column of every file present."),
+        ConfigKey("unused_col", "map of suffix → list of str", .null,
+                  "Columns loaded, checked and used by the split (e.g. the time column for `order: TO`), but not model inputs, "
+                  + "as in RecBole (which drops them after splitting)."),
+        ConfigKey("numerical_features", "list of str", .list([]),
+                  "Float (or float_seq) columns of the `.user` / `.item` files that context-aware models read, each as its value times "
+                  + "a learned vector; other float columns are no model input, as in RecBole."),
+        ConfigKey("rm_dup_inter", "null, first or last", .null, "Keep duplicate (user, item) rows (null), or only the first / last by time."),
+        ConfigKey("user_inter_num_interval", "interval str or null", .null,
+                  "Keep users whose interaction count lies in the interval, e.g. `[5,inf)`; with the item interval, repeated until stable (k-core)."),
+        ConfigKey("item_inter_num_interval", "interval str or null", .null, "Keep items whose interaction count lies in the interval, e.g. `[5,inf)`."),
+        ConfigKey("filter_inter_by_user_or_item", "bool", .bool(true), "Drop interactions whose user / item is missing from a loaded `.user` / `.item` file."),
+        // Protocol
+        ConfigKey("eval_args", "map", .map([
+            "split": .map(["RS": .list([.double(0.8), .double(0.1), .double(0.1)])]),
+            "order": .string("RO"), "group_by": .string("user"), "mode": .string("full"),
+        ]), "Split and ranking protocol: `split` ({RS: [train, valid, test]} or {LS: valid_and_test | test_only}), `order` (TO by time, RO random), "
+            + "`group_by` (user), `mode` (full, or {valid: full, test: full}); entries merge with the defaults, as in RecBole."),
+        ConfigKey("history_mask", "recbole, seen or none", .string("recbole"),
+                  "Which earlier-split items are excluded from ranking: RecBole's (history minus the split's positives), every seen item, or none."),
+        ConfigKey("metrics", "list of str", .list(["Recall", "MRR", "NDCG", "Hit", "Precision"].map { .string($0) }),
+                  "Metrics to report, in this order (the known names are listed by `recbench run --help`)."),
+        ConfigKey("topk", "int or list of int", .list([.int(10)]), "Cutoffs K for every @K metric."),
+        ConfigKey("valid_metric", "str", .string("MRR@10"), "Validation metric that drives early stopping and model selection, e.g. `MRR@10`."),
+        ConfigKey("valid_metric_bigger", "bool", .bool(true), "Whether a larger validation metric is better."),
+        ConfigKey("tail_ratio", "float", .double(0.1),
+                  "TailPercentage: ≤ 1, the least popular share of train items counts as tail; > 1, items with at most this many train interactions."),
+        ConfigKey("metric_decimal_place", "int", .int(4), "Decimal places in printed tables (stored results keep full precision)."),
+        ConfigKey("eval_batch_size", "int", .int(4096), "Users scored per batch during evaluation, at most (see eval_memory_mb)."),
+        ConfigKey("eval_memory_mb", "int", .int(1024),
+                  "Memory for one batch of scores during evaluation, in MiB: a batch holds min(eval_batch_size, this ÷ (4 B × items)) users, "
+                  + "so evaluation memory stays bounded on any catalogue; results do not depend on it."),
+        // Training (learned models)
+        ConfigKey("epochs", "int", .int(300), "Maximum training epochs (learned models)."),
+        ConfigKey("train_batch_size", "int", .int(2048), "Training batch size (learned models)."),
+        ConfigKey("learner", "str", .string("adam"), "Optimiser for learned models: adam or sgd."),
+        ConfigKey("learning_rate", "float", .double(0.001), "Learning rate (learned models)."),
+        ConfigKey("weight_decay", "float", .double(0), "L2 weight decay (learned models)."),
+        ConfigKey("eval_step", "int", .int(1), "Validate every this many epochs (learned models)."),
+        ConfigKey("stopping_step", "int", .int(10), "Stop after this many validations without improvement (learned models)."),
+        ConfigKey("train_neg_sample_args", "map or null", .map(["distribution": .string("uniform"), "sample_num": .int(1)]),
+                  "Negative sampling for pairwise models: `{distribution: uniform, sample_num: N}` "
+                  + "(`alpha`, `dynamic: false`, `candidate_num` accepted at RecBole's defaults); null: none."),
+        ConfigKey("clip_grad_norm", "map or null", .null, "Gradient clipping for learned models, e.g. `{max_norm: 5}`."),
+        ConfigKey("checkpoint_dir", "str or null", .null, "Folder where learned models also write their best parameters (null: in memory only)."),
+        // Run
+        ConfigKey("model", "str", .null, "Model to run when `--model` is not given."),
+        ConfigKey("seed", "int", .int(2020), "Seed for every random choice (split order RO, sampling, initialisation)."),
+        ConfigKey("reproducibility", "bool", .bool(true), "Deterministic execution: the same seed gives the same metrics."),
+        ConfigKey("threads", "int", .int(0),
+                  "Threads for BLAS and for parallel loops (0 = all cores); same value, same results "
+                  + "(learned models may differ in the last bits between values)."),
+        ConfigKey("thread_split", "str", .string("auto"),
+                  "How threads are shared between OpenBLAS and recbench's workers per phase: auto (the split `recbench bench --thread-splits` measured "
+                  + "fastest per phase: on 2-core hosts the workers throughout), workers (one OpenBLAS thread per call, large products split over "
+                  + "recbench's workers), or blas (OpenBLAS on every thread). Like `threads`, it may change learned models' last bits."),
+        ConfigKey("results_dir", "str", .string("results"), "Folder that receives one JSON result file per run."),
+        ConfigKey("memory_limit_mb", "int", .int(0),
+                  "Memory a run may plan to use, in MiB (0 = this machine's: its physical memory or cgroup limit); "
+                  + "a run estimated to need more is refused before allocating."),
+    ]
+
+    /// Every key a config may name: recbench's own, then RecBole's that it ignores, maps or refuses.
+    public static let all: [ConfigKey] = global + RecBoleKeys.catalogue
+
+    /// Lookup by name.
+    public static let byName: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
+}

@@ -1,0 +1,114 @@
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+/// Which items from earlier splits are excluded from a user's ranking (see DESIGN.md).
+public enum HistoryMask: String, Sendable, CaseIterable, Codable {
+    /// RecBole 1.2.1: earlier-split items minus the evaluated split's positives. Leaks the
+    /// label on repeat-purchase data; kept for comparability.
+    case recbole
+    /// Every earlier-split item: repeats can never be recommended.
+    case seen
+    /// Nothing: honest repeat-aware evaluation.
+    case none
+}
+
+extension HistoryMask {
+    /// The one explanation of what `recbole` does on data with repeat purchases (run notices
+    /// and reports both use it); `counts` says how many positives were seen earlier, if known.
+    public static func repeatLeakWarning(counts: String? = nil) -> String {
+        "`history_mask: recbole` on data with repeats\(counts.map { " (\($0))" } ?? ""): these items stay rankable while every other seen item is masked, "
+            + "which inflates repeat hits; use `history_mask: none` or `seen` for honest figures"
+    }
+}
+
+/// The evaluation protocol in one value: what is ranked, cut and reported.
+public struct EvaluationSettings: Sendable, Equatable {
+    /// Metric names in report order, as configured (RecBole spelling).
+    public var metrics: [String]
+    /// Cutoffs K, in report order.
+    public var cutoffs: [Int]
+    /// The history mask mode.
+    public var historyMask: HistoryMask
+    /// Users scored per batch at most.
+    public var batchSize: Int
+    /// Bytes one batch's block of scores may take (`eval_memory_mb`).
+    public var blockMemory = 1 << 30
+    /// Validation metric key, lower case (e.g. "mrr@10").
+    public var validMetric: String
+    /// Whether larger validation values are better.
+    public var validMetricBigger: Bool
+    /// Decimal places for printed tables.
+    public var decimalPlaces: Int
+    /// TailPercentage's tail definition (RecBole's `tail_ratio`).
+    public var tailRatio: Double = 0.1
+
+    /// A protocol description (used by tests and benchmarks).
+    public init(metrics: [String], cutoffs: [Int], historyMask: HistoryMask = .recbole, batchSize: Int = 4096,
+                validMetric: String? = nil, validMetricBigger: Bool = true, decimalPlaces: Int = 4) {
+        self.metrics = metrics; self.cutoffs = cutoffs; self.historyMask = historyMask
+        self.batchSize = batchSize
+        self.validMetric = validMetric ?? MetricKey(metrics[0], k: cutoffs[0]).description
+        self.validMetricBigger = validMetricBigger; self.decimalPlaces = decimalPlaces
+    }
+
+    /// Users per block of scores over `items`: `batchSize`, fewer when a block of that many
+    /// rows would exceed `blockMemory` (at least one), so evaluation memory is bounded by the
+    /// budget whatever the catalogue.
+    public func usersPerBlock(items: Int) -> Int {
+        max(1, min(batchSize, blockMemory / max(1, 4 * items)))
+    }
+
+    /// Reads and validates `metrics`, `topk`, `history_mask`, `valid_metric`, ….
+    public init(_ config: Config) throws {
+        let known = MetricRegistry.names
+        metrics = try config.stringList("metrics").map { name in
+            guard let canonical = known.first(where: { $0.lowercased() == name.lowercased() }) else {
+                throw RecBenchError.config("metrics", origin: config.origin(of: "metrics"),
+                                           "unknown metric '\(name)'\(Suggestion.hint(for: name, in: known)) (known: \(known.joined(separator: ", ")))")
+            }
+            return canonical
+        }
+        if metrics.isEmpty { throw RecBenchError.config("metrics", origin: config.origin(of: "metrics"), "must list at least one metric") }
+        cutoffs = try config.intList("topk")
+        if cutoffs.isEmpty || cutoffs.contains(where: { $0 < 1 }) {
+            throw RecBenchError.config("topk", origin: config.origin(of: "topk"), "cutoffs must be positive integers, got \(config["topk"])")
+        }
+        let mask = try config.string("history_mask")
+        guard let m = HistoryMask(rawValue: mask) else {
+            throw RecBenchError.config("history_mask", origin: config.origin(of: "history_mask"), "expected recbole, seen or none, got '\(mask)'")
+        }
+        historyMask = m
+        batchSize = try config.int("eval_batch_size", atLeast: 1)
+        blockMemory = try config.int("eval_memory_mb", atLeast: 1) << 20
+        validMetricBigger = try config.bool("valid_metric_bigger")
+        decimalPlaces = try config.int("metric_decimal_place", atLeast: 0)
+        tailRatio = try config.double("tail_ratio")
+        guard tailRatio > 0 else {
+            throw RecBenchError.config("tail_ratio", origin: config.origin(of: "tail_ratio"), "must be positive, got \(tailRatio)")
+        }
+        let valid = try config.string("valid_metric").lowercased()
+        let cuts = cutoffs
+        let keys = metrics.flatMap { m in cuts.map { MetricKey(m, k: $0).description } }
+        guard keys.contains(valid) else {
+            throw RecBenchError.config("valid_metric", origin: config.origin(of: "valid_metric"),
+                                       "'\(valid)' is not among the computed metrics\(Suggestion.hint(for: valid, in: keys)) "
+                                       + "(metrics × topk: \(keys.joined(separator: ", ")))")
+        }
+        validMetric = valid
+    }
+
+    /// The same protocol cut down to the validation metric alone (one metric, one cutoff):
+    /// what early stopping reads after every epoch. Its value is the same as in the full
+    /// evaluation, since the best K items do not depend on how many more are selected.
+    public var validationOnly: EvaluationSettings {
+        var only = self
+        if let key = MetricKey(parsing: validMetric), let name = metrics.first(where: { $0.lowercased() == key.name }) {
+            only.metrics = [name]
+            only.cutoffs = [key.k]
+        }
+        return only
+    }
+
+    /// Report keys in order: for each metric, for each cutoff ("recall@10", "recall@20", …).
+    public var keys: [String] { metrics.flatMap { m in cutoffs.map { MetricKey(m, k: $0).description } } }
+}

@@ -1,0 +1,293 @@
+import Foundation
+import Linalg
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+
+/// The outcome of evaluating one split: averages, and per-user data for later analyses.
+public struct EvaluationResult: Sendable {
+    /// Which split was evaluated.
+    public let part: SplitPart
+    /// The mask mode that was applied.
+    public let historyMask: HistoryMask
+    /// Report keys in order ("recall@10", …).
+    public let keys: [String]
+    /// Mean over evaluated users (ranking metrics) or value over all lists (list metrics).
+    public let values: [String: Double]
+    /// Evaluated users: those with at least one positive in the split.
+    public let users: [Int32]
+    /// Per-user values of each ranking-metric key, aligned with `users`.
+    public let perUser: [String: [Double]]
+    /// Each evaluated user's ranked list, `users.count × width`, padded with -1.
+    public let topItems: [Int32]
+    /// Length of each ranked list slot (the largest cutoff).
+    public let width: Int
+    /// Distinct (user, item) positives in the split.
+    public let positives: Int
+    /// Positives the user already had in an earlier split (repeat consumption).
+    public let repeatPositives: Int
+    /// Repeat-vs-new analyses at every cutoff (see `Analyses`).
+    public let analyses: [String: Double]
+    /// Wall-clock seconds spent scoring, masking, ranking and averaging.
+    public let seconds: Double
+
+    /// The value of `key`, or nil when it was not computed.
+    public subscript(key: String) -> Double? { values[key] }
+}
+
+/// What one split's evaluation ranks against: its positives, each user's earlier items, and
+/// the users evaluated. Built once per split (training validates every epoch).
+public struct EvaluationTarget: Sendable {
+    public let part: SplitPart
+    public let positives: SparseMatrix
+    public let history: SparseMatrix
+    public let users: [Int32]
+    public let itemCount: Int
+    /// Train interactions per item (for popularity metrics).
+    public let trainCounts: [Float]
+    /// Per user (all users, not only evaluated ones): positives also in their history.
+    public let repeatCounts: [Int32]
+
+    /// The target of `part` in `split`.
+    public init(_ part: SplitPart, in split: SplitData) {
+        self.part = part
+        positives = Evaluator.positives(of: part, in: split)
+        history = Evaluator.history(before: part, in: split)
+        users = (0..<split.userCount).filter { [positives] in !positives.entries(ofRow: $0).isEmpty }.map(Int32.init)
+        itemCount = split.itemCount
+        trainCounts = split.trainMatrix.columnSums()
+        repeatCounts = EvaluationTarget.repeats(positives, history)
+    }
+
+    /// Positives, over all users, that the user had in an earlier split (repeat consumption).
+    public var repeatPositives: Int { repeatCounts.reduce(0) { $0 + Int($1) } }
+
+    /// The same target for its first `count` users only (a benchmark's smaller population).
+    public func prefix(_ count: Int) -> EvaluationTarget {
+        EvaluationTarget(part: part, positives: positives, history: history, users: Array(users.prefix(count)), itemCount: itemCount,
+                         trainCounts: trainCounts, repeatCounts: repeatCounts)
+    }
+
+    private init(part: SplitPart, positives: SparseMatrix, history: SparseMatrix, users: [Int32], itemCount: Int, trainCounts: [Float],
+                 repeatCounts: [Int32]) {
+        self.part = part; self.positives = positives; self.history = history
+        self.users = users; self.itemCount = itemCount; self.trainCounts = trainCounts; self.repeatCounts = repeatCounts
+    }
+
+    /// Per row, the entries of `positives` that `history` has too (both rows sorted: one walk).
+    static func repeats(_ positives: SparseMatrix, _ history: SparseMatrix) -> [Int32] {
+        (0..<positives.rows).map { u in
+            var count: Int32 = 0, cursor = history.rowStarts[u]
+            let end = history.rowStarts[u + 1]
+            for item in positives.columns(ofRow: u) {
+                while cursor < end && history.columnIndices[cursor] < item { cursor += 1 }
+                if cursor < end && history.columnIndices[cursor] == item { count += 1 }
+            }
+            return count
+        }
+    }
+}
+
+/// Full-ranking evaluation as DESIGN.md specifies, in one place: score every item for every
+/// evaluated user, in blocks of `usersPerBlock` users; mask history by the configured mode;
+/// take the top K; compute every metric at every cutoff.
+public enum Evaluator {
+    /// The items each user had before `part` (train for valid; train ∪ valid for test).
+    public static func history(before part: SplitPart, in split: SplitData) -> SparseMatrix {
+        switch part {
+        case .train: return SparseMatrix(rows: split.userCount, columns: split.itemCount)
+        case .valid: return split.trainMatrix.binarized()
+        case .test: return split.trainMatrix.union(split.validMatrix).binarized()
+        }
+    }
+
+    /// The positives of `part`.
+    public static func positives(of part: SplitPart, in split: SplitData) -> SparseMatrix {
+        switch part {
+        case .train: return split.trainMatrix.binarized()
+        case .valid: return split.validMatrix
+        case .test: return split.testMatrix
+        }
+    }
+
+    /// Evaluates `scorer` on `part` of `split`.
+    public static func evaluate(
+        _ scorer: any Scorer, split: SplitData, part: SplitPart, settings: EvaluationSettings, compute: Compute
+    ) -> EvaluationResult {
+        evaluate(scorer, target: EvaluationTarget(part, in: split), settings: settings, compute: compute)
+    }
+
+    /// Evaluates `scorer` against a prepared target (reuse it across epochs): scores users in
+    /// batches, ranks each user (`rank`), then averages and summarises (`summarize`). With a
+    /// profile, scoring and ranking are charged to "<phase>: scores" and "<phase>: rank".
+    public static func evaluate(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings, compute: Compute,
+                                profile: OpProfile? = nil, phase: String = "evaluation") -> EvaluationResult {
+        let started = Date()
+        let users = target.users, width = settings.cutoffs.max()!
+        let metrics = rankingMetrics(settings)
+        let preparing = ContinuousClock.now
+        let scorer = scorer.preparedForScoring(compute: compute)   // shared work once per pass, not per batch or worker
+        profile?.charge("\(phase): scores", forward: (ContinuousClock.now - preparing).seconds, calls: 0)
+        let table = RankingTable(users: users.count, keys: metrics.count * settings.cutoffs.count, cutoffs: settings.cutoffs.count)
+        // The ranked lists are written where the result keeps them: no copy at the end.
+        var topItems = [Int32](repeating: -1, count: users.count * width)
+        topItems.withUnsafeMutableBufferPointer { top in
+            let ranking = Ranking(target: target, settings: settings, metrics: metrics, table: table,
+                                  lists: UnsafeShared(top.baseAddress!), width: width)   // each worker writes only its users' lists
+            var start = 0
+            let blockUsers = settings.usersPerBlock(items: target.itemCount)
+            let perWorker = compute.splitsProducts ? WorkerBlocks(workers: compute.activeWorkers) : nil
+            var block = Matrix(rows: 0, columns: target.itemCount)
+            while start < users.count {
+                let batch = users[start..<min(users.count, start + blockUsers)]
+                let times: (scores: Double, rank: Double)
+                if let perWorker {
+                    times = perWorker.scoreAndRank(scorer, batch: batch, offset: start, ranking: ranking)
+                } else {
+                    times = scoreThenRank(scorer, batch: batch, offset: start, into: &block, ranking: ranking, compute: compute)
+                }
+                start += batch.count
+                profile?.charge("\(phase): scores", forward: times.scores)
+                profile?.charge("\(phase): rank", forward: times.rank)
+            }
+        }   // the blocks of scores are freed here, before the result's arrays are built
+        return summarize(table, topItems: topItems, target: target, settings: settings, seconds: Date().timeIntervalSince(started))
+    }
+
+    /// Scores a batch into one block with every thread `compute` has (OpenBLAS's own, when
+    /// it has them), then ranks its rows in parallel chunks. Returns the seconds of each.
+    static func scoreThenRank(_ scorer: any Scorer, batch: ArraySlice<Int32>, offset: Int, into block: inout Matrix,
+                              ranking: Ranking, compute: Compute) -> (scores: Double, rank: Double) {
+        let itemCount = ranking.target.itemCount
+        if block.rows != batch.count {
+            block = Matrix(rows: 0, columns: 0)   // the last, shorter batch: never two blocks at once
+            block = Matrix(uninitializedRows: batch.count, columns: itemCount)   // scorers write every entry
+        }
+        let scored = ContinuousClock.now
+        scorer.scores(for: batch, into: &block, compute: compute)
+        let ranked = ContinuousClock.now
+        block.values.withUnsafeMutableBufferPointer { scores in
+            let rows = UnsafeShared(scores.baseAddress!)   // each worker masks only its own rows
+            compute.forEachChunk(count: batch.count, chunkSize: 32) { range in
+                for r in range {
+                    ranking.rank(UnsafeMutableBufferPointer(start: rows.value + r * itemCount, count: itemCount),
+                                 user: Int(batch[batch.startIndex + r]), slot: offset + r)
+                }
+            }
+        }
+        return ((ranked - scored).seconds, (ContinuousClock.now - ranked).seconds)
+    }
+
+    /// The configured metrics that are computed per user, in report order.
+    static func rankingMetrics(_ settings: EvaluationSettings) -> [any RankingMetric.Type] {
+        settings.metrics.compactMap { name in MetricRegistry.ranking.first { $0.name == name } }
+    }
+
+    /// Means of the per-user metrics, the list metrics over every top-K list, and the
+    /// repeat-vs-new analyses.
+    static func summarize(_ table: RankingTable, topItems: [Int32], target: EvaluationTarget, settings: EvaluationSettings,
+                          seconds: Double) -> EvaluationResult {
+        let users = target.users, width = settings.cutoffs.max()!, itemCount = target.itemCount
+        let rankingKeys = rankingMetrics(settings).flatMap { m in settings.cutoffs.map { MetricKey(m.name, k: $0).description } }
+        var values: [String: Double] = [:]
+        var perUser: [String: [Double]] = [:]
+        for (index, key) in rankingKeys.enumerated() {
+            let column = table.takeMetricColumn(index)
+            perUser[key] = column
+            values[key] = users.isEmpty ? 0 : column.reduce(0, +) / Double(users.count)
+        }
+        let trainCounts = target.trainCounts
+        for metric in MetricRegistry.lists where settings.metrics.contains(metric.name) {
+            for k in settings.cutoffs {
+                values[MetricKey(metric.name, k: k).description] =
+                    metric.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
+            }
+        }
+        if settings.metrics.contains(TailPercentage.name) {
+            let tail = TailPercentage.tailItems(trainCounts: trainCounts, ratio: settings.tailRatio)
+            for k in settings.cutoffs {
+                values[MetricKey(TailPercentage.name, k: k).description] = TailPercentage.value(lists: topItems, width: width, k: k, tail: tail)
+            }
+        }
+        var analyses: [String: Double] = [:]
+        for (c, k) in settings.cutoffs.enumerated() {
+            let perUser = users.indices.map { slot in
+                let hits = table.hits(slot, cutoff: c)
+                return Analyses.UserHits(positives: target.positives.entries(ofRow: Int(users[slot])).count, repeatPositives: table.repeats(slot),
+                                         hits: hits.all, repeatHits: hits.repeated)
+            }
+            analyses.merge(Analyses.summarize(perUser, k: k)) { _, new in new }
+            analyses[MetricKey("item_coverage", k: k).description] =
+                ItemCoverage.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
+        }
+        return EvaluationResult(
+            part: target.part, historyMask: settings.historyMask, keys: settings.keys, values: values, users: users, perUser: perUser,
+            topItems: topItems, width: width, positives: target.positives.nonzeroCount,
+            repeatPositives: users.indices.reduce(0) { $0 + table.repeats($1) }, analyses: analyses, seconds: seconds)
+    }
+}
+
+/// What ranking one user's row of scores needs, shared by the workers that rank: the target,
+/// the settings, and where each user's outcome goes (its row of the table, its slot of the
+/// ranked lists).
+struct Ranking: Sendable {
+    let target: EvaluationTarget
+    let settings: EvaluationSettings
+    let metrics: [any RankingMetric.Type]
+    let table: RankingTable
+    let lists: UnsafeShared<UnsafeMutablePointer<Int32>>
+    let width: Int
+
+    /// Sets the user's masked items to −∞: every history item (`seen`), or those that are
+    /// not positives of the split (`recbole`: the positives' scores are kept aside, the whole
+    /// history written, the positives' scores written back). Without a comparison per
+    /// history item, where walking history beside the positives mispredicted a branch on
+    /// most of them.
+    func applyMask(_ row: UnsafeMutableBufferPointer<Float>, user u: Int) {
+        let mode = settings.historyMask
+        guard mode != .none else { return }
+        let positives = target.positives.entries(ofRow: u), history = target.history.entries(ofRow: u)
+        target.positives.columnIndices.withUnsafeBufferPointer { kept in
+            target.history.columnIndices.withUnsafeBufferPointer { seen in
+                withUnsafeTemporaryAllocation(of: Float.self, capacity: max(1, positives.count)) { saved in
+                    if mode == .recbole { for (i, e) in positives.enumerated() { saved[i] = row[Int(kept[e])] } }
+                    for e in history { row[Int(seen[e])] = -.infinity }
+                    if mode == .recbole { for (i, e) in positives.enumerated() { row[Int(kept[e])] = saved[i] } }
+                }
+            }
+        }
+    }
+
+    /// Masks `row` (the user's scores) by the history mode, takes the top K into the
+    /// user's slot of the ranked lists, and records the user's metrics and hits in the
+    /// table's row `slot`.
+    func rank(_ row: UnsafeMutableBufferPointer<Float>, user u: Int, slot: Int) {
+        let top = UnsafeMutableBufferPointer(start: lists.value + slot * width, count: width)
+        let positives = target.positives, history = target.history
+        applyMask(row, user: u)
+        table.setRepeats(slot, Int(target.repeatCounts[u]))
+        let n = TopK.select(UnsafeBufferPointer(row), k: top.count, into: top.baseAddress!)
+        let p = positives.entries(ofRow: u).count
+        // No allocation per user: the hit flags live on the stack, the results go straight
+        // into the table.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, n)) { hits in
+            for rank in 0..<n { hits[rank] = positives.contains(row: u, column: Int(top[rank])) ? 1 : 0 }
+            for (c, k) in settings.cutoffs.enumerated() {
+                var all = 0, repeated = 0
+                for rank in 0..<min(k, n) where hits[rank] != 0 {
+                    all += 1
+                    if history.contains(row: u, column: Int(top[rank])) { repeated += 1 }
+                }
+                table.setHits(slot, cutoff: c, all: all, repeated: repeated)
+            }
+            let hitView = UnsafeBufferPointer(rebasing: hits[0..<n])
+            var key = 0
+            for metric in metrics {
+                for k in settings.cutoffs {
+                    table.setMetric(slot, key: key, metric.value(hits: hitView, positives: p, k: k))
+                    key += 1
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import Linalg
+import Autodiff
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+
+/// What context-aware models (FM, FFM, DeepFM) read: the dataset's feature fields, each
+/// field's bags re-indexed into one table that stacks every field's embedding rows, and the
+/// pieces every such model shares (RecBole's initialisation, per-batch bags, two-tower
+/// scoring by one GEMM).
+public struct ContextInputs: Sendable {
+    /// The fields and what was noted while building them.
+    public let features: FeatureFields
+    /// Per field: entities × total rows, mean-pooling weights (second-order embeddings).
+    public let means: [SparseMatrix]
+    /// Per field: entities × total rows, sum-pooling weights (RecBole's first-order term).
+    public let sums: [SparseMatrix]
+    /// The fields of each side, in order.
+    public let userFields: [Int], itemFields: [Int]
+
+    /// Inputs over `features`.
+    public init(_ features: FeatureFields) {
+        self.features = features
+        let total = features.totalCardinality, offsets = features.offsets
+        func stacked(_ m: SparseMatrix, _ offset: Int) -> SparseMatrix {
+            SparseMatrix(rows: m.rows, columns: total, rowStarts: m.rowStarts,
+                         columnIndices: m.columnIndices.map { $0 + Int32(offset) }, values: m.values)
+        }
+        means = zip(features.means, offsets).map(stacked)
+        sums = zip(features.sums, offsets).map(stacked)
+        userFields = features.indices(of: .user)
+        itemFields = features.indices(of: .item)
+    }
+
+    /// Number of fields.
+    public var fieldCount: Int { features.fields.count }
+
+    /// Items in the catalogue: the entities of an item field's bags (the item id is always one).
+    public var itemCount: Int { means[itemFields[0]].rows }
+
+    /// Field `f`'s lookup for a batch of (user, item) pairs: its bags, and per pair the
+    /// user's row for a user field, the item's for an item field (`Tape.pooledLookup`).
+    public func lookup(_ f: Int, users: [Int32], items: [Int32], mean: Bool) -> (bags: SparseMatrix, rows: [Int32]) {
+        ((mean ? means : sums)[f], features.fields[f].side == .user ? users : items)
+    }
+
+    /// Every field's lookup (summed by `Tape.pooledLookup`: Σ_f e_f, or the first-order sum).
+    public func lookups(users: [Int32], items: [Int32], mean: Bool) -> [(bags: SparseMatrix, rows: [Int32])] {
+        (0..<fieldCount).map { lookup($0, users: users, items: items, mean: mean) }
+    }
+
+    /// An embedding table over every field's rows, `columns` wide, initialised as RecBole's
+    /// xavier-normal does it per `nn.Embedding`: the token fields share one table, each
+    /// `token_seq` field has its own, the float fields share one; `width` is the embedding
+    /// width each table was declared with (`columns` may hold several, FFM's per field).
+    public func table(width: Int, columns: Int, rng: inout SeededGenerator) -> Matrix {
+        let fields = features.fields, offsets = features.offsets
+        var groups: [[Int]] = [fields.indices.filter { fields[$0].type == .token }]
+        groups += fields.indices.filter { fields[$0].type == .tokenSequence }.map { [$0] }
+        groups.append(fields.indices.filter { fields[$0].type == .float })
+        var table = Matrix(rows: features.totalCardinality, columns: columns)
+        for group in groups where !group.isEmpty {
+            let rows = group.reduce(0) { $0 + fields[$1].cardinality }
+            let std = (2 / Float(rows + width)).squareRoot()
+            for f in group {
+                let block = Initializer.normal(rows: fields[f].cardinality, columns: columns, std: std, rng: &rng)
+                let start = offsets[f] * columns
+                table.values.replaceSubrange(start..<start + block.values.count, with: block.values)
+            }
+        }
+        return table
+    }
+
+    /// For a batch of `users`, the rows of one side's fields pooled through `table`, summed
+    /// over fields (pass `fields` of one side).
+    public func pooled(_ fields: [Int], entities: ArraySlice<Int32>, table: Matrix, mean: Bool, compute: Compute) -> Matrix {
+        var out = Matrix(rows: entities.count, columns: table.columns)
+        for f in fields {
+            (mean ? means : sums)[f].multiply(rows: entities, by: table, into: &out, adding: true, compute: compute)
+        }
+        return out
+    }
+
+    /// One field's pooled rows for `entities`.
+    public func pooled(_ f: Int, entities: ArraySlice<Int32>, table: Matrix, compute: Compute) -> Matrix {
+        var out = Matrix(rows: entities.count, columns: table.columns)
+        means[f].multiply(rows: entities, by: table, into: &out, compute: compute)
+        return out
+    }
+}
+
+/// Scores of a user batch × every item as one GEMM: a model that splits its score into a
+/// user-only part a_u, an item-only part c_i and a cross term ⟨x_u, y_i⟩ hands the towers
+/// [x_u | a_u | 1] and [y_i | 1 | c_i], and `block = U · Iᵀ` is the whole score (no user
+/// row is ever repeated per item).
+public enum TwoTowerScores {
+    /// The tower rows `[cross | own | other]` (own: this side's scalar; other: 1).
+    public static func tower(cross: Matrix, scalar: [Float], scalarFirst: Bool) -> Matrix {
+        let k = cross.columns
+        var out = Matrix(rows: cross.rows, columns: k + 2)
+        for r in 0..<cross.rows {
+            for j in 0..<k { out.values[r * (k + 2) + j] = cross.values[r * k + j] }
+            out.values[r * (k + 2) + k] = scalarFirst ? scalar[r] : 1
+            out.values[r * (k + 2) + k + 1] = scalarFirst ? 1 : scalar[r]
+        }
+        return out
+    }
+
+    /// `block = users · itemsᵀ`.
+    public static func score(users: Matrix, items: Matrix, into block: inout Matrix, compute: Compute) {
+        BLAS.gemm(users, items, transposeB: true, into: &block, compute: compute)
+    }
+}
+
+/// A context-aware pointwise model (FM, FFM, DeepFM): it also keeps the feature inputs.
+public protocol ContextModel: PointwiseModel {
+    /// The fields and bags (set by `prepareInputs`).
+    var inputs: ContextInputs? { get set }
+}
+
+extension ContextModel {
+    /// Builds the inputs and the sampler for `data` and logs what the fields left out.
+    public mutating func prepareInputs(_ data: TrainingData, context: FitContext) -> ContextInputs {
+        let inputs = ContextInputs(FeatureFields(data.dataset))
+        for note in inputs.features.notes { context.logger.notice("\(Self.name): \(note)") }
+        self.inputs = inputs
+        prepareSampler(data, context: context)
+        return inputs
+    }
+}

@@ -1,0 +1,63 @@
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+/// Hyperparameters several models read, each declared here once with one meaning: a model
+/// lists `SharedKeys.embeddingSize(64)` with its own default (RecBole's for that model), so
+/// one config drives a sweep over several models and the key means the same in each. A key
+/// only one model reads is declared in that model's file (`ModelDeclarationTests` fails when
+/// two models declare one name with different types or summaries).
+public enum SharedKeys {
+    /// The width of the learned embeddings.
+    public static func embeddingSize(_ width: Int) -> ConfigKey {
+        ConfigKey("embedding_size", "int", .int(width),
+                  "Width of the learned embeddings: of users and items, or of every feature field (context-aware models).")
+    }
+
+    /// Dropout while training.
+    public static func dropoutProb(_ probability: Double) -> ConfigKey {
+        ConfigKey("dropout_prob", "float", .double(probability),
+                  "Dropout probability while training: on the input rows (auto-encoders) or before each MLP layer.")
+    }
+
+    /// The hidden layers of the model's MLP.
+    public static func mlpHiddenSize(_ widths: [Int]) -> ConfigKey {
+        ConfigKey("mlp_hidden_size", "list of int", .list(widths.map { .int($0) }),
+                  "Widths of the MLP's hidden layers (ReLU after each; the auto-encoders' encoder, mirrored in the decoder).")
+    }
+
+    /// The weight of the model's regulariser.
+    public static func regWeight(_ weight: Double) -> ConfigKey {
+        ConfigKey("reg_weight", "float", .double(weight),
+                  "Weight λ of the model's L2 regulariser (EASE: added to the Gram matrix's diagonal; LightGCN: on the batch's embedding norms).")
+    }
+
+    /// The width of an auto-encoder's code.
+    public static func latentDimension(_ width: Int) -> ConfigKey {
+        ConfigKey("latent_dimension", "int", .int(width),
+                  "Width of an auto-encoder's code (MultiVAE: the encoder's output, even, whose halves are μ and log σ², as RecBole reads it).")
+    }
+
+    /// RecBole's name for a model's main coefficient.
+    public static func alpha(_ value: Double) -> ConfigKey {
+        ConfigKey("alpha", "float", .double(value),
+                  "The model's α, as RecBole names it (SLIMElastic: elastic-net strength, scikit-learn's scaling; "
+                      + "ALS: confidence slope, c = 1 + α · count).")
+    }
+
+    /// Lock-free SGD on every thread.
+    public static func hogwild(_ on: Bool) -> ConfigKey {
+        ConfigKey("hogwild", "bool", .bool(on),
+                  "Train by lock-free per-sample SGD on every thread (Hogwild!, as `implicit` and word2vec do) instead of the default loop; "
+                  + "reruns then differ unless threads: 1.")
+    }
+
+    /// The KL weight's cap (variational auto-encoders).
+    public static func annealCap(_ cap: Double) -> ConfigKey {
+        ConfigKey("anneal_cap", "float", .double(cap), "Largest KL weight β of a variational auto-encoder.")
+    }
+
+    /// The KL weight's ramp (variational auto-encoders).
+    public static func totalAnnealSteps(_ steps: Int) -> ConfigKey {
+        ConfigKey("total_anneal_steps", "int", .int(steps), "Batches over which β grows linearly to anneal_cap (0: β = anneal_cap throughout).")
+    }
+}

@@ -1,0 +1,195 @@
+import Linalg
+import Autodiff
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+
+/// A stack of dense layers with tanh between them (none after the last), as RecBole's
+/// `mlp_layers`. Weights are stored in × out (y = x·W + b).
+public struct MLP: Sendable {
+    /// Layer sizes, input first.
+    public let dimensions: [Int]
+    /// Parameter-name prefix.
+    public let prefix: String
+
+    public init(_ dimensions: [Int], prefix: String) {
+        self.dimensions = dimensions
+        self.prefix = prefix
+    }
+
+    /// Adds Xavier-normal weights and zero biases.
+    public func initialize(_ parameters: inout Parameters, rng: inout SeededGenerator) {
+        for (i, (input, output)) in zip(dimensions, dimensions.dropFirst()).enumerated() {
+            parameters.add("\(prefix).\(i).weight", Initializer.xavierNormal(fanIn: input, fanOut: output, rng: &rng))
+            parameters.add("\(prefix).\(i).bias", Matrix(rows: 1, columns: output))
+        }
+    }
+
+    /// The forward pass on a dense input.
+    public func callAsFunction(_ x: Variable, _ p: [String: Variable], tape: Tape) -> Variable {
+        hidden(tape.linear(x, p["\(prefix).0.weight"]!, p["\(prefix).0.bias"]!), p, tape: tape)
+    }
+
+    /// The forward pass on a sparse input (first layer as a sparse product).
+    public func callAsFunction(_ x: SparseMatrix, _ p: [String: Variable], tape: Tape) -> Variable {
+        hidden(tape.linear(x, p["\(prefix).0.weight"]!, p["\(prefix).0.bias"]!), p, tape: tape)
+    }
+
+    /// The forward pass on a dense input with the last layer written into `block` (scoring:
+    /// the users × items output is never allocated apart from the evaluator's block).
+    public func scores(_ x: Variable, _ p: [String: Variable], tape: Tape, into block: inout Matrix) {
+        let last = dimensions.count - 2
+        var h = x
+        for i in 0..<last { h = tape.linear(i == 0 ? h : tape.tanh(h), p["\(prefix).\(i).weight"]!, p["\(prefix).\(i).bias"]!) }
+        BLAS.linear(last == 0 ? h.value : tape.tanh(h).value, p["\(prefix).\(last).weight"]!.value, bias: p["\(prefix).\(last).bias"]!.value,
+                    into: &block, compute: tape.compute)
+    }
+
+    /// Layers 1… on the first layer's output.
+    private func hidden(_ first: Variable, _ p: [String: Variable], tape: Tape) -> Variable {
+        var h = first
+        for i in 1..<(dimensions.count - 1) {
+            h = tape.linear(tape.tanh(h), p["\(prefix).\(i).weight"]!, p["\(prefix).\(i).bias"]!)
+        }
+        return h
+    }
+}
+
+extension MLP {
+    /// A dropout mask: each entry 0 with probability `rate`, else 1/(1 − rate) (inverted
+    /// dropout, as torch's). One draw from `rng` seeds the mask; each chunk of 32,768 entries
+    /// has its own stream of that seed, so workers fill chunks in parallel and the mask is
+    /// the same for any worker count. Each 64-bit draw gives two 24-bit uniforms
+    /// (u < rate ⟺ u·2⁻²⁴ < rate, as `nextUnitFloat` compares).
+    public static func dropoutMask(rows: Int, columns: Int, rate: Float, rng: inout SeededGenerator, compute: Compute) -> Matrix {
+        let keep = 1 / (1 - rate), threshold = UInt64((Double(rate) * 16_777_216).rounded(.up))
+        let seed = rng.next(), chunk = 1 << 15
+        var mask = Matrix(uninitializedRows: rows, columns: columns)
+        mask.values.withUnsafeMutableBufferPointer { m in
+            let shared = UnsafeShared(m.baseAddress!)   // each worker fills its own chunk
+            compute.forEachChunk(count: m.count, chunkSize: chunk) { range in
+                var draws = SeededGenerator(seed: seed, stream: UInt64(range.lowerBound / chunk))
+                var i = range.lowerBound
+                while i < range.upperBound {
+                    let bits = draws.next()
+                    shared.value[i] = bits >> 40 < threshold ? 0 : keep
+                    if i + 1 < range.upperBound { shared.value[i + 1] = (bits >> 16) & 0xFF_FFFF < threshold ? 0 : keep }
+                    i += 2
+                }
+            }
+        }
+        return mask
+    }
+}
+
+extension MLP {
+    /// An auto-encoder's pair: encoder n → hidden… → `encoderOutput`, decoder `code` →
+    /// …hidden (mirrored) → n, with their initial parameters (encoder first, then decoder).
+    public static func autoEncoder(items: Int, hidden: [Int], encoderOutput: Int, code: Int,
+                                   rng: inout SeededGenerator) -> (encoder: MLP, decoder: MLP, parameters: Parameters) {
+        let encoder = MLP([items] + hidden + [encoderOutput], prefix: "encoder")
+        let decoder = MLP([code] + hidden.reversed() + [items], prefix: "decoder")
+        var parameters = Parameters()
+        encoder.initialize(&parameters, rng: &rng)
+        decoder.initialize(&parameters, rng: &rng)
+        return (encoder, decoder, parameters)
+    }
+}
+
+extension MLP {
+    /// FLOPs of an epoch of an auto-encoder built by `autoEncoder` and trained on every user,
+    /// plus one validation forward. Dense layers: forward + two backward GEMMs. The first
+    /// layer: forward + weight gradient, dense in RecBole (nominal), sparse here (executed).
+    public static func autoEncoderCost(_ s: WorkShape, hidden: [Int], encoderOutput: Int, code: Int) -> ModelCost {
+        let U = Double(s.users), n = Double(s.items), nnz = Double(s.trainPairs)
+        let h = hidden.map(Double.init), out = Double(encoderOutput)
+        let encoder = zip(h, Array(h.dropFirst()) + [out]).map { $0 * $1 }
+        let decoderDims = [Double(code)] + h.reversed() + [n]
+        let decoder = zip(decoderDims, decoderDims.dropFirst()).map { $0 * $1 }
+        let dense = 2 * U * (encoder.reduce(0, +) + decoder.reduce(0, +))   // forward, all dense layers
+        let first = 2 * U * n * h[0], firstSparse = 2 * nnz * h[0]
+        return ModelCost(nominal: 3 * dense + 2 * first + (dense + first),
+                         executed: 3 * dense + 2 * firstSparse + (dense + firstSparse), scoringInner: hidden.first ?? code)
+    }
+}
+
+/// Full ranking for an MLP over [user part | item part]: its first layer splits into a user
+/// half and an item half (each computed once), so a user × every item costs one broadcast
+/// add and ReLU, then the remaining layers as GEMMs over tiles of items (DeepFM's deep part,
+/// NeuMF's MLP).
+///
+/// Users go to the workers; each tile (one user × `tileItems` items) stays in cache through
+/// every layer, its GEMMs single-threaded, and the last layer (one output) is a dot product
+/// per row added straight into the scores. A tile is computed the same way on any number of
+/// workers, so the scores do not depend on the threads.
+public struct SplitMLP: Sendable {
+    /// b₁ (1 × width of the first layer).
+    public let firstBias: Matrix
+    /// The later layers (weight in × out, bias 1 × out); ReLU after each but the last, whose
+    /// output is the score (one column).
+    public let layers: [(weight: Matrix, bias: Matrix)]
+    /// Items per tile: NeuMF's first-layer tile (256 × 128 floats) and the next layer's
+    /// output stay in L2 while the GEMM and the dot product read them. (Tiles of 64 to
+    /// 1,682 items, and an item-major layout, measured no faster: the GEMMs run at ~90 % of
+    /// one core's sgemm rate either way.)
+    static let tileItems = 256
+
+    /// The layers after the split first layer.
+    public init(firstBias: Matrix, layers: [(weight: Matrix, bias: Matrix)]) {
+        precondition(layers.last?.weight.columns == 1, "SplitMLP: the last layer gives one score per pair")
+        self.firstBias = firstBias; self.layers = layers
+    }
+
+    /// Adds the MLP's output for every (row of `userHalf`, row of `itemHalf`) pair to `block`
+    /// (userHalf.rows × itemHalf.rows).
+    public func addScores(userHalf: Matrix, itemHalf: Matrix, into block: inout Matrix, compute: Compute) {
+        let n = itemHalf.rows
+        precondition(block.rows == userHalf.rows && block.columns == n, "SplitMLP: block is \(block.rows)×\(block.columns), expected \(userHalf.rows)×\(n)")
+        block.values.withUnsafeMutableBufferPointer { scores in
+            let rows = UnsafeShared(scores.baseAddress!)   // each worker adds to its own users' rows
+            compute.forEachChunk(count: userHalf.rows, chunkSize: 1) { users in
+                for u in users {
+                    for start in stride(from: 0, to: n, by: Self.tileItems) {
+                        let items = start..<min(n, start + Self.tileItems)
+                        addTile(user: u, items: items, userHalf: userHalf, itemHalf: itemHalf, into: rows.value + u * n + start)
+                    }
+                }
+            }
+        }
+    }
+
+    /// One user × a tile of items: h = ReLU(user half + item half + b₁), the middle layers
+    /// (GEMM over a bias-filled output, ReLU), then the last layer's dot product into `out`.
+    func addTile(user u: Int, items: Range<Int>, userHalf: Matrix, itemHalf: Matrix, into out: UnsafeMutablePointer<Float>) {
+        let width = itemHalf.columns
+        var h = [Matrix(uninitializedRows: items.count, columns: width)]
+        Matrix.withBuffers(reading: [userHalf, itemHalf, firstBias], writing: &h) { b in
+            let x = b.read[0] + u * width, b1 = b.read[2]
+            for (r, i) in items.enumerated() {
+                let row = b.write[0] + r * width, y = b.read[1] + i * width
+                for j in stride(from: 0, to: width, by: 8) {
+                    Lanes.relu(Lanes.load(x, j, count: width) + Lanes.load(y, j, count: width) + Lanes.load(b1, j, count: width))
+                        .store(row, j, count: width)
+                }
+            }
+        }
+        var hidden = h[0]
+        for layer in layers.dropLast() {
+            var next = Matrix(repeatingRow: layer.bias, count: items.count, compute: .serial)
+            BLAS.gemm(hidden, layer.weight, alpha: 1, beta: 1, into: &next, compute: .serial)
+            hidden = next.map(.serial) { Lanes.relu($0) }
+        }
+        let last = layers.last!, inner = hidden.columns, bias = last.bias.values[0]
+        hidden.values.withUnsafeBufferPointer { hv in
+            last.weight.values.withUnsafeBufferPointer { w in
+                for r in 0..<items.count {
+                    var sum = Lanes()
+                    for j in stride(from: 0, to: inner, by: 8) {
+                        sum += Lanes.load(hv.baseAddress! + r * inner, j, count: inner) * Lanes.load(w.baseAddress!, j, count: inner)
+                    }
+                    out[r] += sum.sum() + bias
+                }
+            }
+        }
+    }
+}

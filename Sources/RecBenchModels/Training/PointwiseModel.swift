@@ -1,0 +1,80 @@
+import Linalg
+import Autodiff
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+
+/// A model trained pointwise on positives and sampled negatives (NeuMF, FM, FFM, DeepFM):
+/// it keeps its sampler and defines per-pair logits; batching and the loss are shared.
+public protocol PointwiseModel: LearnedModel {
+    /// The labelled examples (set while preparing).
+    var sampler: PointwiseSampler? { get set }
+    /// z(u, i) for each listed pair; `dropout` draws masks while training (nil: evaluation).
+    func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout: inout SeededGenerator?) -> Variable
+}
+
+extension PointwiseModel {
+    public func exampleCount(_ data: TrainingData) -> Int { sampler!.count }
+
+    public func examplesPerBatch(_ training: TrainingSettings) -> Int { sampler!.positivesPerBatch(training.batchSize) }
+
+    /// BCE of the batch's positives and their drawn negatives (dropout drawn after them).
+    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
+        let b = sampler!.batch(batch.examples, rng: &rng)
+        var draws: SeededGenerator? = rng
+        defer { rng = draws! }
+        return tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape, dropout: &draws), labels: b.labels)
+    }
+
+    /// z(u, i) for each listed pair without dropout (the reference of the fast scorers).
+    public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> Variable {
+        var none: SeededGenerator? = nil
+        return logits(users: users, items: items, p, tape: tape, dropout: &none)
+    }
+
+    /// A sampler over `data`'s train pairs, with a note when the config asks for no negatives.
+    public mutating func prepareSampler(_ data: TrainingData, context: FitContext) {
+        if context.training.negativesPerPositive == 0 {
+            context.logger.notice("\(Self.name): train_neg_sample_args is null, but a pointwise loss needs negatives: sampling 1 uniform negative per positive")
+        }
+        sampler = PointwiseSampler(data, negatives: max(1, context.training.negativesPerPositive))
+    }
+}
+
+/// Pointwise training examples as RecBole's context-aware models see them: every train
+/// interaction is a positive (label 1) and brings `negatives` uniformly drawn items the user
+/// has not had in train (label 0).
+public struct PointwiseSampler: Sendable {
+    let users: [Int32], items: [Int32]
+    let history: PatternSet
+    let negatives: Int
+
+    /// Positives of `data`'s train split, `negatives` draws each.
+    public init(_ data: TrainingData, negatives: Int) {
+        let inter = data.dataset.interactions
+        let rows = data.split.trainRowsInTimeOrder()
+        users = rows.map { inter.users[$0] }
+        items = rows.map { inter.items[$0] }
+        history = PatternSet(data.trainMatrix)
+        self.negatives = negatives
+    }
+
+    /// Number of positives (the examples a pass shuffles).
+    public var count: Int { users.count }
+
+    /// Positives per batch of `batchSize` rows: RecBole's loader counts the negatives in
+    /// `train_batch_size` (4096 rows with one negative each = 2048 positives).
+    public func positivesPerBatch(_ batchSize: Int) -> Int { max(1, batchSize / (1 + negatives)) }
+
+    /// The batch's positives, then per positive its negatives, with labels.
+    public func batch(_ examples: ArraySlice<Int>, rng: inout SeededGenerator) -> (users: [Int32], items: [Int32], labels: [Float]) {
+        var u = examples.map { users[$0] }, i = examples.map { items[$0] }
+        var labels = [Float](repeating: 1, count: examples.count)
+        for k in examples {
+            for _ in 0..<negatives {
+                u.append(users[k]); i.append(Sampling.negative(for: Int(users[k]), history: history, rng: &rng)); labels.append(0)
+            }
+        }
+        return (u, i, labels)
+    }
+}

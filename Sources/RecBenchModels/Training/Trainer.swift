@@ -1,0 +1,179 @@
+import Foundation
+import Linalg
+import Autodiff
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+
+/// The training loop every learned model shares: epochs of passes, validation every
+/// `eval_step`, early stopping as RecBole 1.2.1 (`early_stopping`): a validation value at
+/// least as good as the best so far is an improvement; training stops once
+/// `stopping_step` + 1 validations in a row brought none; the best epoch's parameters are
+/// kept (in memory, and in `checkpoint_dir` when set) and end up in the model.
+public struct Trainer {
+    /// Seed, threads, settings, validation and progress hooks of the fit.
+    public let context: FitContext
+    /// The threads of the training loop and its validation passes (`thread_split`; by default
+    /// the fit's workers with one OpenBLAS thread per call, large products split over the
+    /// workers: idle OpenBLAS threads busy-wait between calls and would take a core from the
+    /// loop). Preparation runs with the fit's own `Compute`.
+    public var compute: Compute { context.trainingCompute }
+
+    /// A trainer for one fit.
+    public init(context: FitContext) { self.context = context }
+
+    /// Trains `model` on `data` and returns what training did.
+    public func train<M: LearnedModel>(_ model: inout M, data: TrainingData) throws -> TrainingSummary {
+        var rng = SeededGenerator(seed: context.seed, stream: M.randomStreams.initialization)
+        let settings = context.training
+        var state = TrainingState(parameters: model.prepare(data, context: context, rng: &rng), compute: compute)
+        var stopping = EarlyStopping(patience: settings.stoppingStep, biggerIsBetter: context.validMetricBigger)
+        var records: [TrainingSummary.Epoch] = []
+        var checkpoint: String?
+        let trainingStart = ContinuousClock.now
+        for epoch in 0..<settings.epochs where !stopping.shouldStop {
+            let start = ContinuousClock.now
+            let loss = try runEpoch(epoch, of: &model, state: &state, data: data)
+            var score: Double?, validSeconds: Double?
+            var improved = false
+            if (epoch + 1) % settings.evalStep == 0, let validate = context.validate {
+                let validStart = ContinuousClock.now
+                score = validate(model.scoring(with: state.parameters), compute)
+                validSeconds = (ContinuousClock.now - validStart).seconds
+                improved = stopping.record(score!, epoch: epoch + 1)
+                if improved {
+                    time("keep best parameters") { state.keepBest() }
+                    if let directory = settings.checkpointDirectory {
+                        checkpoint = try Checkpoint.write(state.parameters,
+                                                          to: (directory as NSString).appendingPathComponent("\(context.checkpointName).params"))
+                    }
+                }
+            }
+            let seconds = (ContinuousClock.now - start).seconds
+            records.append(.init(epoch: epoch + 1, loss: loss, valid: score, seconds: seconds, validSeconds: validSeconds))
+            var report = EpochReport(model: M.name, epoch: epoch + 1, epochs: settings.epochs, loss: loss,
+                                     validScore: score, improved: improved, seconds: seconds)
+            report.best = stopping.bestEpoch > 0 ? (stopping.bestScore, stopping.bestEpoch) : nil
+            report.elapsed = (ContinuousClock.now - trainingStart).seconds
+            context.onEpoch?(report)
+        }
+        model.parameters = state.best ?? state.parameters
+        return TrainingSummary(epochsRun: records.count, bestEpoch: state.best == nil ? records.count : stopping.bestEpoch,
+                               bestValid: state.best == nil ? nil : stopping.bestScore,
+                               stoppedEarly: stopping.shouldStop, epochs: records, checkpoint: checkpoint,
+                               profile: context.profile?.summary)
+    }
+
+    /// The passes of one epoch; returns the epoch's loss (the last reporting pass's).
+    func runEpoch<M: LearnedModel>(_ epoch: Int, of model: inout M, state: inout TrainingState, data: TrainingData) throws -> Double {
+        var loss = 0.0
+        for (k, pass) in model.passes.enumerated() {
+            time("pass setup") { model.willBegin(pass, parameters: state.parameters, data: data, compute: compute) }
+            let number = M.randomStreams.passNumber(epoch: epoch, k: k)
+            let passLoss: Double
+            switch pass.method {
+            case .custom: passLoss = time("\(M.name) pass") { model.customPass(pass, index: number, parameters: &state.parameters, context: context) }
+            case .gradient: passLoss = gradientPass(pass, number: number, of: model, state: &state, data: data)
+            }
+            if pass.reportsLoss { loss = passLoss }
+        }
+        guard loss.isFinite, time("finite check", { state.parameters.isFinite(compute: compute) }) else {
+            throw RecBenchError.config("learning_rate",
+                                       "\(M.name): training diverged at epoch \(epoch + 1) (non-finite loss or parameters); try a lower learning_rate")
+        }
+        return loss
+    }
+
+    /// One optimizer step per shuffled batch: each batch's loss is built on a fresh tape whose
+    /// leaves are the parameters (trainable where the pass says), and the tape is released
+    /// before the step, so the optimizer updates the parameters in place. Returns the mean
+    /// batch loss.
+    func gradientPass<M: LearnedModel>(_ pass: TrainingPass, number: Int, of model: M, state: inout TrainingState,
+                                       data: TrainingData) -> Double {
+        let streams = M.randomStreams
+        let batches = time("batch order") {
+            streams.batches(count: model.exampleCount(data), batchSize: model.examplesPerBatch(context.training), seed: context.seed, pass: number)
+        }
+        var rng = streams.draws(seed: context.seed, pass: number)
+        var optimizer = state.optimizers.removeValue(forKey: pass.name) ?? context.training.makeOptimizer()
+        var total = 0.0
+        for (b, examples) in batches.enumerated() {
+            state.steps += 1
+            let batch = TrainingBatch(examples: examples, pass: pass, step: state.steps)
+            let (value, gradients) = { () -> (Double, [String: Matrix]) in
+                let tape = Tape(compute: compute, profile: context.profile)
+                let leaves = tape.leaves(state.parameters, trainable: pass.updates)
+                let batchLoss = model.loss(batch, leaves, tape: tape, rng: &rng)
+                tape.backward(batchLoss)
+                return (Double(batchLoss.value.values[0]), Tape.gradients(leaves))
+            }()
+            time("optimizer step") { optimizer.step(&state.parameters, gradients: gradients, compute: compute) }
+            total += value
+            context.onBatch?(b + 1, batches.count)
+        }
+        state.optimizers[pass.name] = optimizer
+        return total / Double(max(1, batches.count))
+    }
+}
+
+extension Trainer {
+    /// Runs `body`, charging its time to `phase` when the fit is profiled.
+    func time<T>(_ phase: String, _ body: () throws -> T) rethrows -> T {
+        guard let profile = context.profile else { return try body() }
+        return try profile.time(phase, body)
+    }
+}
+
+/// What the trainer holds while training: the live parameters, the best epoch's copy, one
+/// optimizer per pass name and the batch count.
+struct TrainingState {
+    var parameters: Parameters
+    var best: Parameters?
+    var optimizers: [String: any Optimizer] = [:]
+    var steps = 0
+    let compute: Compute
+
+    init(parameters: Parameters, compute: Compute) { self.parameters = parameters; self.compute = compute }
+
+    /// Copies the live parameters into the best epoch's own storage (a plain assignment would
+    /// share it, and the next optimizer step would then copy every parameter).
+    mutating func keepBest() {
+        if best == nil { best = parameters.copy() } else { best!.overwrite(with: parameters, compute: compute) }
+    }
+}
+
+/// RecBole's early stopping: a value at least as good as the best is an improvement; stop
+/// once `patience` + 1 validations in a row brought none.
+struct EarlyStopping {
+    let patience: Int
+    let biggerIsBetter: Bool
+    private(set) var bestScore = 0.0
+    private(set) var bestEpoch = 0
+    private var stale = 0
+    private var seen = false
+
+    init(patience: Int, biggerIsBetter: Bool) { self.patience = patience; self.biggerIsBetter = biggerIsBetter }
+
+    /// Records a validation value; returns whether it improved on the best.
+    mutating func record(_ value: Double, epoch: Int) -> Bool {
+        guard !seen || (biggerIsBetter ? value >= bestScore : value <= bestScore) else {
+            stale += 1
+            return false
+        }
+        seen = true; bestScore = value; bestEpoch = epoch; stale = 0
+        return true
+    }
+
+    /// Whether training should stop.
+    var shouldStop: Bool { stale > patience }
+}
+
+extension LearnedModel {
+    /// This model scoring with `parameters` (a copy that shares their storage: validation
+    /// drops it before the next optimizer step, which therefore still updates in place).
+    func scoring(with parameters: Parameters) -> Self {
+        var scorer = self
+        scorer.parameters = parameters
+        return scorer
+    }
+}

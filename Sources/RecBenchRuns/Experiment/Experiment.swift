@@ -1,0 +1,304 @@
+import Foundation
+import Logging
+import Linalg
+import Autodiff
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+import RecBenchEvaluation
+import RecBenchModels
+
+/// What the user asked for: a model, config files, command-line overrides.
+public struct RunRequest: Sendable {
+    /// Model name; nil uses the config's `model` key.
+    public var model: String?
+    /// `--config` files, in order (later wins).
+    public var configFiles: [String]
+    /// `--set key=value` assignments (win over files).
+    public var assignments: [String]
+    /// `--dataset` (wins over everything).
+    public var dataset: String?
+
+    /// A request.
+    public init(model: String? = nil, configFiles: [String] = [], assignments: [String] = [], dataset: String? = nil) {
+        self.model = model; self.configFiles = configFiles; self.assignments = assignments; self.dataset = dataset
+    }
+}
+
+/// A validated run: every setting parsed, nothing loaded yet.
+public struct ExperimentPlan: Sendable {
+    /// The model to run.
+    public let modelType: any Recommender.Type
+    /// The effective config (other models' hyperparameters removed).
+    public let config: Config
+    /// Data, split and evaluation settings.
+    public let data: DataSettings
+    public let split: SplitSettings
+    public let evaluation: EvaluationSettings
+    /// Epochs, optimiser, early stopping (used by learned models).
+    public let training: TrainingSettings
+    /// The model's parameters as resolved.
+    public let parameters: ModelParameters
+    /// The model built from them, unfitted: built once, when planning checks the parameters.
+    public let model: any Recommender
+    /// Seed, threads, output folder.
+    public let seed: UInt64
+    public let threads: Int
+    /// How the threads are shared with OpenBLAS per phase.
+    public let threadSplit: ThreadSplit
+    public let resultsDirectory: String
+    /// Bytes a run may plan to use (`memory_limit_mb`, or the machine's memory).
+    public let memoryLimit: Double
+    /// Notices gathered while planning.
+    public let notices: [String]
+}
+
+/// What a run produced.
+public struct RunOutcome: Sendable {
+    /// The stored record.
+    public let result: RunResult
+    /// Full evaluation data (per-user values, top lists) for valid (if any) and test.
+    public let valid: EvaluationResult?
+    public let test: EvaluationResult
+    /// Per-user values keyed by user token.
+    public let perUser: PerUserResults
+}
+
+/// Time since the first batch of the current epoch (for batch ETAs).
+final class BatchClock: @unchecked Sendable {
+    // Touched only from the training thread, one batch at a time.
+    private var start = ContinuousClock.now
+    func elapsed(restartingWhen restart: Bool) -> Double {
+        if restart { start = ContinuousClock.now }
+        return (ContinuousClock.now - start).seconds
+    }
+}
+
+/// The run pipeline: plan → load → split → fit → evaluate → result.
+public enum Experiment {
+    /// Resolves the config layers and validates every setting.
+    public static func plan(_ request: RunRequest) throws -> ExperimentPlan {
+        let fileLayers = try request.configFiles.flatMap { try ConfigLayer.fileDocuments($0) }
+        let setLayer = try ConfigLayer.assignments(request.assignments)
+        let modelName = try request.model
+            ?? (fileLayers + [setLayer]).reversed().lazy.compactMap { $0.values["model"]?.stringValue }.first
+            ?? { throw RecBenchError(field: "model", "no model given: pass --model NAME or set `model:` in a config") }()
+        let modelType = try ModelRegistry.model(named: modelName)
+
+        // The model's defaults are its compiled-in declaration: no file in the working folder
+        // can change a result.
+        var config = try Config(layers: fileLayers + [setLayer], modelKeys: ModelRegistry.parameterNames)
+        if let dataset = request.dataset { config.set("dataset", to: .string(dataset), origin: "--dataset") }
+        config.set("model", to: .string(modelType.name), origin: request.model != nil ? "--model" : config.origin(of: "model"))
+        // Keep this model's hyperparameters (defaults included), drop other models'.
+        let own = Set(modelType.parameters.map(\.name))
+        let others = Set(ModelRegistry.parameterNames).subtracting(own)
+        config = config.restricted { !others.contains($0) }
+        for p in modelType.parameters where config[p.name] == .null {
+            config.set(p.name, to: p.defaultValue, origin: "default")
+        }
+
+        let parameters = ModelParameters(config: config, declared: modelType.parameters)
+        let model = try modelType.init(parameters: parameters)   // validates hyperparameters now, before loading data
+        let threads = try config.int("threads", atLeast: 0), memoryLimit = try config.int("memory_limit_mb", atLeast: 0)
+        for key in ["results_dir", "checkpoint_dir"] where config[key] == .string("") {
+            throw RecBenchError.config(key, origin: config.origin(of: key),
+                                       "must not be empty (use `.` for the working directory\(key == "checkpoint_dir" ? ", or ~ for no checkpoints" : ""))")
+        }
+        return ExperimentPlan(
+            modelType: modelType, config: config, data: try DataSettings(config), split: try SplitSettings(config),
+            evaluation: try EvaluationSettings(config), training: try TrainingSettings(config), parameters: parameters, model: model,
+            seed: UInt64(bitPattern: Int64(try config.int("seed"))),
+            threads: threads == 0 ? Compute.coreCount : threads, threadSplit: try threadSplit(config),
+            resultsDirectory: try config.string("results_dir"),
+            memoryLimit: memoryLimit == 0 ? ProcessStats.availableMemoryBytes : Double(memoryLimit) * 1_048_576,
+            notices: config.notices)
+    }
+
+    /// The threads each phase used: the run's (`blas`, `workers`), training's and the final
+    /// evaluation's under the split.
+    static func threadRecord(_ compute: Compute, split: ThreadSplit) -> [String: Int] {
+        let training = split.training(compute), evaluation = split.evaluation(compute)
+        return ["blas": compute.blasThreads, "workers": compute.activeWorkers,
+                "training_blas": training.blasThreads, "training_workers": training.activeWorkers,
+                "evaluation_blas": evaluation.blasThreads, "evaluation_workers": evaluation.activeWorkers]
+    }
+
+    static func threadSplit(_ config: Config) throws -> ThreadSplit {
+        let value = try config.string("thread_split")
+        guard let split = ThreadSplit(rawValue: value) else {
+            throw RecBenchError.config("thread_split", origin: config.origin(of: "thread_split"),
+                                       "expected \(ThreadSplit.allCases.map(\.rawValue).joined(separator: ", ")), got '\(value)'")
+        }
+        return split
+    }
+
+    /// Phases a run reports as they finish (for progress output).
+    public enum Event: Sendable {
+        case loaded(DatasetStatistics, seconds: Double)
+        case split(SplitSummary, seconds: Double)
+        /// The model input fields (context-aware models only), before fitting.
+        case fields([FeatureField])
+        case fitted(seconds: Double)
+        case evaluated(EvaluationResult)
+        case epoch(EpochReport)
+        case batch(done: Int, of: Int, elapsed: Double)
+    }
+
+    /// Runs `plan`. Nothing is written here: the caller stores the result.
+    public static func run(_ plan: ExperimentPlan, logger: Logger, profile: OpProfile? = nil,
+                           onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws -> RunOutcome {
+        let compute = Compute(threads: plan.threads)
+        var notices = plan.notices
+        let runStart = ContinuousClock.now
+        var clock = runStart
+        func lap() -> Double {
+            let now = ContinuousClock.now
+            defer { clock = now }
+            return (now - clock).seconds
+        }
+
+        let dataset = try DatasetLoader.load(plan.data)
+        for line in dataset.filterLog { logger.info("\(line)") }
+        if let k = plan.evaluation.cutoffs.max(), k > dataset.itemCount {
+            throw RecBenchError.config("topk", origin: plan.config.origin(of: "topk"),
+                                       "cutoff \(k) is larger than the catalogue (\(dataset.itemCount) items)")
+        }
+        let loadSeconds = lap()
+        onEvent(.loaded(dataset.statistics, seconds: loadSeconds))
+        if plan.modelType.family == .contextAware { onEvent(.fields(FeatureFields(dataset).fields)) }
+
+        let (split, validTarget, testTarget, summary) = try splitAndTargets(dataset, plan: plan, logger: logger, notices: &notices)
+        let splitSeconds = lap()
+        onEvent(.split(summary, seconds: splitSeconds))
+        var model = plan.model
+        let data = TrainingData(dataset: dataset, split: split)
+        try checkMemory(model, data: data, plan: plan)
+        let context = fitContext(plan, compute: compute, validTarget: summary.validUsers > 0 ? validTarget : nil, logger: logger,
+                                 profile: profile, onEvent: onEvent)
+        try model.fit(data, context: context)
+        let fitSeconds = lap()
+        onEvent(.fitted(seconds: fitSeconds))
+
+        let valid: EvaluationResult? = summary.validUsers > 0 ? evaluate(model, on: validTarget, plan: plan, compute: compute, onEvent: onEvent) : nil
+        let validSeconds = lap()
+        let test = evaluate(model, on: testTarget, plan: plan, compute: compute, onEvent: onEvent)
+        let testSeconds = lap()
+
+        let runKey = Experiment.runKey(plan: plan, datasetFingerprint: dataset.fingerprint)
+        let result = RunResult(
+            recbenchVersion: recbenchVersion, model: plan.modelType.name, modelType: plan.modelType.kind, modelFamily: plan.modelType.family,
+            dataset: plan.data.dataset, runKey: runKey,
+            finishedAt: ISO8601DateFormatter().string(from: Date()), historyMask: plan.evaluation.historyMask,
+            datasetFingerprint: dataset.fingerprint, splitFingerprint: split.fingerprint,
+            config: plan.config.values, hyperparameters: plan.parameters.resolved, statistics: dataset.statistics,
+            split: summary, metricKeys: plan.evaluation.keys, valid: valid?.values ?? [:], test: test.values,
+            analyses: ["test": test.analyses].merging(valid.map { ["valid": $0.analyses] } ?? [:]) { a, _ in a },
+            seconds: ["load": loadSeconds, "split": splitSeconds, "fit": fitSeconds,
+                      "evaluate_valid": validSeconds, "evaluate_test": testSeconds,
+                      "total": (ContinuousClock.now - runStart).seconds],
+            fitSteps: model.fitSteps, training: model.trainingSummary,
+            peakMemoryMiB: ProcessStats.peakMemoryMiB,
+            threads: threadRecord(compute, split: plan.threadSplit),
+            blas: BLAS.configuration, kernels: KernelSet.current.rawValue, notices: notices)
+        let perUser = PerUserResults(runKey: runKey, dataset: dataset, evaluations: [valid, test].compactMap { $0 })
+        return RunOutcome(result: result, valid: valid, test: test, perUser: perUser)
+    }
+
+    /// Evaluates `model` on `target` with the evaluation's share of `compute`, and reports the result as an event.
+    static func evaluate(_ model: any Scorer, on target: EvaluationTarget, plan: ExperimentPlan, compute: Compute,
+                         onEvent: @Sendable (Event) -> Void) -> EvaluationResult {
+        let result = Evaluator.evaluate(model, target: target, settings: plan.evaluation, compute: plan.threadSplit.evaluation(compute))
+        onEvent(.evaluated(result))
+        return result
+    }
+
+    /// Splits the dataset, builds both evaluation targets (validation reuses its target every
+    /// epoch), and warns when RecBole's mask meets repeat purchases.
+    package static func splitAndTargets(_ dataset: Dataset, plan: ExperimentPlan, logger: Logger, notices: inout [String]) throws
+        -> (SplitData, EvaluationTarget, EvaluationTarget, SplitSummary) {
+        let parts = try Splitter.split(dataset.interactions, userCount: dataset.userCount, settings: plan.split)
+        let split = SplitData(dataset: dataset, parts: parts)
+        let validTarget = EvaluationTarget(.valid, in: split), testTarget = EvaluationTarget(.test, in: split)
+        let testRepeats = testTarget.repeatPositives, validRepeats = validTarget.repeatPositives
+        if plan.evaluation.historyMask == .recbole && (testRepeats > 0 || validRepeats > 0) {
+            let message = HistoryMask.repeatLeakWarning(counts: "\(testRepeats) test, \(validRepeats) valid positives were seen earlier")
+            logger.warning("\(message)")
+            notices.append(message)
+        }
+        let summary = SplitSummary(
+            train: split.sizes[.train] ?? 0, valid: split.sizes[.valid] ?? 0, test: split.sizes[.test] ?? 0,
+            validUsers: validTarget.users.count, testUsers: testTarget.users.count,
+            testRepeatPositives: testRepeats)
+        guard summary.testUsers > 0 else {
+            throw RecBenchError.config("eval_args", "the split leaves no user with a test interaction")
+        }
+        return (split, validTarget, testTarget, summary)
+    }
+
+    /// Refuses a run whose estimated peak (the model's declared need plus one evaluation
+    /// block of scores) exceeds the plan's memory limit, before anything large is allocated.
+    static func checkMemory(_ model: any Recommender, data: TrainingData, plan: ExperimentPlan) throws {
+        let shape = WorkShape(users: data.userCount, items: data.itemCount, trainInteractions: Int(data.trainMatrix.values.reduce(0, +)),
+                              trainPairs: data.trainMatrix.values.count)
+        let rows = min(plan.evaluation.usersPerBlock(items: data.itemCount), data.userCount)
+        var needs = [MemoryEstimate(bytes: 4 * Double(rows) * Double(data.itemCount),
+                                    what: "a \(rows) × \(data.itemCount) block of scores (eval_batch_size × items, at most eval_memory_mb)")]
+        if let fit = model.memory(shape) {
+            if let order = fit.blasSquareOrder, order > BLAS.maxSquareOrder {
+                throw RecBenchError.config(plan.modelType.name, "needs \(fit.what), but the linked OpenBLAS takes 32-bit indices: "
+                    + "a dense square matrix holds at most \(BLAS.maxSquareOrder) × \(BLAS.maxSquareOrder) (n² < 2³¹); "
+                    + "shrink the catalogue with item_inter_num_interval (e.g. \"[5,inf)\"), or use a model without an item × item matrix")
+            }
+            needs.append(fit)
+        }
+        let total = needs.reduce(0) { $0 + $1.bytes }
+        guard total > plan.memoryLimit else { return }
+        func gib(_ b: Double) -> String {
+            b < 1_073_741_824 ? String(format: "%.0f MiB", b / 1_048_576) : String(format: "%.1f GiB", b / 1_073_741_824)
+        }
+        let key = plan.config.origin(of: "memory_limit_mb") == "default" ? "this machine's memory" : "memory_limit_mb"
+        let parts = needs.map { "\($0.what): \(gib($0.bytes))" }.joined(separator: "; ")
+        throw RecBenchError.config(plan.modelType.name, "needs an estimated \(gib(total)) (\(parts)), "
+            + "more than the \(gib(plan.memoryLimit)) of \(key); lower eval_memory_mb or use a smaller catalogue")
+    }
+
+    /// What a model's fit receives: seed, threads, training settings, validation on
+    /// `validTarget` (when there is a valid split) and progress events.
+    static func fitContext(_ plan: ExperimentPlan, compute: Compute, validTarget: EvaluationTarget?, logger: Logger,
+                           profile: OpProfile?, onEvent: @escaping @Sendable (Event) -> Void) -> FitContext {
+        let evaluation = plan.evaluation, validation = evaluation.validationOnly
+        let validate: (@Sendable (any Scorer, Compute) -> Double)? = validTarget.map { target in
+            { @Sendable scorer, compute in
+                Evaluator.evaluate(scorer, target: target, settings: validation, compute: compute, profile: profile,
+                                   phase: "validation").values[evaluation.validMetric] ?? 0
+            }
+        }
+        return FitContext(
+            seed: plan.seed, compute: compute, logger: logger, training: plan.training, validate: validate,
+            validMetricBigger: evaluation.validMetricBigger, validMetric: evaluation.validMetric,
+            onEpoch: { onEvent(.epoch($0)) },
+            onBatch: { [clock = BatchClock()] done, total in
+                onEvent(.batch(done: done, of: total, elapsed: clock.elapsed(restartingWhen: done == 1)))
+            },
+            checkpointName: "\(plan.modelType.name)-\(plan.data.dataset)-seed\(plan.seed)", profile: profile, threadSplit: plan.threadSplit)
+    }
+
+    /// Keys that do not change a run's metrics, left out of its identity.
+    static let presentationKeys: Set<String> = ["results_dir", "threads", "thread_split", "metric_decimal_place", "checkpoint_dir",
+                                                "memory_limit_mb", "eval_memory_mb"]
+
+    /// The run's identity: recbench's version, model, every result-relevant config value, and
+    /// the data's fingerprint. The same key means the same run (a sweep skips it); a new
+    /// version may compute a model differently, so its sweeps recompute older records.
+    public static func runKey(plan: ExperimentPlan, datasetFingerprint: String) -> String {
+        var h = SHA256()
+        h.update("recbench=\(recbenchVersion)\n")
+        h.update("model=\(plan.modelType.name)\n")
+        for key in plan.config.values.keys.sorted() where !presentationKeys.contains(key) {
+            h.update("\(key)=\(plan.config.values[key]!)\n")
+        }
+        h.update("data=\(datasetFingerprint)\n")
+        return h.hexDigest()
+    }
+}

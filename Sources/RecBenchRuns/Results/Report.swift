@@ -1,0 +1,325 @@
+import Foundation
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+import RecBenchEvaluation
+import RecBenchModels
+
+/// The results of a folder of runs, grouped by (dataset, history mask), ready to render.
+public struct Report: Sendable {
+    /// One run in a table.
+    public struct Entry: Sendable {
+        /// The model plus the hyperparameters that vary between its runs in this group.
+        public let label: String
+        public let result: RunResult
+        public let path: String
+        /// The model's family (rows are grouped by it: general first).
+        public var family: ModelFamily { result.modelFamily ?? .general }
+    }
+
+    /// The runs of one dataset under one mask mode, sorted.
+    public struct Group: Sendable {
+        public let dataset: String
+        public let historyMask: HistoryMask
+        public let entries: [Entry]
+        /// Whether the test split has repeat positives (then `recbole` mode inflates repeat hits).
+        public var hasRepeats: Bool { entries.contains { $0.result.split.testRepeatPositives > 0 } }
+    }
+
+    /// The groups, in dataset then mask order.
+    public let groups: [Group]
+    /// Runs whose last attempt failed (no stored result).
+    public let failures: [FailedRun]
+    /// The cutoff of the table's columns.
+    public let k: Int
+    /// The key rows are sorted by (descending).
+    public let sortKey: String
+    /// Decimal places of metric values in tables and CSV (the runs' `metric_decimal_place`).
+    public var decimals = 4
+
+    /// Metric columns (the seed's table) at K.
+    public var metricColumns: [String] { ["recall", "mrr", "ndcg", "hit", "precision"].map { MetricKey($0, k: k).description } }
+    /// Analysis columns at K.
+    public var analysisColumns: [String] {
+        ["users_with_hit", "repeat_hit_share", "users_with_new_hit", "item_coverage"].map { MetricKey($0, k: k).description }
+    }
+
+    /// Reads every run record and failure record under `directory`.
+    public static func load(directory: String, k requestedK: Int? = nil, sortKey requestedSort: String? = nil) throws -> Report {
+        guard let enumerator = FileManager.default.enumerator(atPath: directory) else {
+            throw RecBenchError.file(directory, "results folder not found")
+        }
+        var results: [(RunResult, String)] = [], failures: [FailedRun] = []
+        let decoder = JSONDecoder()
+        for case let file as String in enumerator {
+            let kind = RunFiles.kind(of: file)
+            guard kind == .record || kind == .failure else { continue }
+            let path = "\(directory)/\(file)"
+            guard let data = FileManager.default.contents(atPath: path) else { continue }
+            if kind == .failure {
+                if let f = try? decoder.decode(FailedRun.self, from: data) { failures.append(f) }
+            } else if let r = try? decoder.decode(RunResult.self, from: data) {
+                results.append((r, path))
+            } else {
+                throw RecBenchError.file(path, "is not a recbench result")
+            }
+        }
+        // A failure superseded by a stored success of the same run is not a failure.
+        let done = Set(results.map { $0.0.runKey })
+        failures.removeAll { done.contains($0.runKey) }
+        guard !results.isEmpty || !failures.isEmpty else { throw RecBenchError.file(directory, "holds no recbench results") }
+        let k = requestedK ?? results.compactMap { r in r.0.metricKeys.first.flatMap(MetricKey.init(parsing:))?.k }.min() ?? 10
+        let sortKey = (requestedSort ?? MetricKey("ndcg", k: k).description).lowercased()
+        var groups: [Group] = []
+        let keys = Set(results.map { "\($0.0.dataset)\u{1}\($0.0.historyMask.rawValue)" })
+        for key in keys.sorted() {
+            let parts = key.split(separator: "\u{1}").map(String.init)
+            let members = results.filter { $0.0.dataset == parts[0] && $0.0.historyMask.rawValue == parts[1] }
+            var entries = members.map { Entry(label: label(for: $0.0, among: members.map(\.0)), result: $0.0, path: $0.1) }
+            let familyOrder = ModelFamily.allCases
+            entries.sort { a, b in
+                let fa = familyOrder.firstIndex(of: a.family)!, fb = familyOrder.firstIndex(of: b.family)!
+                if fa != fb { return fa < fb }
+                let x = value(a.result, sortKey) ?? -.infinity, y = value(b.result, sortKey) ?? -.infinity
+                return x != y ? x > y : a.label < b.label
+            }
+            groups.append(Group(dataset: parts[0], historyMask: HistoryMask(rawValue: parts[1]) ?? .recbole, entries: entries))
+        }
+        var report = Report(groups: groups, failures: failures.sorted { ($0.dataset, $0.label) < ($1.dataset, $1.label) }, k: k, sortKey: sortKey)
+        report.decimals = results.compactMap { $0.0.config["metric_decimal_place"]?.intValue }.max() ?? 4
+        return report
+    }
+
+    /// A test metric or analysis value of a run.
+    public static func value(_ r: RunResult, _ key: String) -> Double? {
+        r.test[key] ?? r.analyses["test"]?[key]
+    }
+
+    /// "EASE" or "EASE (reg_weight=100)" when the model has several runs that differ.
+    static func label(for r: RunResult, among all: [RunResult]) -> String {
+        let siblings = all.filter { $0.model == r.model }
+        guard siblings.count > 1 else { return r.model }
+        var varying: [String] = []
+        for key in r.hyperparameters.keys.sorted() where Set(siblings.map { $0.hyperparameters[key]?.description ?? "" }).count > 1 {
+            varying.append("\(key)=\(r.hyperparameters[key]!)")
+        }
+        for key in r.config.keys.sorted() where !r.hyperparameters.keys.contains(key) && !["results_dir", "threads"].contains(key)
+            && Set(siblings.map { $0.config[key]?.description ?? "" }).count > 1 {
+            varying.append("\(key)=\(r.config[key]!)")
+        }
+        return varying.isEmpty ? r.model : "\(r.model) (\(varying.joined(separator: ", ")))"
+    }
+
+    /// Whether a column's best value is the largest (repeat share has no "better").
+    static func higherIsBetter(_ column: String) -> Bool { !column.hasPrefix("repeat_hit_share") }
+
+    /// The best value of `column` in `group`, for bold marking.
+    func best(_ column: String, in group: Group) -> Double? {
+        guard Report.higherIsBetter(column) else { return nil }
+        return group.entries.compactMap { Report.value($0.result, column) }.max()
+    }
+
+    /// Counts as integers, everything else at `decimals` places; "–" when absent.
+    func format(_ v: Double?, _ column: String, missing: String = "–") -> String {
+        guard let v else { return missing }
+        return Report.isCount(column) ? String(Int(v.rounded())) : String(format: "%.\(decimals)f", v)
+    }
+
+    /// Columns that count users.
+    static func isCount(_ column: String) -> Bool {
+        column.hasPrefix("users_with_hit@") || column.hasPrefix("users_with_new_hit@")
+    }
+
+    /// Seconds as shown in every table: three decimals below 0.1 s, else two.
+    static func seconds(_ s: Double) -> String { s < 0.1 ? String(format: "%.3f", s) : String(format: "%.2f", s) }
+
+    /// Fit and evaluation seconds of a run.
+    static func fitAndEvalSeconds(_ r: RunResult) -> (fit: Double, eval: Double) {
+        (r.seconds["fit"] ?? 0, (r.seconds["evaluate_valid"] ?? 0) + (r.seconds["evaluate_test"] ?? 0))
+    }
+
+    /// The heading and the mask caveat of a group.
+    func caption(_ g: Group) -> (title: String, warning: String?) {
+        let title = "\(g.dataset) · history mask \(g.historyMask.rawValue) · test @\(k) · sorted by \(sortKey)"
+        let warning = g.historyMask == .recbole && g.hasRepeats
+            ? HistoryMask.repeatLeakWarning()
+            : nil
+        return (title, warning)
+    }
+
+    // MARK: Markdown, CSV, JSON, LaTeX
+
+    /// Markdown tables, best values in bold, then failures.
+    public func markdown() -> String {
+        var out: [String] = []
+        for g in groups {
+            let (title, warning) = caption(g)
+            out.append("### \(title)\n")
+            if let warning { out.append("> **Note:** \(warning)\n") }
+            let columns = metricColumns + analysisColumns
+            out.append("| model | " + columns.joined(separator: " | ") + " | family | type | fit s | eval s |")
+            out.append("|---|" + columns.map { _ in "---:" }.joined(separator: "|") + "|---|---|---:|---:|")
+            for e in g.entries {
+                let cells = columns.map { c -> String in
+                    let v = Report.value(e.result, c)
+                    let text = format(v, c)
+                    return v != nil && v == best(c, in: g) ? "**\(text)**" : text
+                }
+                let (fit, eval) = Report.fitAndEvalSeconds(e.result)
+                out.append("| \(e.label) | " + cells.joined(separator: " | ")
+                           + " | \(e.family.rawValue) | \(e.result.modelType.rawValue) | \(Report.seconds(fit)) | \(Report.seconds(eval)) |")
+            }
+            out.append("")
+        }
+        if !failures.isEmpty {
+            out.append("### Failed runs\n")
+            for f in failures { out.append("- \(f.dataset) · **\(f.label)** — \(f.error)") }
+            out.append("")
+        }
+        return out.joined(separator: "\n")
+    }
+
+    /// One CSV row per run: counts as integers, metrics at `decimals` places (the JSON
+    /// report and the run records keep full precision).
+    public func csv() -> String {
+        let columns = metricColumns + analysisColumns
+        var lines = ["dataset,history_mask,model,label,family,type," + columns.joined(separator: ",") + ",fit_seconds,eval_seconds,run_key"]
+        for g in groups {
+            for e in g.entries {
+                let r = e.result
+                let values = columns.map { format(Report.value(r, $0), $0, missing: "") }
+                let (fit, eval) = Report.fitAndEvalSeconds(r)
+                lines.append(([g.dataset, g.historyMask.rawValue, r.model, CSVText.escape(e.label), e.family.rawValue, r.modelType.rawValue] + values
+                              + [String(format: "%.3f", fit), String(format: "%.3f", eval), r.runKey])
+                    .joined(separator: ","))
+            }
+        }
+        for f in failures {
+            lines.append(([f.dataset, "", f.model, CSVText.escape(f.label), "", "failed"] + columns.map { _ in "" } + ["", "", f.runKey])
+                .joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The groups as JSON (rows with every column, and failures).
+    public func json() throws -> String {
+        struct Row: Encodable {
+            let label: String, model: String, family: String, type: String
+            let values: [String: Double], seconds: [String: Double], runKey: String, path: String
+        }
+        struct GroupJSON: Encodable { let dataset: String, historyMask: String, warning: String?, rows: [Row] }
+        struct ReportJSON: Encodable { let k: Int, sortKey: String, groups: [GroupJSON], failures: [FailedRun] }
+        let columns = metricColumns + analysisColumns
+        let encoded = groups.map { g in
+            GroupJSON(dataset: g.dataset, historyMask: g.historyMask.rawValue, warning: caption(g).warning,
+                      rows: g.entries.map { e in
+                          Row(label: e.label, model: e.result.model, family: e.family.rawValue, type: e.result.modelType.rawValue,
+                              values: Dictionary(uniqueKeysWithValues: columns.compactMap { c in Report.value(e.result, c).map { (c, $0) } }),
+                              seconds: e.result.seconds, runKey: e.result.runKey, path: e.path)
+                      })
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        return String(decoding: try encoder.encode(ReportJSON(k: k, sortKey: sortKey, groups: encoded, failures: failures)), as: UTF8.self) + "\n"
+    }
+
+    /// LaTeX tables (booktabs), best values in bold.
+    public func latex() -> String {
+        func esc(_ s: String) -> String {
+            s.replacingOccurrences(of: "\\", with: "\\textbackslash{}").replacingOccurrences(of: "_", with: "\\_")
+                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "&", with: "\\&").replacingOccurrences(of: "#", with: "\\#")
+        }
+        var out: [String] = []
+        let columns = metricColumns + analysisColumns
+        for g in groups {
+            let (title, warning) = caption(g)
+            out.append("% \(title)" + (warning != nil ? " — repeat hits inflated (history mask recbole)" : ""))
+            out.append("\\begin{table}[t]\n\\centering\n\\small")
+            out.append("\\begin{tabular}{l" + String(repeating: "r", count: columns.count) + "l}\n\\toprule")
+            out.append("Model & " + columns.map { esc($0) }.joined(separator: " & ") + " & Type \\\\\n\\midrule")
+            for (n, e) in g.entries.enumerated() {
+                if n > 0 && e.family != g.entries[n - 1].family { out.append("\\midrule") }   // families apart
+                let cells = columns.map { c -> String in
+                    let v = Report.value(e.result, c)
+                    let text = format(v, c)
+                    return v != nil && v == best(c, in: g) ? "\\textbf{\(text)}" : text
+                }
+                out.append("\(esc(e.label)) & " + cells.joined(separator: " & ") + " & \(e.result.modelType.rawValue) \\\\")
+            }
+            out.append("\\bottomrule\n\\end{tabular}")
+            out.append("\\caption{\(esc(g.dataset)), test @\(k), history mask \\texttt{\(g.historyMask.rawValue)}.}")
+            out.append("\\end{table}\n")
+        }
+        return out.joined(separator: "\n")
+    }
+
+    // MARK: Significance
+
+    /// Pairwise paired tests of `metric` between the runs of each group (same split only).
+    public struct Comparison: Sendable {
+        public let dataset: String
+        public let historyMask: HistoryMask
+        public let labels: [String]
+        /// outcomes[i][j] for i ≠ j (nil on the diagonal or when the users differ).
+        public let outcomes: [[Significance.Outcome?]]
+        /// Corrected p-values, same shape.
+        public let adjusted: [[Double?]]
+    }
+
+    /// Runs the paired test `test` ("t" or "wilcoxon") on per-user `metric` values.
+    public func significance(metric: String, test: String, correction: Significance.Correction) throws -> [Comparison] {
+        var comparisons: [Comparison] = []
+        for g in groups where g.entries.count >= 2 {
+            let values: [[String: Double]?] = try g.entries.map { e in
+                let path = RunFiles(record: e.path).perUser
+                guard let data = FileManager.default.contents(atPath: path) else { return nil }
+                let per = try JSONDecoder().decode(PerUserResults.self, from: data)
+                guard let split = per.splits["test"], let column = split.values[metric] else {
+                    throw RecBenchError.file(path, field: metric, "no per-user values for this metric (is it a ranking metric of the run?)")
+                }
+                return Dictionary(uniqueKeysWithValues: zip(split.users, column))
+            }
+            let n = g.entries.count
+            var outcomes = [[Significance.Outcome?]](repeating: [Significance.Outcome?](repeating: nil, count: n), count: n)
+            var pairs: [(Int, Int)] = []
+            for i in 0..<n {
+                for j in 0..<n where i != j {
+                    guard let a = values[i], let b = values[j], g.entries[i].result.splitFingerprint == g.entries[j].result.splitFingerprint else { continue }
+                    let users = a.keys.filter { b[$0] != nil }.sorted()
+                    let x = users.map { a[$0]! }, y = users.map { b[$0]! }
+                    outcomes[i][j] = test == "wilcoxon" ? Significance.wilcoxon(x, y) : Significance.pairedTTest(x, y)
+                    if i < j { pairs.append((i, j)) }
+                }
+            }
+            let corrected = Significance.adjust(pairs.map { outcomes[$0.0][$0.1]!.p }, by: correction)
+            var adjusted = [[Double?]](repeating: [Double?](repeating: nil, count: n), count: n)
+            for (index, (i, j)) in pairs.enumerated() { adjusted[i][j] = corrected[index]; adjusted[j][i] = corrected[index] }
+            comparisons.append(Comparison(dataset: g.dataset, historyMask: g.historyMask, labels: g.entries.map(\.label),
+                                          outcomes: outcomes, adjusted: adjusted))
+        }
+        return comparisons
+    }
+
+    /// Markdown matrices: cell (row A, column B) = corrected p and effect size of A − B.
+    public static func markdown(_ comparisons: [Comparison], metric: String, test: String, correction: Significance.Correction) -> String {
+        var out: [String] = []
+        for c in comparisons {
+            out.append("### \(c.dataset) · history mask \(c.historyMask.rawValue) · "
+                       + "\(test == "wilcoxon" ? "Wilcoxon signed-rank" : "paired t-test") on per-user \(metric) · "
+                       + "\(correction.rawValue)-corrected p (effect size of row − column)\n")
+            out.append("| | " + c.labels.joined(separator: " | ") + " |")
+            out.append("|---|" + c.labels.map { _ in "---" }.joined(separator: "|") + "|")
+            for (i, label) in c.labels.enumerated() {
+                let cells = c.labels.indices.map { j -> String in
+                    guard let o = c.outcomes[i][j], let p = c.adjusted[i][j] else { return i == j ? "–" : "n/a" }
+                    let pText = p < 0.001 ? "<0.001" : String(format: "%.3f", p)
+                    return "\(p < 0.05 ? "**\(pText)**" : pText) (\(String(format: "%+.2f", o.effect)))"
+                }
+                out.append("| \(label) | " + cells.joined(separator: " | ") + " |")
+            }
+            out.append("")
+        }
+        return out.joined(separator: "\n")
+    }
+}

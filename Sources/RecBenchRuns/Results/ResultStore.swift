@@ -1,0 +1,113 @@
+import Foundation
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+import RecBenchEvaluation
+import RecBenchModels
+
+/// Every file one run writes, named here and nowhere else: under `results_dir/<dataset>/`,
+/// `<model>-<first 16 hex digits of the run key>` followed by the file's suffix.
+public struct RunFiles: Sendable, Hashable {
+    /// What a file in a results folder is.
+    public enum Kind: String, Sendable, CaseIterable {
+        case record = ".json", perUser = ".peruser.json", failure = ".failed.json", usersCSV = ".users.csv", usersJSONLines = ".users.jsonl"
+    }
+
+    /// The path of every file without its suffix.
+    public let stem: String
+
+    /// The files of a run stored under `root`.
+    public init(root: String, dataset: String, model: String, runKey: String) {
+        stem = "\(root)/\(dataset)/\(model)-\(runKey.prefix(16))"
+    }
+
+    /// The files of the run whose record is at `recordPath`.
+    public init(record recordPath: String) { stem = String(recordPath.dropLast(Kind.record.rawValue.count)) }
+
+    /// The path of the run's file of `kind`.
+    public func path(_ kind: Kind) -> String { stem + kind.rawValue }
+    /// The run record (the commit point: a run is done when it exists).
+    public var record: String { path(.record) }
+    /// Per-user values, written before the record.
+    public var perUser: String { path(.perUser) }
+    /// The failure record of a run that did not finish.
+    public var failure: String { path(.failure) }
+
+    /// What the file at `path` is, by its suffix (the longest that matches).
+    public static func kind(of path: String) -> Kind? {
+        Kind.allCases.filter { path.hasSuffix($0.rawValue) }.max { $0.rawValue.count < $1.rawValue.count }
+    }
+}
+
+/// One JSON file per run under `results_dir/<dataset>/`, written atomically (temp file,
+/// fsync, rename): a reader sees either no file or a complete one. Every file a run writes
+/// is named by `RunFiles`.
+public struct ResultStore: Sendable {
+    /// The results root folder.
+    public let root: String
+
+    /// A store rooted at `root`.
+    public init(root: String) { self.root = root }
+
+    /// The files of `result`.
+    public func files(for result: RunResult) -> RunFiles {
+        RunFiles(root: root, dataset: result.dataset, model: result.model, runKey: result.runKey)
+    }
+
+    /// Where `result` is (or would be) stored.
+    public func path(for result: RunResult) -> String { files(for: result).record }
+
+    /// Writes `result` atomically and returns its path. Per-user values, when given, are
+    /// written first (to `<record>.peruser.json`), so a stored record always has them.
+    @discardableResult
+    public func save(_ result: RunResult, perUser: PerUserResults? = nil) throws -> String {
+        let files = files(for: result), path = files.record, sidecar = files.perUser
+        if let perUser {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try AtomicWrite.write(try encoder.encode(perUser), to: sidecar)
+        }
+        do {
+            try AtomicWrite.write(try ResultStore.encode(result), to: path)
+        } catch {
+            // The record is the commit point: without it, its sidecar is a partial result.
+            if perUser != nil && !FileManager.default.fileExists(atPath: path) { unlink(sidecar) }
+            throw error
+        }
+        return path
+    }
+
+    /// Writes the test and valid per-user values of a run as `<record>.users.csv` and
+    /// `.users.jsonl` (`run --per-user`), atomically; returns the two paths.
+    public func exportPerUser(_ result: RunResult, perUser: PerUserResults, test: EvaluationResult) throws -> (csv: String, jsonLines: String) {
+        let files = files(for: result)
+        let keys = result.metricKeys.filter { test.perUser[$0] != nil }
+        try AtomicWrite.write(Data(perUser.csv(keys: keys).utf8), to: files.path(.usersCSV))
+        try AtomicWrite.write(Data(try perUser.jsonLines(keys: keys).utf8), to: files.path(.usersJSONLines))
+        return (files.path(.usersCSV), files.path(.usersJSONLines))
+    }
+
+    /// Records that the run of `files` failed (atomically), for reports and resumed sweeps.
+    public static func saveFailure(_ failure: FailedRun, to files: RunFiles) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try AtomicWrite.write(try encoder.encode(failure), to: files.failure)
+    }
+
+    /// Reads a stored result.
+    public func load(_ path: String) throws -> RunResult {
+        guard let data = FileManager.default.contents(atPath: path) else { throw RecBenchError.file(path, "cannot be read") }
+        do { return try JSONDecoder().decode(RunResult.self, from: data) } catch {
+            throw RecBenchError.file(path, "is not a recbench result (\(error))")
+        }
+    }
+
+    /// Pretty, key-sorted JSON for `result`.
+    public static func encode(_ result: RunResult) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(result)
+        data.append(0x0A)
+        return data
+    }
+}

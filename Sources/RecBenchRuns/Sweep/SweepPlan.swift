@@ -1,0 +1,158 @@
+import Foundation
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+import RecBenchEvaluation
+import RecBenchModels
+
+/// One run of a sweep: a model and the settings that make it, with its identity.
+public struct SweepRun: Sendable, Equatable {
+    /// Registry name of the model.
+    public let model: String
+    /// The dataset name.
+    public let dataset: String
+    /// `key=value` assignments for this run (fixed ones first, then its grid point).
+    public let assignments: [String]
+    /// Short human label, e.g. "ItemKNN k=50".
+    public let label: String
+    /// The run's identity (see `Experiment.runKey`).
+    public let runKey: String
+    /// The files it writes: its record once it finished, its failure record if it failed.
+    public let files: RunFiles
+}
+
+/// Every (model, setting) combination of a sweep, in a fixed order, validated up front.
+public struct SweepPlan: Sendable {
+    /// The runs, in execution order, without duplicates (two settings that resolve to the
+    /// same run key are one run).
+    public let runs: [SweepRun]
+    /// Notes for the user (models added, duplicates dropped).
+    public let notices: [String]
+}
+
+/// Sweep planning: grids from `--set key=a,b,c`, models, run keys.
+public enum SweepPlanner {
+    /// Splits a grid value on top-level commas: `10,20` → [10, 20]; `[10,20],[5]` →
+    /// ["[10,20]", "[5]"]; `[10,20]` stays one value.
+    public static func gridValues(_ text: String) -> [String] {
+        var parts: [String] = [], current = "", depth = 0
+        var quote: Character?
+        for ch in text {
+            if let q = quote {
+                if ch == q { quote = nil }
+            } else if ch == "\"" || ch == "'" {
+                quote = ch
+            } else if ch == "[" || ch == "{" {
+                depth += 1
+            } else if ch == "]" || ch == "}" {
+                depth -= 1
+            } else if ch == "," && depth == 0 {
+                parts.append(current.trimmingCharacters(in: .whitespaces)); current = ""; continue
+            }
+            current.append(ch)
+        }
+        parts.append(current.trimmingCharacters(in: .whitespaces))
+        return parts
+    }
+
+    /// Plans a sweep of `models` (empty: every registered model) over the grid in
+    /// `assignments`. Every run is planned (so a bad key fails now, not at 3 a.m.).
+    public static func plan(models requested: [String], configFiles: [String], assignments: [String],
+                            dataset: String? = nil) throws -> SweepPlan {
+        var notices: [String] = []
+        var models = try requested.map { try ModelRegistry.model(named: $0).name }
+        if models.isEmpty { models = ModelRegistry.models.map { $0.name } }
+
+        // Fixed assignments and grid dimensions, in command-line order.
+        var fixed: [String] = []
+        var grid: [(key: String, values: [String])] = []
+        for assignment in assignments {
+            guard let eq = assignment.firstIndex(of: "=") else {
+                throw RecBenchError(location: "--set", "expected key=value, got '\(assignment)'")
+            }
+            let key = String(assignment[..<eq]), values = gridValues(String(assignment[assignment.index(after: eq)...]))
+            if values.count > 1 { grid.append((key, values)) } else { fixed.append(assignment) }
+        }
+        var points: [[String]] = [[]]
+        for dimension in grid {
+            points = points.flatMap { point in dimension.values.map { point + ["\(dimension.key)=\($0)"] } }
+        }
+
+        let baselines = ModelRegistry.models.filter { $0.role == .repeatBaseline && !models.contains($0.name) }
+        if let first = baselines.first, try hasRepeats(model: first.name, configFiles: configFiles, assignments: fixed, dataset: dataset) {
+            for baseline in baselines {
+                models.append(baseline.name)
+                notices.append("the data has repeat purchases: \(baseline.name) joins the sweep as the repeat baseline")
+            }
+        }
+
+        var fingerprints: [DataSettings: String] = [:]
+        var runs: [SweepRun] = []
+        var seen = Set<String>()
+        for model in models {
+            for point in points {
+                let request = RunRequest(model: model, configFiles: configFiles, assignments: fixed + point, dataset: dataset)
+                let plan = try Experiment.plan(request)
+                let fingerprint = try fingerprints[plan.data] ?? DatasetLoader.fingerprint(plan.data)
+                fingerprints[plan.data] = fingerprint
+                let key = Experiment.runKey(plan: plan, datasetFingerprint: fingerprint)
+                // A grid key this model does not use gives the same run again: keep one.
+                guard seen.insert(key).inserted else { continue }
+                let used = point.filter { assignment in
+                    let name = String(assignment.prefix { $0 != "=" }).split(separator: ".").first.map(String.init) ?? ""
+                    return plan.config.values[name] != nil
+                }
+                let files = RunFiles(root: plan.resultsDirectory, dataset: plan.data.dataset, model: model, runKey: key)
+                runs.append(SweepRun(model: model, dataset: plan.data.dataset, assignments: fixed + point, label: ([model] + used).joined(separator: " "),
+                                     runKey: key, files: files))
+            }
+        }
+        return SweepPlan(runs: runs, notices: notices)
+    }
+
+    /// Whether the test split contains items its users had before (repeat consumption).
+    static func hasRepeats(model: String, configFiles: [String], assignments: [String], dataset: String?) throws -> Bool {
+        let plan = try Experiment.plan(RunRequest(model: model, configFiles: configFiles, assignments: assignments, dataset: dataset))
+        let d = try DatasetLoader.load(plan.data)
+        let split = SplitData(dataset: d, parts: try Splitter.split(d.interactions, userCount: d.userCount, settings: plan.split))
+        return EvaluationTarget(.test, in: split).repeatPositives > 0
+    }
+
+    /// Whether the run has a stored result with its key.
+    public static func isDone(_ run: SweepRun) -> Bool {
+        guard let data = FileManager.default.contents(atPath: run.files.record),
+              let result = try? JSONDecoder().decode(RunResult.self, from: data) else { return false }
+        return result.runKey == run.runKey
+    }
+}
+
+/// One of N deterministic parts of a sweep, for spreading it over machines (a Slurm array
+/// task, a Ray task). The plan's k-th run (0-based, in plan order, done runs included)
+/// belongs to shard 1 + k mod N: the partition depends only on the plan, not on what is
+/// already done, so resuming or resubmitting a shard redoes nothing, and the shards' run
+/// counts differ by at most one.
+public struct SweepShard: Sendable, Equatable, CustomStringConvertible {
+    /// 1-based index of this shard.
+    public let index: Int
+    /// Number of shards.
+    public let count: Int
+
+    /// Parses `i/N` with 1 ≤ i ≤ N.
+    public init(parsing text: String) throws {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let i = Int(parts[0]), let n = Int(parts[1]), n >= 1, (1...n).contains(i) else {
+            throw RecBenchError(field: "--shard", "expected i/N with 1 ≤ i ≤ N (shard i of N), got '\(text)'")
+        }
+        index = i; count = n
+    }
+
+    /// The shard (1…count) of the plan's run at `position` (0-based).
+    public static func of(position: Int, count: Int) -> Int { 1 + position % count }
+
+    /// This shard's runs of `runs` (the whole plan, in order).
+    public func runs(of runs: [SweepRun]) -> [SweepRun] {
+        runs.enumerated().filter { SweepShard.of(position: $0.offset, count: count) == index }.map(\.element)
+    }
+
+    public var description: String { "\(index)/\(count)" }
+}
