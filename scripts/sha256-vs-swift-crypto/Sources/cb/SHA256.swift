@@ -1,0 +1,1 @@
+../../../../Sources/RecBenchSupport/SHA256.swift
