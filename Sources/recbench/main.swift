@@ -9,7 +9,7 @@ _ = signal(SIGXFSZ, SIG_IGN)
 // freed ones back to the kernel and fault them in again (12 % of a MultiDAE run); keep
 // them in the process instead.
 _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 512 << 20)
-_ = glibcMallopt(-1 /* M_TRIM_THRESHOLD */, 1 << 30)
+_ = glibcMallopt(-1 /* M_TRIM_THRESHOLD */, Int32.max)
 Recbench.main()
 
 /// glibc's `mallopt` (declared in malloc.h, which Swift's Glibc module does not export).
