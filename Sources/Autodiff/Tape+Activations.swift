@@ -47,4 +47,11 @@ extension Tape {
         let out = Variable(a.value.map(compute) { $0 * $0 }, requiresGrad: a.requiresGrad)
         return record(out) { a.accumulate(out.grad!.zipMap(a.value, compute) { g, x in 2 * x * g }) }
     }
+
+    /// σ(a) = 1 / (1 + e^−a).
+    public func sigmoid(_ a: Variable) -> Variable {
+        let compute = self.compute
+        let out = Variable(a.value.map(compute) { Lanes.sigmoid($0) }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(out.grad!.zipMap(out.value, compute) { g, y in g * y * (1 - y) }) }
+    }
 }

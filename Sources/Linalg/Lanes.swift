@@ -60,6 +60,27 @@ extension Lanes {
         1 - 2 / (expInRange(2 * x.clamped(-15, 15)) + 1)
     }
 
+    /// erf per lane, within 1.5·10⁻⁷ absolute (Abramowitz & Stegun 7.1.26:
+    /// 1 − (a₁t + … + a₅t⁵) e^{−x²} with t = 1 / (1 + p|x|), odd in x).
+    @inlinable @inline(__always)
+    public static func erf(_ x: Lanes) -> Lanes {
+        let a = x.replacing(with: -x, where: x .< 0)
+        let t = 1 / (1 + 0.327_591_1 * a)
+        let poly = t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))))
+        let y = 1 - poly * expNonPositive(-(a * a))
+        return y.replacing(with: -y, where: x .< 0)
+    }
+
+    /// GELU per lane, the exact form x · Φ(x) = x · ½ (1 + erf(x / √2)).
+    @inlinable @inline(__always)
+    public static func gelu(_ x: Lanes) -> Lanes { 0.5 * x * (1 + erf(x * 0.707_106_781_186_547_5)) }
+
+    /// GELU's derivative per lane: Φ(x) + x φ(x).
+    @inlinable @inline(__always)
+    public static func geluSlope(_ x: Lanes) -> Lanes {
+        0.5 * (1 + erf(x * 0.707_106_781_186_547_5)) + x * 0.398_942_280_401_432_7 * expNonPositive(-0.5 * x * x)
+    }
+
     /// The natural logarithm per lane for x ≥ the smallest normal float (a log-sum-exp's
     /// sum, at least 1), within 2 ulp of the correctly rounded value (Cephes' logf:
     /// x = m·2ᵉ with m in [√½, √2), a degree-8 polynomial for log(m), then e·ln 2 in two

@@ -65,6 +65,11 @@ public struct Matrix: Sendable, Equatable {
         values[(r * columns)..<((r + 1) * columns)]
     }
 
+    /// Rows `range`, as a new matrix.
+    public func rows(_ range: Range<Int>) -> Matrix {
+        Matrix(rows: range.count, columns: columns, values: Array(values[(range.lowerBound * columns)..<(range.upperBound * columns)]))
+    }
+
     /// The transpose, as a new matrix.
     public func transposed() -> Matrix {
         var result = Matrix(rows: columns, columns: rows)

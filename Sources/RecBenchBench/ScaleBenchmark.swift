@@ -104,7 +104,8 @@ public struct ScaleProbe: Sendable {
         let compute = Compute(threads: plan.threads)
         let dataset = try DatasetLoader.load(plan.data)
         var notices: [String] = []
-        let (split, validTarget, _, _) = try Experiment.splitAndTargets(dataset, plan: plan, logger: logger, notices: &notices)
+        let outcome = try Experiment.splitAndTargets(dataset, plan: plan, logger: logger, notices: &notices)
+        let (split, validTarget) = (outcome.split, outcome.valid)
         let train = split.trainMatrix
         let degrees = (0..<train.rows).map { Double(train.entries(ofRow: $0).count) }
         var model = plan.model

@@ -38,6 +38,15 @@ public struct ModelParameters: Sendable {
         try declared(name) { try $0.double(name, in: range) }
     }
 
+    /// A string, one of `choices`.
+    public func choice(_ name: String, of choices: [String]) throws -> String {
+        try declared(name) { config in
+            let value = try config.string(name)
+            guard choices.contains(value) else { throw invalid(name, "expected \(choices.joined(separator: " or ")), got '\(value)'") }
+            return value
+        }
+    }
+
     /// true or false.
     public func bool(_ name: String) throws -> Bool {
         try declared(name) { try $0.bool(name) }

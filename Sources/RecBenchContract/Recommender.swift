@@ -5,7 +5,7 @@ import RecBenchData
 
 /// The family a model belongs to (the report's "type" column).
 public enum ModelKind: String, Sendable, Codable {
-    case baseline, neighbourhood, linear, factorisation, autoencoder, embedding
+    case baseline, neighbourhood, linear, factorisation, autoencoder, embedding, recurrent, attention
 }
 
 /// Which inputs a model reads: interactions only, or user and item features too (the
@@ -13,6 +13,8 @@ public enum ModelKind: String, Sendable, Codable {
 public enum ModelFamily: String, Sendable, Codable, CaseIterable {
     case general
     case contextAware = "context-aware"
+    /// Reads the order of each user's items (the log's sequences).
+    case sequential
 }
 
 /// What a model is to a sweep: a model to compare, or a baseline that joins a sweep
@@ -31,6 +33,8 @@ public struct TrainingData: Sendable {
     public let dataset: Dataset
     /// The split (train / valid / test matrices).
     public let split: SplitData
+    /// The time-ordered sequences (sequential models only; nil for the others).
+    public let sequences: SequenceData?
 
     /// users × items train counts.
     public var trainMatrix: SparseMatrix { split.trainMatrix }
@@ -39,10 +43,11 @@ public struct TrainingData: Sendable {
     /// Number of items.
     public var itemCount: Int { split.itemCount }
 
-    /// Bundles a dataset and its split.
-    public init(dataset: Dataset, split: SplitData) {
+    /// Bundles a dataset, its split and, for sequential models, its sequences.
+    public init(dataset: Dataset, split: SplitData, sequences: SequenceData? = nil) {
         self.dataset = dataset
         self.split = split
+        self.sequences = sequences
     }
 }
 
@@ -54,7 +59,7 @@ public protocol Recommender: Scorer, Sendable {
     static var summary: String { get }
     /// The model family.
     static var kind: ModelKind { get }
-    /// General (interactions only) or context-aware (features too).
+    /// General (interactions only), context-aware (features too) or sequential (the order).
     static var family: ModelFamily { get }
     /// Hyperparameters with defaults (RecBole's), documented like config keys; a key several
     /// models read comes from `SharedKeys`, with this model's default.

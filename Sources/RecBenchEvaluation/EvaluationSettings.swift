@@ -41,6 +41,8 @@ public struct EvaluationSettings: Sendable, Equatable {
     public var decimalPlaces: Int
     /// TailPercentage's tail definition (RecBole's `tail_ratio`).
     public var tailRatio: Double = 0.1
+    /// `eval_protocol`: nil is `auto` (the plan picks by the model's family).
+    public var evaluationProtocol: EvaluationProtocol?
 
     /// A protocol description (used by tests and benchmarks).
     public init(metrics: [String], cutoffs: [Int], historyMask: HistoryMask = .recbole, batchSize: Int = 4096,
@@ -78,6 +80,12 @@ public struct EvaluationSettings: Sendable, Equatable {
             throw RecBenchError.config("history_mask", origin: config.origin(of: "history_mask"), "expected recbole, seen or none, got '\(mask)'")
         }
         historyMask = m
+        let protocolName = try config.string("eval_protocol")
+        guard protocolName == "auto" || EvaluationProtocol(rawValue: protocolName) != nil else {
+            throw RecBenchError.config("eval_protocol", origin: config.origin(of: "eval_protocol"),
+                                       "expected auto, user or next-item, got '\(protocolName)'")
+        }
+        evaluationProtocol = EvaluationProtocol(rawValue: protocolName)
         batchSize = try config.int("eval_batch_size", atLeast: 1)
         blockMemory = try config.int("eval_memory_mb", atLeast: 1) << 20
         validMetricBigger = try config.bool("valid_metric_bigger")

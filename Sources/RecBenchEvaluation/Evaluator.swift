@@ -47,6 +47,10 @@ public struct EvaluationTarget: Sendable {
     public let trainCounts: [Float]
     /// Per user (all users, not only evaluated ones): positives also in their history.
     public let repeatCounts: [Int32]
+    /// What a row is: a user, or a next-item example.
+    public internal(set) var evaluationProtocol = EvaluationProtocol.user
+    /// The rows' input sequences, for sequential models (nil: rows are users, scored as such).
+    public internal(set) var queries: SequenceQueries?
 
     /// The target of `part` in `split`.
     public init(_ part: SplitPart, in split: SplitData) {
@@ -59,16 +63,29 @@ public struct EvaluationTarget: Sendable {
         repeatCounts = EvaluationTarget.repeats(positives, history)
     }
 
+    /// This user-protocol target with each user's sequence before the part as the input of
+    /// sequential models.
+    public func withSequences(_ sequences: SequenceData) -> EvaluationTarget {
+        var target = self
+        let log = sequences.log
+        target.queries = SequenceQueries(sequences: sequences, users: (0..<Int32(log.userCount)).map { $0 },
+                                         ends: (0..<log.userCount).map { Int32(log.end(of: $0, before: part)) })
+        return target
+    }
+
     /// Positives, over all users, that the user had in an earlier split (repeat consumption).
     public var repeatPositives: Int { repeatCounts.reduce(0) { $0 + Int($1) } }
 
     /// The same target for its first `count` users only (a benchmark's smaller population).
     public func prefix(_ count: Int) -> EvaluationTarget {
-        EvaluationTarget(part: part, positives: positives, history: history, users: Array(users.prefix(count)), itemCount: itemCount,
-                         trainCounts: trainCounts, repeatCounts: repeatCounts)
+        var target = EvaluationTarget(part: part, positives: positives, history: history, users: Array(users.prefix(count)),
+                                      itemCount: itemCount, trainCounts: trainCounts, repeatCounts: repeatCounts)
+        target.evaluationProtocol = evaluationProtocol
+        target.queries = queries
+        return target
     }
 
-    private init(part: SplitPart, positives: SparseMatrix, history: SparseMatrix, users: [Int32], itemCount: Int, trainCounts: [Float],
+    init(part: SplitPart, positives: SparseMatrix, history: SparseMatrix, users: [Int32], itemCount: Int, trainCounts: [Float],
                  repeatCounts: [Int32]) {
         self.part = part; self.positives = positives; self.history = history
         self.users = users; self.itemCount = itemCount; self.trainCounts = trainCounts; self.repeatCounts = repeatCounts
@@ -126,7 +143,8 @@ public enum Evaluator {
         let users = target.users, width = settings.cutoffs.max()!
         let metrics = rankingMetrics(settings)
         let preparing = ContinuousClock.now
-        let scorer = scorer.preparedForScoring(compute: compute)   // shared work once per pass, not per batch or worker
+        // Shared work once per pass, not per batch or worker; rows that are queries read them.
+        let scorer = (target.queries?.scorer(for: scorer) ?? scorer).preparedForScoring(compute: compute)
         profile?.charge("\(phase): scores", forward: (ContinuousClock.now - preparing).seconds, calls: 0)
         let table = RankingTable(users: users.count, keys: metrics.count * settings.cutoffs.count, cutoffs: settings.cutoffs.count)
         // The ranked lists are written where the result keeps them: no copy at the end.

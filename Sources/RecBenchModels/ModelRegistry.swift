@@ -26,6 +26,12 @@ public enum ModelRegistry {
         FM.self,
         FFM.self,
         DeepFM.self,
+        FPMC.self,
+        GRU4Rec.self,
+        NARM.self,
+        STAMP.self,
+        SASRec.self,
+        BERT4Rec.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

@@ -16,7 +16,8 @@ public enum SharedKeys {
     /// Dropout while training.
     public static func dropoutProb(_ probability: Double) -> ConfigKey {
         ConfigKey("dropout_prob", "float", .double(probability),
-                  "Dropout probability while training: on the input rows (auto-encoders) or before each MLP layer.")
+                  "Dropout probability while training: on the input rows (auto-encoders), before each MLP layer, "
+                      + "or on the item embeddings of a sequence (GRU4Rec).")
     }
 
     /// The hidden layers of the model's MLP.
@@ -59,5 +60,24 @@ public enum SharedKeys {
     /// The KL weight's ramp (variational auto-encoders).
     public static func totalAnnealSteps(_ steps: Int) -> ConfigKey {
         ConfigKey("total_anneal_steps", "int", .int(steps), "Batches over which β grows linearly to anneal_cap (0: β = anneal_cap throughout).")
+    }
+
+    /// The width of a sequence model's hidden state.
+    public static func hiddenSize(_ width: Int) -> ConfigKey {
+        ConfigKey("hidden_size", "int", .int(width),
+                  "Width of a sequential model's hidden state: the GRU's (GRU4Rec, NARM) or the transformer's (SASRec, BERT4Rec).")
+    }
+
+    /// How a sequential model's next-item prediction is trained.
+    public static func lossType(_ loss: String) -> ConfigKey {
+        ConfigKey("loss_type", "CE or BPR", .string(loss),
+                  "Sequential models' loss: CE (softmax cross-entropy over every item, no sampled negatives) "
+                  + "or BPR (one sampled negative per example, per train_neg_sample_args).")
+    }
+
+    /// Stacked layers of a sequence encoder.
+    public static func layerCount(_ layers: Int) -> ConfigKey {
+        ConfigKey("n_layers", "int", .int(layers),
+                  "Stacked layers: LightGCN's propagation layers K, NARM's GRU layers, or a transformer's layers (SASRec, BERT4Rec).")
     }
 }

@@ -89,7 +89,9 @@ func blockRows() -> [(String, String, Double)] {
         for r in results.dropFirst() { #expect(r.topItems == results[0].topItems && r.values == results[0].values) }
     }
 
-    @Test(arguments: ModelRegistry.models.filter { $0.kind != .baseline }.map { $0.name })
+    /// (Sequential models read the order, which this fixture does not have: they learn a
+    /// ring instead, SequentialModelTests.)
+    @Test(arguments: ModelRegistry.models.filter { $0.kind != .baseline && $0.family != .sequential }.map { $0.name })
     func personalisedModelsRankTheWithheldItemFirst(model name: String) throws {
         let (split, d) = try blockFixture()
         let model = try fitted(ModelRegistry.model(named: name), on: split, dataset: d, ["k": .int(5)])

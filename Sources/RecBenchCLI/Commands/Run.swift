@@ -53,7 +53,8 @@ public struct Run: ParsableCommand {
             }
             let report = RunReport(decimals: plan.evaluation.decimalPlaces, enabled: !json && !logging.quiet,
                                    epochLines: !logging.quiet, bar: Terminal.stderrIsTTY && !logging.quiet,
-                                   validMetric: plan.evaluation.validMetric, tables: !json)
+                                   validMetric: plan.evaluation.validMetric, rows: plan.evaluationProtocol == .nextItem ? "examples" : "users",
+                                   tables: !json)
             report.header(plan)
             let outcome = try Experiment.run(plan, logger: logger, profile: profile ? OpProfile() : nil) { report.event($0) }
             var savedPath: String?
@@ -84,12 +85,15 @@ struct RunReport: Sendable {
     /// A batch progress bar (stderr is a terminal).
     public var bar = false
     public var validMetric = ""
+    /// What an evaluation row is ("users" or "examples"), from the plan.
+    public var rows = "users"
     /// The metric tables (all but --json); with --quiet they are all that is printed.
     public var tables = true
 
     func header(_ plan: ExperimentPlan) {
         guard enabled else { return }
-        Terminal.out("recbench \(recbenchVersion) · \(plan.modelType.name) on \(plan.data.dataset) · history mask: \(plan.evaluation.historyMask.rawValue)")
+        Terminal.out("recbench \(recbenchVersion) · \(plan.modelType.name) on \(plan.data.dataset) · history mask: \(plan.evaluation.historyMask.rawValue)"
+                     + " · evaluation: \(plan.evaluationProtocol.rawValue)")
         let params = plan.parameters.resolved.keys.sorted().map { "\($0)=\(plan.parameters.resolved[$0]!)" }
         if !params.isEmpty { Terminal.out("model     \(params.joined(separator: " · "))") }
         let unused = plan.data.unusedColumns.keys.sorted().flatMap { suffix in plan.data.unusedColumns[suffix]!.map { "\(suffix).\($0)" } }
@@ -121,7 +125,7 @@ struct RunReport: Sendable {
                          + "sparsity \(String(format: "%.2f", s.sparsity * 100))% (\(time(seconds)))")
         case .split(let s, let seconds):
             Terminal.out("split     train \(group(s.train)) · valid \(group(s.valid)) · test \(group(s.test)) · "
-                         + "evaluated users valid \(group(s.validUsers)) / test \(group(s.testUsers)) (\(time(seconds)))")
+                         + "evaluated \(rows) valid \(group(s.validUsers)) / test \(group(s.testUsers)) (\(time(seconds)))")
         case .fields(let fields):
             for (k, f) in fields.enumerated() {
                 let size = f.type == .float ? "numerical" : "\(group(f.cardinality - 1)) values + padding"
@@ -155,10 +159,10 @@ struct RunReport: Sendable {
         }
         if let valid = outcome.valid {
             if enabled { Terminal.out() }
-            Terminal.out(table(title: "valid (\(group(valid.users.count)) users)", keys: r.metricKeys, values: r.valid))
+            Terminal.out(table(title: "valid (\(group(valid.users.count)) \(rows))", keys: r.metricKeys, values: r.valid))
         }
         Terminal.out()
-        Terminal.out(table(title: "test (\(group(outcome.test.users.count)) users)", keys: r.metricKeys, values: r.test))
+        Terminal.out(table(title: "test (\(group(outcome.test.users.count)) \(rows))", keys: r.metricKeys, values: r.test))
         if let savedPath, enabled {
             Terminal.out()
             Terminal.out("result    \(savedPath)")

@@ -76,6 +76,11 @@ public enum ConfigKeys {
             + "`group_by` (user), `mode` (full, or {valid: full, test: full}); entries merge with the defaults, as in RecBole."),
         ConfigKey("history_mask", "recbole, seen or none", .string("recbole"),
                   "Which earlier-split items are excluded from ranking: RecBole's (history minus the split's positives), every seen item, or none."),
+        ConfigKey("eval_protocol", "auto, user or next-item", .string("auto"),
+                  "What an evaluation row is: a user (all the user's items of the split are positives; `history_mask` applies) or a "
+                  + "next-item example (RecBole's sequential evaluation: the items before it predict it; nothing is masked unless "
+                  + "`history_mask: seen`). auto: next-item for sequential models, user for the others."),
+        ConfigKey("MAX_ITEM_LIST_LENGTH", "int", .int(50), "Sequential models read at most this many latest items of a sequence."),
         ConfigKey("metrics", "list of str", .list(["Recall", "MRR", "NDCG", "Hit", "Precision"].map { .string($0) }),
                   "Metrics to report, in this order (the known names are listed by `recbench run --help`)."),
         ConfigKey("topk", "int or list of int", .list([.int(10)]), "Cutoffs K for every @K metric."),

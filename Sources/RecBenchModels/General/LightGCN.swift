@@ -22,7 +22,7 @@ public struct LightGCN: LearnedModel {
     public static let kind = ModelKind.factorisation
     public static let parameters: [ConfigKey] = [
         SharedKeys.embeddingSize(64),
-        ConfigKey("n_layers", "int", .int(2), "LightGCN: propagation layers K."),
+        SharedKeys.layerCount(2),
         SharedKeys.regWeight(1e-5),
     ]
     public static let testSettings: [[String: ConfigValue]] = [["embedding_size": .int(3), "reg_weight": .double(0.1)]]

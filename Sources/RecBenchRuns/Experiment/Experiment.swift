@@ -51,6 +51,14 @@ public struct ExperimentPlan: Sendable {
     public let memoryLimit: Double
     /// Notices gathered while planning.
     public let notices: [String]
+    /// `MAX_ITEM_LIST_LENGTH` (sequences' latest items a sequential model reads).
+    public let sequenceLength: Int
+
+    /// What an evaluation row is (resolved from `eval_protocol` when planning).
+    public var evaluationProtocol: EvaluationProtocol { evaluation.evaluationProtocol ?? .user }
+    /// Whether the run builds the time-ordered sequences: for a sequential model, or for
+    /// next-item rows.
+    var needsSequences: Bool { modelType.family == .sequential || evaluationProtocol == .nextItem }
 }
 
 /// What a run produced.
@@ -105,14 +113,40 @@ public enum Experiment {
             throw RecBenchError.config(key, origin: config.origin(of: key),
                                        "must not be empty (use `.` for the working directory\(key == "checkpoint_dir" ? ", or ~ for no checkpoints" : ""))")
         }
+        var notices = config.notices
+        let evaluation = try resolveProtocol(try EvaluationSettings(config), family: modelType.family, config: config, notices: &notices)
+        let split = try SplitSettings(config)
+        if evaluation.evaluationProtocol == .nextItem || modelType.family == .sequential, split.order != .time {
+            throw RecBenchError.config("eval_args.order", origin: config.origin(of: "eval_args"),
+                                       "is RO, but \(modelType.family == .sequential ? "sequential models read" : "next-item evaluation reads") "
+                                       + "each user's items in time order: use order: TO (RecBole: \"The ordering args for sequential "
+                                       + "recommendation has to be 'TO'\")")
+        }
         return ExperimentPlan(
-            modelType: modelType, config: config, data: try DataSettings(config), split: try SplitSettings(config),
-            evaluation: try EvaluationSettings(config), training: try TrainingSettings(config), parameters: parameters, model: model,
+            modelType: modelType, config: config, data: try DataSettings(config), split: split,
+            evaluation: evaluation, training: try TrainingSettings(config), parameters: parameters, model: model,
             seed: UInt64(bitPattern: Int64(try config.int("seed"))),
             threads: threads == 0 ? Compute.coreCount : threads, threadSplit: try threadSplit(config),
             resultsDirectory: try config.string("results_dir"),
             memoryLimit: memoryLimit == 0 ? ProcessStats.availableMemoryBytes : Double(memoryLimit) * 1_048_576,
-            notices: config.notices)
+            notices: notices, sequenceLength: try config.int("MAX_ITEM_LIST_LENGTH", atLeast: 1))
+    }
+
+    /// Resolves `eval_protocol: auto` by the model's family and the history mask that
+    /// applies: RecBole's sequential evaluation masks nothing, so under next-item rows its
+    /// `recbole` mode is `none` (`seen` still masks every earlier item).
+    static func resolveProtocol(_ settings: EvaluationSettings, family: ModelFamily, config: Config, notices: inout [String]) throws
+        -> EvaluationSettings {
+        var resolved = settings
+        let chosen = settings.evaluationProtocol ?? (family == .sequential ? .nextItem : .user)
+        resolved.evaluationProtocol = chosen
+        if chosen == .nextItem && settings.historyMask == .recbole {
+            resolved.historyMask = .none
+            if config.origin(of: "history_mask") != "default" {
+                notices.append("history_mask: recbole under next-item evaluation is RecBole's sequential protocol, which masks nothing: none applied")
+            }
+        }
+        return resolved
     }
 
     /// The threads each phase used: the run's (`blas`, `workers`), training's and the final
@@ -168,11 +202,11 @@ public enum Experiment {
         onEvent(.loaded(dataset.statistics, seconds: loadSeconds))
         if plan.modelType.family == .contextAware { onEvent(.fields(FeatureFields(dataset).fields)) }
 
-        let (split, validTarget, testTarget, summary) = try splitAndTargets(dataset, plan: plan, logger: logger, notices: &notices)
-        let splitSeconds = lap()
+        let outcome = try splitAndTargets(dataset, plan: plan, logger: logger, notices: &notices), splitSeconds = lap()
+        let (split, validTarget, testTarget, summary) = (outcome.split, outcome.valid, outcome.test, outcome.summary)
         onEvent(.split(summary, seconds: splitSeconds))
         var model = plan.model
-        let data = TrainingData(dataset: dataset, split: split)
+        let data = TrainingData(dataset: dataset, split: split, sequences: outcome.sequences)
         try checkMemory(model, data: data, plan: plan)
         let context = fitContext(plan, compute: compute, validTarget: summary.validUsers > 0 ? validTarget : nil, logger: logger,
                                  profile: profile, onEvent: onEvent)
@@ -190,6 +224,7 @@ public enum Experiment {
             recbenchVersion: recbenchVersion, model: plan.modelType.name, modelType: plan.modelType.kind, modelFamily: plan.modelType.family,
             dataset: plan.data.dataset, runKey: runKey,
             finishedAt: ISO8601DateFormatter().string(from: Date()), historyMask: plan.evaluation.historyMask,
+            evaluationProtocol: plan.evaluationProtocol,
             datasetFingerprint: dataset.fingerprint, splitFingerprint: split.fingerprint,
             config: plan.config.values, hyperparameters: plan.parameters.resolved, statistics: dataset.statistics,
             split: summary, metricKeys: plan.evaluation.keys, valid: valid?.values ?? [:], test: test.values,
@@ -201,7 +236,8 @@ public enum Experiment {
             peakMemoryMiB: ProcessStats.peakMemoryMiB,
             threads: threadRecord(compute, split: plan.threadSplit),
             blas: BLAS.configuration, kernels: KernelSet.current.rawValue, notices: notices)
-        let perUser = PerUserResults(runKey: runKey, dataset: dataset, evaluations: [valid, test].compactMap { $0 })
+        let perUser = PerUserResults(runKey: runKey, dataset: dataset,
+                                     evaluations: [valid.map { ($0, validTarget) }, (test, testTarget)].compactMap { $0 })
         return RunOutcome(result: result, valid: valid, test: test, perUser: perUser)
     }
 
@@ -213,27 +249,56 @@ public enum Experiment {
         return result
     }
 
-    /// Splits the dataset, builds both evaluation targets (validation reuses its target every
-    /// epoch), and warns when RecBole's mask meets repeat purchases.
+    /// A split and what evaluating on it needs.
+    package struct SplitOutcome: Sendable {
+        package let split: SplitData
+        /// The time-ordered sequences, when the model or the protocol reads them.
+        package let sequences: SequenceData?
+        package let valid: EvaluationTarget, test: EvaluationTarget
+        package let summary: SplitSummary
+    }
+
+    /// Splits the dataset (per user's interactions, or per user's next-item examples),
+    /// builds both evaluation targets (validation reuses its target every epoch), and warns
+    /// when RecBole's mask meets repeat purchases.
     package static func splitAndTargets(_ dataset: Dataset, plan: ExperimentPlan, logger: Logger, notices: inout [String]) throws
-        -> (SplitData, EvaluationTarget, EvaluationTarget, SplitSummary) {
-        let parts = try Splitter.split(dataset.interactions, userCount: dataset.userCount, settings: plan.split)
+        -> SplitOutcome {
+        let nextItem = plan.evaluationProtocol == .nextItem
+        let (users, items) = (dataset.userCount, dataset.itemCount)
+        let parts = nextItem ? try SequenceSplitter.split(dataset.interactions, userCount: users, settings: plan.split)
+                             : try Splitter.split(dataset.interactions, userCount: users, settings: plan.split)
         let split = SplitData(dataset: dataset, parts: parts)
-        let validTarget = EvaluationTarget(.valid, in: split), testTarget = EvaluationTarget(.test, in: split)
+        let sequences = plan.needsSequences
+            ? SequenceData(log: SequenceLog(dataset.interactions, userCount: users, itemCount: items, parts: parts), maxLength: plan.sequenceLength)
+            : nil
+        func target(_ part: SplitPart) -> EvaluationTarget {
+            if nextItem, let sequences {
+                return .nextItem(part, sequences: sequences, trainCounts: split.trainMatrix.columnSums(),
+                                 maskSeen: plan.evaluation.historyMask == .seen)
+            }
+            let target = EvaluationTarget(part, in: split)
+            return plan.modelType.family == .sequential ? target.withSequences(sequences!) : target
+        }
+        let validTarget = target(.valid), testTarget = target(.test)
         let testRepeats = testTarget.repeatPositives, validRepeats = validTarget.repeatPositives
         if plan.evaluation.historyMask == .recbole && (testRepeats > 0 || validRepeats > 0) {
             let message = HistoryMask.repeatLeakWarning(counts: "\(testRepeats) test, \(validRepeats) valid positives were seen earlier")
             logger.warning("\(message)")
             notices.append(message)
         }
-        let summary = SplitSummary(
-            train: split.sizes[.train] ?? 0, valid: split.sizes[.valid] ?? 0, test: split.sizes[.test] ?? 0,
-            validUsers: validTarget.users.count, testUsers: testTarget.users.count,
-            testRepeatPositives: testRepeats)
-        guard summary.testUsers > 0 else {
-            throw RecBenchError.config("eval_args", "the split leaves no user with a test interaction")
+        // Next-item rows count examples, as RecBole reports its sequential split.
+        let sizes = nextItem ? SplitPart.allCases.map { sequences!.log.examples(of: $0).count } : SplitPart.allCases.map { split.sizes[$0] ?? 0 }
+        var summary = SplitSummary(train: sizes[0], valid: sizes[1], test: sizes[2],
+                                   validUsers: validTarget.users.count, testUsers: testTarget.users.count, testRepeatPositives: testRepeats)
+        if nextItem, let log = sequences?.log {
+            let alone = (0..<log.userCount).filter { log.userStarts[$0 + 1] - log.userStarts[$0] == 1 }.count
+            summary.usersWithoutExamples = alone
+            if alone > 0 { notices.append("\(alone) users have a single interaction: no next-item example (their item is never a target, as in RecBole)") }
         }
-        return (split, validTarget, testTarget, summary)
+        guard summary.testUsers > 0 else {
+            throw RecBenchError.config("eval_args", "the split leaves no \(nextItem ? "example" : "user") with a test interaction")
+        }
+        return SplitOutcome(split: split, sequences: sequences, valid: validTarget, test: testTarget, summary: summary)
     }
 
     /// Refuses a run whose estimated peak (the model's declared need plus one evaluation

@@ -5,7 +5,7 @@ import RecBenchContract
 import RecBenchEvaluation
 import RecBenchModels
 
-/// Per-user metric values of one run, keyed by the original user token. Stored beside the
+/// Per-user (per-example, under next-item evaluation) metric values of one run, keyed by the original user token. Stored beside the
 /// run record (`<record>.peruser.json`) for significance tests, and exported on request as
 /// CSV and JSON lines (one row per split, user and metric).
 public struct PerUserResults: Codable, Sendable {
@@ -19,12 +19,24 @@ public struct PerUserResults: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey { case runKey = "run_key", splits }
 
-    /// Collects the per-user values of `evaluations`.
-    public init(runKey: String, dataset: Dataset, evaluations: [EvaluationResult]) {
+    /// Collects the per-row values of `evaluations`, each evaluated on its target: a row is
+    /// named by its user's token, or under next-item evaluation by the token and the
+    /// example's position in the user's sequence ("196#17").
+    public init(runKey: String, dataset: Dataset, evaluations: [(result: EvaluationResult, target: EvaluationTarget)]) {
         self.runKey = runKey
         var splits: [String: Split] = [:]
-        for e in evaluations {
-            splits[e.part.name] = Split(users: e.users.map { dataset.userTokens[Int($0)] }, values: e.perUser)
+        for (e, target) in evaluations {
+            let names: [String]
+            if target.evaluationProtocol == .nextItem, let queries = target.queries {
+                let starts = queries.sequences.log.userStarts
+                names = e.users.map { row in
+                    let u = Int(queries.users[Int(row)])
+                    return "\(dataset.userTokens[u])#\(Int(queries.ends[Int(row)]) - starts[u])"
+                }
+            } else {
+                names = e.users.map { dataset.userTokens[Int($0)] }
+            }
+            splits[e.part.name] = Split(users: names, values: e.perUser)
         }
         self.splits = splits
     }

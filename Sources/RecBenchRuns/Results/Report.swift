@@ -5,7 +5,8 @@ import RecBenchContract
 import RecBenchEvaluation
 import RecBenchModels
 
-/// The results of a folder of runs, grouped by (dataset, history mask), ready to render.
+/// The results of a folder of runs, grouped by (dataset, history mask, evaluation protocol),
+/// ready to render: user rows and next-item rows never share a table.
 public struct Report: Sendable {
     /// One run in a table.
     public struct Entry: Sendable {
@@ -21,7 +22,11 @@ public struct Report: Sendable {
     public struct Group: Sendable {
         public let dataset: String
         public let historyMask: HistoryMask
+        /// What the group's rows averaged over: users, or next-item examples.
+        public var evaluationProtocol: EvaluationProtocol = .user
         public let entries: [Entry]
+        /// " · next-item examples" for next-item groups (titles say which rows a table averages).
+        public var protocolSuffix: String { evaluationProtocol == .nextItem ? " · next-item examples" : "" }
         /// Whether the test split has repeat positives (then `recbole` mode inflates repeat hits).
         public var hasRepeats: Bool { entries.contains { $0.result.split.testRepeatPositives > 0 } }
     }
@@ -71,10 +76,12 @@ public struct Report: Sendable {
         let k = requestedK ?? results.compactMap { r in r.0.metricKeys.first.flatMap(MetricKey.init(parsing:))?.k }.min() ?? 10
         let sortKey = (requestedSort ?? MetricKey("ndcg", k: k).description).lowercased()
         var groups: [Group] = []
-        let keys = Set(results.map { "\($0.0.dataset)\u{1}\($0.0.historyMask.rawValue)" })
-        for key in keys.sorted() {
-            let parts = key.split(separator: "\u{1}").map(String.init)
-            let members = results.filter { $0.0.dataset == parts[0] && $0.0.historyMask.rawValue == parts[1] }
+        func key(_ r: RunResult) -> String {
+            "\(r.dataset)\u{1}\(r.historyMask.rawValue)\u{1}\((r.evaluationProtocol ?? .user).rawValue)"
+        }
+        for groupKey in Set(results.map { key($0.0) }).sorted() {
+            let parts = groupKey.split(separator: "\u{1}").map(String.init)
+            let members = results.filter { key($0.0) == groupKey }
             var entries = members.map { Entry(label: label(for: $0.0, among: members.map(\.0)), result: $0.0, path: $0.1) }
             let familyOrder = ModelFamily.allCases
             entries.sort { a, b in
@@ -83,7 +90,8 @@ public struct Report: Sendable {
                 let x = value(a.result, sortKey) ?? -.infinity, y = value(b.result, sortKey) ?? -.infinity
                 return x != y ? x > y : a.label < b.label
             }
-            groups.append(Group(dataset: parts[0], historyMask: HistoryMask(rawValue: parts[1]) ?? .recbole, entries: entries))
+            groups.append(Group(dataset: parts[0], historyMask: HistoryMask(rawValue: parts[1]) ?? .recbole,
+                                evaluationProtocol: EvaluationProtocol(rawValue: parts[2]) ?? .user, entries: entries))
         }
         var report = Report(groups: groups, failures: failures.sorted { ($0.dataset, $0.label) < ($1.dataset, $1.label) }, k: k, sortKey: sortKey)
         report.decimals = results.compactMap { $0.0.config["metric_decimal_place"]?.intValue }.max() ?? 4
@@ -140,7 +148,7 @@ public struct Report: Sendable {
 
     /// The heading and the mask caveat of a group.
     func caption(_ g: Group) -> (title: String, warning: String?) {
-        let title = "\(g.dataset) · history mask \(g.historyMask.rawValue) · test @\(k) · sorted by \(sortKey)"
+        let title = "\(g.dataset) · history mask \(g.historyMask.rawValue)\(g.protocolSuffix) · test @\(k) · sorted by \(sortKey)"
         let warning = g.historyMask == .recbole && g.hasRepeats
             ? HistoryMask.repeatLeakWarning()
             : nil
@@ -248,7 +256,7 @@ public struct Report: Sendable {
                 out.append("\(esc(e.label)) & " + cells.joined(separator: " & ") + " & \(e.result.modelType.rawValue) \\\\")
             }
             out.append("\\bottomrule\n\\end{tabular}")
-            out.append("\\caption{\(esc(g.dataset)), test @\(k), history mask \\texttt{\(g.historyMask.rawValue)}.}")
+            out.append("\\caption{\(esc(g.dataset)), test @\(k), history mask \\texttt{\(g.historyMask.rawValue)}\(esc(g.protocolSuffix)).}")
             out.append("\\end{table}\n")
         }
         return out.joined(separator: "\n")

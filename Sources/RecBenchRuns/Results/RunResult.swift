@@ -21,6 +21,9 @@ public struct RunResult: Codable, Sendable {
     public var finishedAt: String
     /// The history mask mode of both evaluations.
     public var historyMask: HistoryMask
+    /// What an evaluation row was: a user or a next-item example (absent in records before
+    /// sequential models: user).
+    public var evaluationProtocol: EvaluationProtocol?
     /// SHA-256 over the loaded files.
     public var datasetFingerprint: String
     /// SHA-256 over the split assignment.
@@ -61,13 +64,15 @@ public struct RunResult: Codable, Sendable {
     enum CodingKeys: String, CodingKey {
         case recbenchVersion = "recbench_version", model, modelType = "model_type", modelFamily = "model_family", dataset
         case runKey = "run_key", finishedAt = "finished_at", historyMask = "history_mask"
+        case evaluationProtocol = "eval_protocol"
         case datasetFingerprint = "dataset_fingerprint", splitFingerprint = "split_fingerprint"
         case config, hyperparameters, statistics, split, metricKeys = "metric_keys", valid, test, analyses
         case seconds, fitSteps = "fit_steps", training, peakMemoryMiB = "peak_memory_mib", threads, blas, kernels, notices
     }
 }
 
-/// Split sizes as recorded in a result.
+/// Split sizes as recorded in a result: interactions per part and users evaluated, or
+/// under next-item evaluation examples per part and examples evaluated.
 public struct SplitSummary: Codable, Sendable, Equatable {
     public var train: Int
     public var valid: Int
@@ -76,6 +81,9 @@ public struct SplitSummary: Codable, Sendable, Equatable {
     public var testUsers: Int
     /// Test positives the user already had in train or valid (repeat consumption).
     public var testRepeatPositives: Int
+    /// Next-item evaluation: users with a single interaction, which makes no example (RecBole
+    /// drops them the same way); nil under user rows.
+    public var usersWithoutExamples: Int?
 
     /// A summary from its counts.
     public init(train: Int, valid: Int, test: Int, validUsers: Int, testUsers: Int, testRepeatPositives: Int) {
@@ -85,7 +93,7 @@ public struct SplitSummary: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case train, valid, test, validUsers = "valid_users", testUsers = "test_users"
-        case testRepeatPositives = "test_repeat_positives"
+        case testRepeatPositives = "test_repeat_positives", usersWithoutExamples = "users_without_examples"
     }
 }
 

@@ -1,0 +1,137 @@
+import Foundation
+import Linalg
+
+extension Tape {
+    /// Rows `indices` of `table` (an embedding lookup with a padding id): rows equal to
+    /// `padding` are read as zeros, or with `readsPaddingRow` as the table's row `padding`
+    /// (torch's `padding_idx`, which only blocks the gradient); either way they pass no
+    /// gradient back.
+    public func gather(_ table: Variable, rows indices: [Int32], padding: Int32, readsPaddingRow: Bool = false) -> Variable {
+        let d = table.value.columns
+        var value = Matrix(rows: indices.count, columns: d)
+        for (r, i) in indices.enumerated() where i != padding || readsPaddingRow {
+            value.values.withUnsafeMutableBufferPointer { out in
+                table.value.values.withUnsafeBufferPointer { t in
+                    (out.baseAddress! + r * d).update(from: t.baseAddress! + Int(i) * d, count: d)
+                }
+            }
+        }
+        let out = Variable(value, requiresGrad: table.requiresGrad)
+        return record(out) {
+            let kept = indices.indices.filter { indices[$0] != padding }
+            guard !kept.isEmpty else { return }
+            let g = out.grad!
+            table.accumulate { grad in
+                for r in kept {
+                    let row = Int(indices[r])
+                    for j in 0..<d { grad.values[row * d + j] += g.values[r * d + j] }
+                }
+            }
+        }
+    }
+
+    /// Mean cross-entropy of the softmax over every row of `table` (logits h · tableᵀ)
+    /// against `targets` (one row index of `table` per row of `h`): RecBole's `loss_type: CE`.
+    /// One batch × table block of logits is formed, turned into probabilities in place and
+    /// kept for the pullback: (softmax − one-hot) / B, times the table for h and times h for
+    /// the table.
+    public func softmaxCrossEntropy(_ h: Variable, _ table: Variable, targets: [Int32]) -> Variable {
+        let b = h.value.rows, n = table.value.rows
+        precondition(targets.count == b, "softmaxCrossEntropy: one target per row")
+        var probabilities = BLAS.gemm(h.value, table.value, transposeB: true, compute: compute)
+        var total = 0.0
+        probabilities.values.withUnsafeMutableBufferPointer { p in
+            for r in 0..<b {
+                let row = UnsafeMutableBufferPointer(rebasing: p[r * n..<(r + 1) * n])
+                let top = row.max() ?? 0
+                var sum: Float = 0
+                for j in 0..<n { row[j] = Foundation.exp(row[j] - top); sum += row[j] }
+                let t = Int(targets[r])
+                total += Double(-Foundation.log(max(row[t] / sum, .leastNormalMagnitude)))
+                let inverse = 1 / sum
+                for j in 0..<n { row[j] *= inverse }
+            }
+        }
+        let out = Variable(Matrix(rows: 1, columns: 1, values: [Float(total / Double(max(1, b)))]),
+                           requiresGrad: h.requiresGrad || table.requiresGrad)
+        return record(out) {
+            let scale = out.grad!.values[0] / Float(max(1, b))
+            var g = probabilities
+            for r in 0..<b { g.values[r * n + Int(targets[r])] -= 1 }
+            for k in g.values.indices { g.values[k] *= scale }
+            if h.requiresGrad { h.accumulateProduct(g, table.value) }
+            if table.requiresGrad { table.accumulateProduct(g, transposeA: true, h.value) }
+        }
+    }
+
+    /// The B rows of `a` repeated for each of `steps` time steps, time-major ((steps·B) × n);
+    /// the pullback sums the steps' gradients.
+    public func broadcastSteps(_ a: Variable, steps: Int) -> Variable {
+        let b = a.value.rows, n = a.value.columns
+        var value = Matrix(uninitializedRows: steps * b, columns: n)
+        for t in 0..<steps { value.values.replaceSubrange(t * b * n..<(t + 1) * b * n, with: a.value.values) }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            a.accumulate { grad in
+                for t in 0..<steps { for k in 0..<(b * n) { grad.values[k] += g.values[t * b * n + k] } }
+            }
+        }
+    }
+
+    /// The sum over `steps` time steps of a time-major (steps·B) × n variable: B × n.
+    public func sumSteps(_ a: Variable, steps: Int) -> Variable {
+        let b = steps == 0 ? 0 : a.value.rows / steps, n = a.value.columns
+        precondition(b * steps == a.value.rows, "sumSteps: \(a.value.rows) rows are not \(steps) steps")
+        var value = Matrix(rows: b, columns: n)
+        for t in 0..<steps { for k in 0..<(b * n) { value.values[k] += a.value.values[t * b * n + k] } }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            a.accumulate { grad in
+                for t in 0..<steps { for k in 0..<(b * n) { grad.values[t * b * n + k] += g.values[k] } }
+            }
+        }
+    }
+}
+
+extension Tape {
+    /// GELU, the exact (erf) form: x · Φ(x) = x · ½ (1 + erf(x / √2)).
+    public func gelu(_ a: Variable) -> Variable {
+        let compute = self.compute
+        let out = Variable(a.value.map(compute) { Lanes.gelu($0) }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(out.grad!.zipMap(a.value, compute) { g, x in g * Lanes.geluSlope(x) }) }
+    }
+
+    /// Multi-head self-attention of batch-major (B·T) × D queries, keys and values (RecBole's
+    /// `MultiHeadAttention` before its output layer): keys past each sequence's length, and
+    /// with `causal` keys after the query, are masked; `keep` (one factor per weight, B·heads·T·T)
+    /// drops attention weights.
+    public func selfAttention(_ q: Variable, _ k: Variable, _ v: Variable, heads: Int, steps: Int, lengths: [Int], causal: Bool,
+                              keep: Matrix?) -> Variable {
+        let shape = AttentionKernels.Shape(batch: lengths.count, steps: steps, heads: heads, width: q.value.columns)
+        let (value, weights) = AttentionKernels.forward(q: q.value, k: k.value, v: v.value, shape: shape, lengths: lengths, causal: causal,
+                                                        keep: keep, compute: compute)
+        let out = Variable(value, requiresGrad: q.requiresGrad || k.requiresGrad || v.requiresGrad)
+        return record(out) { [compute] in
+            let grads = AttentionKernels.backward(out.grad!, q: q.value, k: k.value, v: v.value, weights: weights, keep: keep, shape: shape,
+                                                  compute: compute)
+            if q.requiresGrad { q.accumulate(grads.q) }
+            if k.requiresGrad { k.accumulate(grads.k) }
+            if v.requiresGrad { v.accumulate(grads.v) }
+        }
+    }
+}
+
+extension Tape {
+    /// Rows `range` of `a`; the pullback adds into those rows.
+    public func rows(_ a: Variable, _ range: Range<Int>) -> Variable {
+        let out = Variable(a.value.rows(range), requiresGrad: a.requiresGrad)
+        return record(out) {
+            let g = out.grad!, n = a.value.columns
+            a.accumulate { grad in
+                for k in 0..<g.values.count { grad.values[range.lowerBound * n + k] += g.values[k] }
+            }
+        }
+    }
+}

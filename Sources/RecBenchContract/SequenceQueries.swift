@@ -1,0 +1,97 @@
+import Linalg
+import RecBenchSupport
+import RecBenchData
+
+/// How an evaluation's rows are formed, recorded with every result.
+public enum EvaluationProtocol: String, Sendable, Codable, CaseIterable {
+    /// One row per user: the positives are all the user's items of the split, earlier items
+    /// are masked by `history_mask` (general and context-aware models, RecBole's).
+    case user
+    /// One row per next-item example (RecBole's sequential evaluation): the user's items
+    /// before the example predict its one item; metrics are averaged over examples.
+    case nextItem = "next-item"
+}
+
+/// The sequences and their settings a sequential model reads.
+public struct SequenceData: Sendable {
+    /// Every user's items in time order, with parts.
+    public let log: SequenceLog
+    /// `MAX_ITEM_LIST_LENGTH`: the input holds at most this many latest items.
+    public let maxLength: Int
+
+    /// The train examples: positions of train items that have an earlier item.
+    public let trainExamples: [Int32]
+
+    /// Sequences over `log`, truncated to `maxLength`.
+    public init(log: SequenceLog, maxLength: Int) {
+        self.log = log; self.maxLength = maxLength
+        trainExamples = log.examples(of: .train)
+    }
+}
+
+/// The inputs of an evaluation's rows: row `r` is user `users[r]`'s sequence up to (not
+/// including) position `ends[r]` of the log.
+public struct SequenceQueries: Sendable {
+    public let sequences: SequenceData
+    public let users: [Int32]
+    public let ends: [Int32]
+
+    /// Queries over `sequences`.
+    public init(sequences: SequenceData, users: [Int32], ends: [Int32]) {
+        precondition(users.count == ends.count, "SequenceQueries: users and ends differ in length")
+        self.sequences = sequences; self.users = users; self.ends = ends
+    }
+
+    /// Row `r`'s input positions (at most `maxLength`, the latest).
+    public func window(_ r: Int) -> Range<Int> {
+        sequences.log.window(of: Int(users[r]), endingAt: Int(ends[r]), maxLength: sequences.maxLength)
+    }
+
+    /// A scorer of these rows: a sequence scorer reads each row's sequence; any other scorer
+    /// scores the row's user (a general model under the next-item protocol).
+    public func scorer(for base: any Scorer) -> any Scorer {
+        if let sequential = base as? any SequenceScorer { return QueryScorer(base: sequential, queries: self) }
+        return UserRowScorer(base: base, users: users)
+    }
+}
+
+/// A scorer that reads sequences: scores every item for each listed query row.
+public protocol SequenceScorer: Scorer {
+    /// Writes the scores of every item for the listed rows of `queries` into the rows of
+    /// `block` (`rows.count × itemCount`).
+    func scores(for rows: ArraySlice<Int32>, of queries: SequenceQueries, into block: inout Matrix, compute: Compute)
+    /// The same scorer with its shared work done (default: itself).
+    func preparedSequenceScorer(compute: Compute) -> any SequenceScorer
+}
+
+extension SequenceScorer {
+    public func preparedSequenceScorer(compute: Compute) -> any SequenceScorer { self }
+}
+
+/// Rows are queries; the model reads their sequences.
+struct QueryScorer: Scorer {
+    let base: any SequenceScorer
+    let queries: SequenceQueries
+
+    func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        base.scores(for: users, of: queries, into: &block, compute: compute)
+    }
+
+    func preparedForScoring(compute: Compute) -> any Scorer {
+        QueryScorer(base: base.preparedSequenceScorer(compute: compute), queries: queries)
+    }
+}
+
+/// Rows are examples of users; the model scores the users.
+struct UserRowScorer: Scorer {
+    let base: any Scorer
+    let users: [Int32]
+
+    func scores(for rows: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        base.scores(for: ArraySlice(rows.map { users[Int($0)] }), into: &block, compute: compute)
+    }
+
+    func preparedForScoring(compute: Compute) -> any Scorer {
+        UserRowScorer(base: base.preparedForScoring(compute: compute), users: users)
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Linalg
+import Autodiff
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+
+/// RecBole's `TransformerEncoder` (SASRec, BERT4Rec): `n_layers` post-LN layers over
+/// batch-major (B·T) × D rows, each
+///
+///     a = LN(x + dropout(MHA(x) W_o + b_o))          (MHA: softmax(QKᵀ/√d_h + M) V, weights dropped out)
+///     y = LN(a + dropout(act(a W₁ + b₁) W₂ + b₂))     (act: gelu (erf), relu, swish, tanh or sigmoid)
+///
+/// Weights ~ N(0, initializer_range), biases 0, LayerNorm γ 1 and β 0, as RecBole's
+/// `_init_weights`.
+struct TransformerEncoder: Sendable {
+    let layers: Int, heads: Int, width: Int, inner: Int
+    let hiddenDropout: Float, attentionDropout: Float
+    let eps: Float
+    let activation: String
+
+    /// The keys both transformer models declare, with their RecBole defaults.
+    static func keys(dropout: Double) -> [ConfigKey] {
+        [
+            SharedKeys.layerCount(2),
+            ConfigKey("n_heads", "int", .int(2), "Attention heads of a transformer layer (hidden_size must divide by it)."),
+            SharedKeys.hiddenSize(64),
+            ConfigKey("inner_size", "int", .int(256), "Width of a transformer layer's feed-forward block."),
+            ConfigKey("hidden_dropout_prob", "float", .double(dropout), "Dropout on a transformer's embeddings and layer outputs."),
+            ConfigKey("attn_dropout_prob", "float", .double(dropout), "Dropout on a transformer's attention weights."),
+            ConfigKey("hidden_act", "gelu, relu, swish, tanh or sigmoid", .string("gelu"), "Activation of a transformer's feed-forward block."),
+            ConfigKey("layer_norm_eps", "float", .double(1e-12), "ε of a transformer's layer normalisations."),
+            ConfigKey("initializer_range", "float", .double(0.02), "Standard deviation of a transformer model's initial weights."),
+        ]
+    }
+
+    init(_ p: ModelParameters) throws {
+        layers = try p.int("n_layers", in: 1...16)
+        heads = try p.int("n_heads", in: 1...64)
+        width = try p.int("hidden_size", in: 1...4096)
+        guard width % heads == 0 else { throw p.invalid("n_heads", "hidden_size \(width) is not a multiple of n_heads \(heads)") }
+        inner = try p.int("inner_size", in: 1...65536)
+        hiddenDropout = Float(try p.double("hidden_dropout_prob", in: 0...0.99))
+        attentionDropout = Float(try p.double("attn_dropout_prob", in: 0...0.99))
+        eps = Float(try p.double("layer_norm_eps", in: 0...1))
+        activation = try p.choice("hidden_act", of: ["gelu", "relu", "swish", "tanh", "sigmoid"])
+    }
+
+    /// Adds every layer's parameters, named `encoder.<l>.…`.
+    func initialize(_ p: inout Parameters, std: Float, rng: inout SeededGenerator) {
+        let d = width
+        for l in 0..<layers {
+            for (name, rows, columns) in [("query", d, d), ("key", d, d), ("value", d, d), ("output", d, d), ("ffn1", d, inner), ("ffn2", inner, d)] {
+                p.add("encoder.\(l).\(name).weight", Initializer.normal(rows: rows, columns: columns, std: std, rng: &rng))
+                p.add("encoder.\(l).\(name).bias", Matrix(rows: 1, columns: columns))
+            }
+            for norm in ["norm1", "norm2"] { LayerNormParameters.add("encoder.\(l).\(norm)", width: d, to: &p) }
+        }
+    }
+
+    /// The encoded rows of `x` ((B·T) × D, batch-major) for sequences of `lengths`.
+    func callAsFunction(_ x: Variable, lengths: [Int], steps: Int, causal: Bool, _ p: [String: Variable], tape: Tape, training: Bool,
+                        rng: inout SeededGenerator) -> Variable {
+        var h = x
+        for l in 0..<layers {
+            func linear(_ input: Variable, _ name: String) -> Variable {
+                tape.linear(input, p["encoder.\(l).\(name).weight"]!, p["encoder.\(l).\(name).bias"]!)
+            }
+            let keep = training && attentionDropout > 0
+                ? MLP.dropoutMask(rows: lengths.count * heads * steps, columns: steps, rate: attentionDropout, rng: &rng, compute: tape.compute) : nil
+            let context = tape.selfAttention(linear(h, "query"), linear(h, "key"), linear(h, "value"), heads: heads, steps: steps,
+                                             lengths: lengths, causal: causal, keep: keep)
+            var attended = linear(context, "output")
+            if training { attended = Dropout.apply(attended, rate: hiddenDropout, tape: tape, rng: &rng) }
+            h = LayerNormParameters.apply("encoder.\(l).norm1", tape.add(attended, h), p, eps: eps, tape: tape)
+            var fed = linear(activate(linear(h, "ffn1"), tape: tape), "ffn2")
+            if training { fed = Dropout.apply(fed, rate: hiddenDropout, tape: tape, rng: &rng) }
+            h = LayerNormParameters.apply("encoder.\(l).norm2", tape.add(fed, h), p, eps: eps, tape: tape)
+        }
+        return h
+    }
+
+    func activate(_ x: Variable, tape: Tape) -> Variable {
+        switch activation {
+        case "relu": return tape.relu(x)
+        case "swish": return tape.swish(x)
+        case "tanh": return tape.tanh(x)
+        case "sigmoid": return tape.sigmoid(x)
+        default: return tape.gelu(x)
+        }
+    }
+
+    /// Multiply-adds per sequence of `steps` positions, forward.
+    func multiplyAdds(steps: Int) -> Double {
+        let (t, d, f) = (Double(steps), Double(width), Double(inner))
+        return Double(layers) * t * (4 * d * d + 2 * d * f + 2 * t * d)
+    }
+}
+
+/// A LayerNorm's γ (ones) and β (zeros), named `<prefix>.weight` and `<prefix>.bias`.
+enum LayerNormParameters {
+    static func add(_ prefix: String, width: Int, to p: inout Parameters) {
+        p.add("\(prefix).weight", Matrix(rows: 1, columns: width, repeating: 1))
+        p.add("\(prefix).bias", Matrix(rows: 1, columns: width))
+    }
+
+    static func apply(_ prefix: String, _ x: Variable, _ p: [String: Variable], eps: Float, tape: Tape) -> Variable {
+        tape.layerNorm(x, scale: p["\(prefix).weight"]!, shift: p["\(prefix).bias"]!, eps: eps)
+    }
+}

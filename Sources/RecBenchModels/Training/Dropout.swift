@@ -1,0 +1,13 @@
+import Linalg
+import Autodiff
+import RecBenchSupport
+
+/// Inverted dropout on activations while training (torch's `nn.Dropout`).
+public enum Dropout {
+    /// `x` with each entry zeroed with probability `rate` and the rest scaled by 1/(1 − rate);
+    /// `x` itself when the rate is 0.
+    public static func apply(_ x: Variable, rate: Float, tape: Tape, rng: inout SeededGenerator) -> Variable {
+        guard rate > 0 else { return x }
+        return tape.mul(x, tape.constant(MLP.dropoutMask(rows: x.value.rows, columns: x.value.columns, rate: rate, rng: &rng, compute: tape.compute)))
+    }
+}
