@@ -87,15 +87,23 @@ struct ReferenceTests {
         #expect(got["EASE/recbole"] == got["EASE/seen"])
     }
 
-    /// Item2vec at the reference settings (shared reference, "Item2vec") on RecBole's split,
-    /// one thread (reproducible), mean of seeds 2020–2022: within 0.01 of gensim's word2vec.
-    @Test func item2vecIsWithinTheGensimBand() throws {
+    /// The short checks of the slower learned models (their 3-seed bands are
+    /// `scripts/bands.py`): a few epochs on RecBole's split, seed 2020, must clear a floor
+    /// well above an untrained model's (ndcg@10 ≈ 0.006) and near what those epochs reach.
+    func shortRun(_ model: String, _ assignments: [String]) throws -> [String: Double] {
+        let request = RunRequest(model: model, configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
+                                 assignments: assignments + ["seed=2020", "checkpoint_dir=null"])
+        let test = try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result.test
+        print("\(model), short run \(assignments.filter { $0.hasPrefix("epochs") }): ndcg@10 \(test["ndcg@10"]!), recall@10 \(test["recall@10"]!)")
+        return test
+    }
+
+    /// Item2vec, 5 epochs at gensim's settings (0.0795 measured; gensim's 20 epochs 0.1130).
+    @Test func item2vecLearnsInFiveEpochs() throws {
         let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"
-        let (ndcg, recall) = try meanOfSeeds("Item2vec", ["data_path=\(data)", "benchmark_filename=[train,valid,test]", "threads=1",
-                                                          "epochs=20", "stopping_step=20", "session_gap=86400", "subsample=0"])
-        print("Item2vec, RecBole's split, one thread, mean of 3 seeds: ndcg@10 \(ndcg), recall@10 \(recall) (gensim 0.1130 / 0.1143)")
-        #expect(ndcg >= 0.1130 - 0.01, "ndcg@10 \(ndcg)")
-        #expect(recall >= 0.1143 - 0.01, "recall@10 \(recall)")
+        let test = try shortRun("Item2vec", ["data_path=\(data)", "benchmark_filename=[train,valid,test]", "threads=1", "epochs=5",
+                                             "stopping_step=20", "session_gap=86400", "subsample=0"])
+        #expect(test["ndcg@10"]! >= 0.065)
     }
 
     /// RecBole's split with the ml-100k `.user` / `.item` features copied beside it (the
@@ -114,31 +122,13 @@ struct ReferenceTests {
                 "load_col={inter: [user_id, item_id, timestamp], user: [user_id, age, gender, occupation], item: [item_id, release_year, class]}"]
     }
 
-    /// Section A's FM row, mean of seeds 2020–2022, within 0.01 of RecBole.
-    @Test func fmIsWithinRecBolesBand() throws {
-        let (ndcg, recall) = try meanOfSeeds("FM", try splitWithFeatures())
-        print("FM, RecBole's split with features, mean of 3 seeds: ndcg@10 \(ndcg), recall@10 \(recall) (RecBole 0.1130 / 0.1064)")
-        #expect(ndcg >= 0.1130 - 0.01, "ndcg@10 \(ndcg)")
-        #expect(recall >= 0.1064 - 0.01, "recall@10 \(recall)")
-    }
-
-    /// FFM: RecBole has no converged figure (hours per run), so within 0.02 of its FM's.
-    @Test func ffmIsWithinRecBolesFMBand() throws {
-        let (ndcg, recall) = try meanOfSeeds("FFM", try splitWithFeatures())
-        print("FFM, RecBole's split with features, mean of 3 seeds: ndcg@10 \(ndcg), recall@10 \(recall) (RecBole's FM 0.1130 / 0.1064)")
-        #expect(ndcg >= 0.1130 - 0.02, "ndcg@10 \(ndcg)")
-        #expect(recall >= 0.1064 - 0.02, "recall@10 \(recall)")
-    }
-
-    /// DeepFM: one seed (a run is ~2 minutes here, most of it full-ranking validation of the
-    /// MLP over every user × item), within 0.02 of RecBole's FM figure.
-    @Test func deepFMIsWithinRecBolesFMBand() throws {
-        let request = RunRequest(model: "DeepFM", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
-                                 assignments: try splitWithFeatures() + ["seed=2020"])
-        let test = try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result.test
-        print("DeepFM, RecBole's split with features, seed 2020: ndcg@10 \(test["ndcg@10"]!), recall@10 \(test["recall@10"]!) (RecBole's FM 0.1130 / 0.1064)")
-        #expect(test["ndcg@10"]! >= 0.1130 - 0.02)
-        #expect(test["recall@10"]! >= 0.1064 - 0.02)
+    /// FM, FFM and DeepFM on RecBole's split with the features, a few epochs (measured
+    /// 0.0676, 0.0602, 0.0711; converged, RecBole's FM 0.1130).
+    @Test func contextModelsLearnInAFewEpochs() throws {
+        for (model, epochs, floor) in [("FM", 5, 0.055), ("FFM", 3, 0.05), ("DeepFM", 3, 0.058)] {
+            let test = try shortRun(model, try splitWithFeatures() + ["epochs=\(epochs)"])
+            #expect(test["ndcg@10"]! >= floor, "\(model)")
+        }
     }
 
     /// SLIMElastic on RecBole's split: within 0.01 of RecBole's row (§A).
@@ -150,15 +140,19 @@ struct ReferenceTests {
         check(test, figures(["recall@10", "ndcg@10", "mrr@10", "hit@10"], [0.1219, 0.1282, 0.2349, 0.4889]), tolerance: 0.01, "SLIMElastic")
     }
 
-    /// NeuMF on RecBole's split, seed 2020 (~45 s: it validates its MLP on every user × item
-    /// pair each epoch): at least RecBole's row − 0.01 (§A).
-    @Test func neuMFReachesSectionA() throws {
+    /// NeuMF, 3 epochs on RecBole's split (measured 0.0790; RecBole's row 0.1019).
+    @Test func neuMFLearnsInThreeEpochs() throws {
         let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"
-        let request = RunRequest(model: "NeuMF", configFiles: [Fixtures.repoRoot + "/Configs/ml-100k.yml"],
-                                 assignments: ["data_path=\(data)", "benchmark_filename=[train,valid,test]"])
-        let test = try Experiment.run(try Experiment.plan(request), logger: Logger(label: "test")).result.test
-        #expect(test["ndcg@10"]! >= 0.1019 - 0.01, "ndcg@10 \(test["ndcg@10"]!)")
-        #expect(test["recall@10"]! >= 0.0942 - 0.01, "recall@10 \(test["recall@10"]!)")
+        #expect(try shortRun("NeuMF", ["data_path=\(data)", "benchmark_filename=[train,valid,test]", "epochs=3"])["ndcg@10"]! >= 0.065)
+    }
+
+    /// FPMC, whole run (~10 s) under RecBole's next-item protocol on the raw ml-100k: within
+    /// 0.01 of RecBole's mean over seeds 2020–2022 (docs/recbole-sequential.md: 0.0255 /
+    /// 0.0559), at seed 2020. The other sequential models' bands take hours: scripts/bands.py.
+    @Test func fpmcIsWithinRecBolesSequentialBand() throws {
+        let test = try shortRun("FPMC", ["data_path=\(Fixtures.sharedRoot! + "/datasets/")"])
+        #expect(test["ndcg@10"]! >= 0.0255 - 0.01)
+        #expect(test["recall@10"]! >= 0.0559 - 0.01)
     }
 
     /// LightGCN on RecBole's split, mean of seeds 2020–2022: within 0.01 of RecBole's row (§A).
