@@ -103,15 +103,14 @@ extension Tape {
         return record(out) { a.accumulate(out.grad!.zipMap(a.value, compute) { g, x in g * Lanes.geluSlope(x) }) }
     }
 
-    /// Multi-head self-attention of batch-major (B·T) × D queries, keys and values (RecBole's
-    /// `MultiHeadAttention` before its output layer): keys past each sequence's length, and
-    /// with `causal` keys after the query, are masked; `keep` (one factor per weight, B·heads·T·T)
-    /// drops attention weights.
-    public func selfAttention(_ q: Variable, _ k: Variable, _ v: Variable, heads: Int, steps: Int, lengths: [Int], causal: Bool,
-                              keep: Matrix?) -> Variable {
-        let shape = AttentionKernels.Shape(batch: lengths.count, steps: steps, heads: heads, width: q.value.columns)
-        let (value, weights) = AttentionKernels.forward(q: q.value, k: k.value, v: v.value, shape: shape, lengths: lengths, causal: causal,
-                                                        keep: keep, compute: compute)
+    /// Multi-head self-attention of packed sequences (RecBole's `MultiHeadAttention` before
+    /// its output layer): sequence s is `lengths[s]` consecutive rows of the queries, keys and
+    /// values; with `causal` a step sees only itself and earlier steps; `keep` (one factor per
+    /// weight, Σ heads · length²) drops attention weights.
+    public func selfAttention(_ q: Variable, _ k: Variable, _ v: Variable, heads: Int, lengths: [Int], causal: Bool, keep: Matrix?) -> Variable {
+        let shape = AttentionKernels.Shape(lengths: lengths, heads: heads, width: q.value.columns)
+        let (value, weights) = AttentionKernels.forward(q: q.value, k: k.value, v: v.value, shape: shape, causal: causal, keep: keep,
+                                                        compute: compute)
         let out = Variable(value, requiresGrad: q.requiresGrad || k.requiresGrad || v.requiresGrad)
         return record(out) { [compute] in
             let grads = AttentionKernels.backward(out.grad!, q: q.value, k: k.value, v: v.value, weights: weights, keep: keep, shape: shape,
@@ -132,6 +131,23 @@ extension Tape {
             a.accumulate { grad in
                 for k in 0..<g.values.count { grad.values[range.lowerBound * n + k] += g.values[k] }
             }
+        }
+    }
+}
+
+extension Tape {
+    /// Additive attention pooling (NARM's and STAMP's): out_b = Σ_t α_tb K_tb with
+    /// α_tb = m_tb · vᵀ σ(P_tb + Q_b), keys K and projections P time-major over `steps`, one
+    /// query row per sequence, an optional 0/1 mask per key row. No step-sized temporaries.
+    public func attentionPool(keys: Variable, projected: Variable, query: Variable, v: Variable, mask: [Float]?, steps: Int) -> Variable {
+        let value = AttentionPoolKernels.forward(keys: keys.value, projected: projected.value, query: query.value, v: v.value, mask: mask,
+                                                 steps: steps, compute: compute)
+        let inputs = [keys, projected, query, v]
+        let out = Variable(value, requiresGrad: inputs.contains { $0.requiresGrad })
+        return record(out) { [compute] in
+            let g = AttentionPoolKernels.backward(out.grad!, keys: keys.value, projected: projected.value, query: query.value, v: v.value,
+                                                  mask: mask, steps: steps, compute: compute)
+            for (input, grad) in zip(inputs, [g.keys, g.projected, g.query, g.v]) where input.requiresGrad { input.accumulate(grad) }
         }
     }
 }

@@ -21,7 +21,17 @@ public struct Matrix: Sendable, Equatable {
         precondition(rows >= 0 && columns >= 0, "Matrix: negative shape \(rows)×\(columns)")
         self.rows = rows
         self.columns = columns
-        self.values = [Float](unsafeUninitializedCapacity: rows * columns) { _, count in count = rows * columns }
+        let count = rows * columns
+        self.values = [Float](unsafeUninitializedCapacity: Matrix.allocationSize(count)) { _, initialized in initialized = count }
+    }
+
+    /// Elements to allocate for `count`: large buffers are rounded up to one of sixteen sizes
+    /// per power of two, so that batches whose sizes differ a little (packed sequences) can
+    /// reuse the blocks the last batch freed rather than grow the heap. At most 6 % more memory.
+    static func allocationSize(_ count: Int) -> Int {
+        guard count >= 1 << 18 else { return count }
+        let step = 1 << (Int.bitWidth - count.leadingZeroBitCount - 5)
+        return (count + step - 1) / step * step
     }
 
     /// `count` copies of the 1 × n matrix `row`, one per row (a broadcast bias).

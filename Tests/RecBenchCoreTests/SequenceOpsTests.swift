@@ -53,4 +53,61 @@ import Autodiff
             #expect(abs(Double(out[t, 0]) - h) < 1e-6)
         }
     }
+
+    @Test func selfAttentionOverPackedSequences() {
+        // Two sequences of 3 and 2 steps, 4 columns in 2 heads; causal and bidirectional; with
+        // dropout factors on the weights (2 · (9 + 4) of them).
+        let keep = Matrix(rows: 26, columns: 1, values: (0..<26).map { $0 % 5 == 0 ? 0 : 1.25 })
+        for causal in [true, false] {
+            for factors in [nil, keep] {
+                ops.check([ops.m(5, 4, 55), ops.m(5, 4, 56), ops.m(5, 4, 57)]) { t, v in
+                    t.selfAttention(v[0], v[1], v[2], heads: 2, lengths: [3, 2], causal: causal, keep: factors)
+                }
+            }
+        }
+    }
+
+    @Test func selfAttentionEqualsTheFormula() {
+        // One head, one sequence of 2 steps, causal: step 0 sees itself only.
+        let q = ops.m(2, 2, 58), k = ops.m(2, 2, 59), v = ops.m(2, 2, 60)
+        let out = Tape(compute: .serial).selfAttention(Variable(q), Variable(k), Variable(v), heads: 1, lengths: [2], causal: true, keep: nil).value
+        #expect(abs(out[0, 0] - v[0, 0]) < 1e-6 && abs(out[0, 1] - v[0, 1]) < 1e-6)
+        let s = (0..<2).map { j in Double(q[1, 0] * k[j, 0] + q[1, 1] * k[j, 1]) / 2.0.squareRoot() }
+        let w = s.map { Foundation.exp($0) }, total = w.reduce(0, +)
+        #expect(abs(Double(out[1, 0]) - (w[0] * Double(v[0, 0]) + w[1] * Double(v[1, 0])) / total) < 1e-5)
+    }
+
+    @Test func gelu() {
+        ops.check([ops.m(3, 11, 61, scale: 3)]) { t, v in t.gelu(v[0]) }
+        let x = ops.m(1, 8, 62, scale: 4)
+        let y = Tape(compute: .serial).gelu(Variable(x)).value
+        for j in 0..<8 {
+            let v = Double(x[0, j])
+            #expect(abs(Double(y[0, j]) - v * 0.5 * (1 + Foundation.erf(v / 2.0.squareRoot()))) < 1e-6)
+        }
+    }
+
+    @Test func stepBroadcastsAndSums() {
+        ops.check([ops.m(2, 3, 63)]) { t, v in t.broadcastSteps(v[0], steps: 3) }
+        ops.check([ops.m(6, 3, 64)]) { t, v in t.sumSteps(v[0], steps: 3) }
+        ops.check([ops.m(5, 3, 65)]) { t, v in t.rows(v[0], 1..<4) }
+        ops.check([ops.m(3, 4, 66)]) { t, v in t.sigmoid(v[0]) }
+    }
+
+    @Test func attentionPool() {
+        // Two sequences, three steps; keys 3 wide, projections and query 11 wide (a full and a
+        // partial lane group); with and without a mask.
+        for mask in [nil, [Float]([1, 1, 1, 0, 1, 0])] {
+            ops.check([ops.m(6, 3, 67), ops.m(6, 11, 68), ops.m(2, 11, 69), ops.m(11, 1, 70)]) { t, v in
+                t.attentionPool(keys: v[0], projected: v[1], query: v[2], v: v[3], mask: mask, steps: 3)
+            }
+        }
+        // Against the formula, with the broadcast ops it replaces.
+        let k = ops.m(6, 3, 71), pr = ops.m(6, 4, 72), q = ops.m(2, 4, 73), w = ops.m(4, 1, 74)
+        let tape = Tape(compute: .serial)
+        let fused = tape.attentionPool(keys: Variable(k), projected: Variable(pr), query: Variable(q), v: Variable(w), mask: nil, steps: 3).value
+        let alpha = tape.matmul(tape.sigmoid(tape.add(Variable(pr), tape.broadcastSteps(Variable(q), steps: 3))), Variable(w))
+        let plain = tape.sumSteps(tape.scaleRows(Variable(k), by: alpha), steps: 3).value
+        #expect(zip(fused.values, plain.values).allSatisfy { abs($0 - $1) < 1e-5 })
+    }
 }

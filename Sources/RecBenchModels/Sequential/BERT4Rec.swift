@@ -61,32 +61,32 @@ public struct BERT4Rec: SequentialModel {
         return initial
     }
 
-    /// The encoder's output at the rows `read` of the batch-major layout, through the output head.
-    func hidden(_ items: [Int32], lengths: [Int], steps: Int, read: [Int32], _ p: [String: Variable], tape: Tape, training: Bool,
+    /// The encoder's output at the rows `read` of packed sequences (`items`, `lengths`),
+    /// through the output head.
+    func hidden(_ items: [Int32], lengths: [Int], read: [Int32], _ p: [String: Variable], tape: Tape, training: Bool,
                 rng: inout SeededGenerator) -> Variable {
         let padding = Int32(sequences!.log.itemCount)
-        let embedded = tape.add(tape.gather(p["item_embedding"]!, rows: items, padding: padding),
-                                tape.gather(p["position_embedding"]!, rows: (0..<items.count).map { Int32($0 % steps) }))
+        let positions = lengths.flatMap { (0..<$0).map { Int32($0) } }
+        let embedded = tape.add(tape.gather(p["item_embedding"]!, rows: items, padding: padding), tape.gather(p["position_embedding"]!, rows: positions))
         var x = LayerNormParameters.apply("embedding_norm", embedded, p, eps: encoder.eps, tape: tape)
         if training { x = Dropout.apply(x, rate: encoder.hiddenDropout, tape: tape, rng: &rng) }
-        let h = tape.gather(encoder(x, lengths: lengths, steps: steps, causal: false, p, tape: tape, training: training, rng: &rng), rows: read)
+        let h = tape.gather(encoder(x, lengths: lengths, causal: false, p, tape: tape, training: training, rng: &rng), rows: read)
         let o = tape.gelu(tape.linear(h, p["output.weight"]!, p["output.bias"]!))
         return LayerNormParameters.apply("output_norm", o, p, eps: encoder.eps, tape: tape)
     }
 
     /// [o, 1] at the mask token appended after each sequence without its first item.
     public func encode(_ batch: SequenceBatch, _ p: [String: Variable], tape: Tape, training: Bool, rng: inout SeededGenerator) -> Variable {
-        let (n, width, mask) = (batch.count, batch.width, Int32(sequences!.log.itemCount + 1))
-        var items = [Int32](repeating: batch.padding, count: n * width), lengths = [Int](repeating: 1, count: n)
-        for r in 0..<n {
+        let mask = Int32(sequences!.log.itemCount + 1)
+        var items: [Int32] = [], lengths: [Int] = []
+        for r in 0..<batch.count {
             let length = batch.lengths[r]
-            for t in 1..<max(1, length) { items[r * width + t - 1] = batch.items[r * width + t] }
-            lengths[r] = max(1, length)
-            items[r * width + lengths[r] - 1] = mask
+            for t in 1..<max(1, length) { items.append(batch.items[r * batch.width + t]) }
+            items.append(mask)
+            lengths.append(max(1, length))
         }
-        let read = (0..<n).map { Int32($0 * width + lengths[$0] - 1) }
-        let o = hidden(items, lengths: lengths, steps: width, read: read, p, tape: tape, training: training, rng: &rng)
-        return tape.concatColumns([o, tape.constant(Matrix(rows: n, columns: 1, repeating: 1))])
+        let o = hidden(items, lengths: lengths, read: SequenceBatch.lastRows(lengths), p, tape: tape, training: training, rng: &rng)
+        return tape.concatColumns([o, tape.constant(Matrix(rows: batch.count, columns: 1, repeating: 1))])
     }
 
     public func itemVectors(_ parameters: Parameters, itemCount: Int) -> Matrix {
@@ -104,7 +104,7 @@ public struct BERT4Rec: SequentialModel {
         let masked = MaskedItems(examples, maskToken: Int32(sequences!.log.itemCount + 1), ratio: maskRatio,
                                  kept: Int(maskRatio * Double(sequences!.maxLength)), lastOnly: Double(rng.nextUnitFloat()) < fineTuneRatio, rng: &rng)
         guard !masked.read.isEmpty else { return tape.constant(Matrix(rows: 1, columns: 1)) }
-        let o = hidden(masked.items, lengths: examples.lengths, steps: examples.width, read: masked.read, p, tape: tape, training: true, rng: &rng)
+        let o = hidden(masked.items, lengths: masked.lengths, read: masked.read, p, tape: tape, training: true, rng: &rng)
         let table = tape.concatColumns([tape.rows(p["item_embedding"]!, 0..<(sequences!.log.itemCount + 1)), p["output_bias"]!])
         let encoded = tape.concatColumns([o, tape.constant(Matrix(rows: masked.read.count, columns: 1, repeating: 1))])
         return tape.softmaxCrossEntropy(encoded, table, targets: masked.targets)
@@ -121,27 +121,35 @@ public struct BERT4Rec: SequentialModel {
     }
 }
 
-/// RecBole's `MaskItemSequence` on a batch: the masked input and the positions whose items
-/// the loss predicts.
+/// RecBole's `MaskItemSequence` on a batch, packed: the masked input and the rows whose
+/// items the loss predicts.
 struct MaskedItems {
-    /// The batch's items with the masked ones replaced by the mask token.
-    var items: [Int32]
-    /// Batch-major rows the loss reads, and the item each is to predict.
+    /// The sequences' items one after another, the masked ones replaced by the mask token
+    /// (an empty sequence keeps one padding position).
+    var items: [Int32] = []
+    /// Each sequence's rows in `items`.
+    var lengths: [Int] = []
+    /// Rows the loss reads, and the item each is to predict.
     var read: [Int32] = [], targets: [Int32] = []
 
     init(_ batch: SequenceBatch, maskToken: Int32, ratio: Double, kept: Int, lastOnly: Bool, rng: inout SeededGenerator) {
-        items = batch.items
-        for r in 0..<batch.count where batch.lengths[r] > 0 {
+        let packed = batch.packed
+        items = packed.items
+        lengths = packed.lengths
+        var start = 0
+        for r in 0..<batch.count {
+            defer { start += lengths[r] }
+            guard batch.lengths[r] > 0 else { continue }
             var positions: [Int] = []
             if lastOnly {
                 positions = [batch.lengths[r] - 1]
             } else {
                 for t in 0..<batch.lengths[r] where Double(rng.nextUnitFloat()) < ratio { positions.append(t) }
             }
-            for t in positions { items[r * batch.width + t] = maskToken }
+            for t in positions { items[start + t] = maskToken }
             // RecBole keeps the last `kept` masked positions, and reads index 0 as padding.
             for t in positions.suffix(kept) where t > 0 {
-                read.append(Int32(r * batch.width + t))
+                read.append(Int32(start + t))
                 targets.append(batch.items[r * batch.width + t])
             }
         }

@@ -71,9 +71,8 @@ public struct NARM: TiedNextItemModel {
         if training { x = Dropout.apply(x, rate: dropouts[0], tape: tape, rng: &rng) }
         for l in 0..<layers { x = tape.gru(x, wInput: p["gru.\(l).input"]!, wHidden: p["gru.\(l).hidden"]!, steps: steps) }
         let global = tape.gather(x, rows: batch.lastTimeMajorRows)
-        let gate = tape.sigmoid(tape.add(tape.matmul(x, p["a1"]!), tape.broadcastSteps(tape.matmul(global, p["a2"]!), steps: steps)))
-        let alpha = tape.matmul(tape.scaleRows(gate, by: batch.timeMajorMask), p["v"]!)
-        let local = tape.sumSteps(tape.scaleRows(x, by: alpha), steps: steps)
+        let local = tape.attentionPool(keys: x, projected: tape.matmul(x, p["a1"]!), query: tape.matmul(global, p["a2"]!), v: p["v"]!,
+                                       mask: batch.timeMajorMask, steps: steps)
         var context = tape.concatColumns([local, global])
         if training { context = Dropout.apply(context, rate: dropouts[1], tape: tape, rng: &rng) }
         return tape.matmul(context, p["b"]!)

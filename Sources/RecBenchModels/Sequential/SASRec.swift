@@ -48,13 +48,13 @@ public struct SASRec: TiedNextItemModel {
     }
 
     public func encode(_ batch: SequenceBatch, _ p: [String: Variable], tape: Tape, training: Bool, rng: inout SeededGenerator) -> Variable {
-        let steps = batch.width
-        let items = tape.gather(p["item_embedding"]!, rows: batch.items, padding: batch.padding)
-        let positions = tape.gather(p["position_embedding"]!, rows: (0..<batch.items.count).map { Int32($0 % steps) })
-        var x = LayerNormParameters.apply("embedding_norm", tape.add(items, positions), p, eps: encoder.eps, tape: tape)
+        let packed = batch.packed
+        let items = tape.gather(p["item_embedding"]!, rows: packed.items, padding: batch.padding)
+        var x = LayerNormParameters.apply("embedding_norm", tape.add(items, tape.gather(p["position_embedding"]!, rows: packed.positions)), p,
+                                          eps: encoder.eps, tape: tape)
         if training { x = Dropout.apply(x, rate: encoder.hiddenDropout, tape: tape, rng: &rng) }
-        let h = encoder(x, lengths: batch.lengths, steps: steps, causal: true, p, tape: tape, training: training, rng: &rng)
-        return tape.gather(h, rows: batch.lastBatchMajorRows)
+        let h = encoder(x, lengths: packed.lengths, causal: true, p, tape: tape, training: training, rng: &rng)
+        return tape.gather(h, rows: SequenceBatch.lastRows(packed.lengths))
     }
 
     /// The encoder's multiply-adds at full length and the CE product, ×2 FLOPs, ×3 with the

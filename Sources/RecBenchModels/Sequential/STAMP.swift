@@ -56,8 +56,8 @@ public struct STAMP: TiedNextItemModel {
         let last = tape.gather(x, rows: batch.lastTimeMajorRows)
         let mean = tape.scaleRows(tape.sumSteps(x, steps: steps), by: batch.lengths.map { 1 / Float(max(1, $0)) })
         let context = tape.add(tape.matmul(last, p["w2"]!), tape.matmul(mean, p["w3"]!))
-        let alpha = tape.matmul(tape.sigmoid(tape.add(tape.linear(x, p["w1"]!, p["b_a"]!), tape.broadcastSteps(context, steps: steps))), p["w0"]!)
-        let memory = tape.add(tape.sumSteps(tape.scaleRows(x, by: alpha), steps: steps), mean)
+        let pooled = tape.attentionPool(keys: x, projected: tape.linear(x, p["w1"]!, p["b_a"]!), query: context, v: p["w0"]!, mask: nil, steps: steps)
+        let memory = tape.add(pooled, mean)
         return tape.mul(tape.tanh(tape.linear(memory, p["mlp_a.weight"]!, p["mlp_a.bias"]!)),
                         tape.tanh(tape.linear(last, p["mlp_b.weight"]!, p["mlp_b.bias"]!)))
     }

@@ -38,8 +38,24 @@ public struct SequenceBatch: Sendable {
         return out
     }
 
-    /// Each row's last real position in the batch-major layout (row r, position len − 1).
-    public var lastBatchMajorRows: [Int32] { (0..<count).map { Int32($0 * width + max(0, lengths[$0] - 1)) } }
+    /// The packed layout transformers read: each row's real items one after another (an
+    /// empty row keeps one padding position), their positions from 0, and each row's length
+    /// in it.
+    public var packed: (items: [Int32], positions: [Int32], lengths: [Int]) {
+        var items: [Int32] = [], positions: [Int32] = []
+        items.reserveCapacity(lengths.reduce(0, +))
+        for r in 0..<count {
+            let n = max(1, lengths[r])
+            for t in 0..<n { items.append(t < lengths[r] ? self.items[r * width + t] : padding); positions.append(Int32(t)) }
+        }
+        return (items, positions, lengths.map { max(1, $0) })
+    }
+
+    /// The last row of each sequence of a packed layout with these lengths.
+    public static func lastRows(_ lengths: [Int]) -> [Int32] {
+        var end = 0
+        return lengths.map { end += $0; return Int32(end - 1) }
+    }
 
     /// 1 at real positions and 0 at padding, time-major.
     public var timeMajorMask: [Float] {

@@ -5,8 +5,9 @@ import RecBenchSupport
 import RecBenchData
 import RecBenchContract
 
-/// RecBole's `TransformerEncoder` (SASRec, BERT4Rec): `n_layers` post-LN layers over
-/// batch-major (B·T) × D rows, each
+/// RecBole's `TransformerEncoder` (SASRec, BERT4Rec): `n_layers` post-LN layers over packed
+/// sequences (each sequence's real positions, one after another: RecBole masks its padded
+/// keys, so its outputs at real positions are these, for a fifth less work on ml-100k), each
 ///
 ///     a = LN(x + dropout(MHA(x) W_o + b_o))          (MHA: softmax(QKᵀ/√d_h + M) V, weights dropped out)
 ///     y = LN(a + dropout(act(a W₁ + b₁) W₂ + b₂))     (act: gelu (erf), relu, swish, tanh or sigmoid)
@@ -58,17 +59,18 @@ struct TransformerEncoder: Sendable {
         }
     }
 
-    /// The encoded rows of `x` ((B·T) × D, batch-major) for sequences of `lengths`.
-    func callAsFunction(_ x: Variable, lengths: [Int], steps: Int, causal: Bool, _ p: [String: Variable], tape: Tape, training: Bool,
+    /// The encoded rows of `x` (packed: sequence s is `lengths[s]` consecutive rows).
+    func callAsFunction(_ x: Variable, lengths: [Int], causal: Bool, _ p: [String: Variable], tape: Tape, training: Bool,
                         rng: inout SeededGenerator) -> Variable {
+        let weights = lengths.reduce(0) { $0 + heads * $1 * $1 }
         var h = x
         for l in 0..<layers {
             func linear(_ input: Variable, _ name: String) -> Variable {
                 tape.linear(input, p["encoder.\(l).\(name).weight"]!, p["encoder.\(l).\(name).bias"]!)
             }
             let keep = training && attentionDropout > 0
-                ? MLP.dropoutMask(rows: lengths.count * heads * steps, columns: steps, rate: attentionDropout, rng: &rng, compute: tape.compute) : nil
-            let context = tape.selfAttention(linear(h, "query"), linear(h, "key"), linear(h, "value"), heads: heads, steps: steps,
+                ? MLP.dropoutMask(rows: weights, columns: 1, rate: attentionDropout, rng: &rng, compute: tape.compute) : nil
+            let context = tape.selfAttention(linear(h, "query"), linear(h, "key"), linear(h, "value"), heads: heads,
                                              lengths: lengths, causal: causal, keep: keep)
             var attended = linear(context, "output")
             if training { attended = Dropout.apply(attended, rate: hiddenDropout, tape: tape, rng: &rng) }
