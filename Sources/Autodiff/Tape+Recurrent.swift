@@ -2,105 +2,136 @@ import Foundation
 import Linalg
 
 extension Tape {
-    /// One GRU layer through `steps` time steps, torch's cell without biases:
+    /// One GRU layer through time, torch's cell without biases:
     ///
     ///     r = σ(x W_ir + h W_hr),  z = σ(x W_iz + h W_hz),  n = tanh(x W_in + r ⊙ (h W_hn))
     ///     h' = (1 − z) ⊙ n + z ⊙ h,   h₀ = 0
     ///
-    /// `x` is time-major: rows `t·B ..< (t+1)·B` are step t of the B sequences. `wInput`
-    /// (in × 3H) and `wHidden` (H × 3H) hold the r, z and n blocks side by side. Returns every
-    /// step's h', time-major ((steps·B) × H). The input products of all steps are one GEMM;
-    /// each step adds one B × H by H × 3H GEMM; the pullback walks back through time.
-    public func gru(_ x: Variable, wInput: Variable, wHidden: Variable, steps: Int) -> Variable {
-        let rows = x.value.rows, b = steps == 0 ? 0 : rows / steps, h3 = wHidden.value.columns, hidden = h3 / 3
-        precondition(b * steps == rows && wHidden.value.rows == hidden && wInput.value.columns == h3, "gru: shapes do not match")
+    /// `x` is packed time-major, as torch's `PackedSequence`: the sequences sorted longest
+    /// first, step t holds the first `stepCounts[t]` of them (a non-increasing count) in
+    /// consecutive rows, so a sequence's padding is never computed. `wInput` (in × 3H) and
+    /// `wHidden` (H × 3H) hold the r, z and n blocks side by side. Returns every step's h' in
+    /// the same layout. The input products of all steps are one GEMM; each step adds one
+    /// n_t × H by H × 3H GEMM; the pullback walks back through time.
+    public func gru(_ x: Variable, wInput: Variable, wHidden: Variable, stepCounts: [Int]) -> Variable {
+        let rows = x.value.rows, h3 = wHidden.value.columns, hidden = h3 / 3
+        let offsets = stepCounts.reduce(into: [0]) { $0.append($0.last! + $1) }
+        precondition(offsets.last == rows && zip(stepCounts, stepCounts.dropFirst()).allSatisfy { $0 >= $1 && $1 >= 0 },
+                     "gru: step counts must be non-increasing and sum to the rows")
+        precondition(wHidden.value.rows == hidden && wInput.value.columns == h3, "gru: shapes do not match")
         let compute = self.compute
         // The input products, overwritten step by step with the gates r, z, n.
         var state = [BLAS.gemm(x.value, wInput.value, compute: compute),
                      Matrix(uninitializedRows: rows, columns: hidden),   // h W_hn, kept for the pullback
                      Matrix(uninitializedRows: rows, columns: hidden)]   // the output h'
-        var previous = Matrix(rows: b, columns: hidden)
-        var product = Matrix(uninitializedRows: b, columns: h3)
-        for t in 0..<steps {
-            BLAS.gemm(previous, wHidden.value, into: &product, compute: compute)
-            GRUKernels.forward(t, batch: b, hidden: hidden, product: product, previous: previous, state: &state, compute: compute)
-            previous = state[2].rows(t * b..<(t + 1) * b)
+        for (t, n) in stepCounts.enumerated() where n > 0 {
+            var product = Matrix(rows: n, columns: h3)
+            if t > 0 { BLAS.gemm(state[2].rows(offsets[t - 1]..<offsets[t - 1] + n), wHidden.value, into: &product, compute: compute) }
+            GRUKernels.forward(GRUKernels.Step(t, offsets, count: n, hidden: hidden), product: product, state: &state, compute: compute)
         }
         let output = state[2]
         let out = Variable(output, requiresGrad: x.requiresGrad || wInput.requiresGrad || wHidden.requiresGrad)
         return record(out) {
-            // Step by step, the gates' rows become d(x W_i); d(h W_h) gets its own rows.
-            var buffers = [state[0], Matrix(uninitializedRows: rows, columns: h3), Matrix(rows: b, columns: hidden)]
+            // Step by step, the gates' rows become d(x W_i); d(h W_h) gets its own rows; the
+            // carried dL/dh has a row per sequence still running.
+            var buffers = [state[0], Matrix(uninitializedRows: rows, columns: h3), Matrix(rows: stepCounts.first ?? 0, columns: hidden)]
             let reads = [out.grad!, state[1], output]
             state = []   // the gates live on in `buffers` only: no copy on write
-            for t in stride(from: steps - 1, through: 0, by: -1) {
-                GRUKernels.backward(t, batch: b, hidden: hidden, reads: reads, buffers: &buffers, compute: compute)
-                BLAS.gemm(buffers[1].rows(t * b..<(t + 1) * b), wHidden.value, transposeB: true, alpha: 1, beta: 1, into: &buffers[2],
-                          compute: compute)
+            for (t, n) in stepCounts.enumerated().reversed() where n > 0 {
+                GRUKernels.backward(GRUKernels.Step(t, offsets, count: n, hidden: hidden), reads: reads, buffers: &buffers, compute: compute)
+                BLAS.gemm(buffers[1].rows(offsets[t]..<offsets[t] + n), wHidden.value, transposeB: true, alpha: 1, beta: 1,
+                          into: &buffers[2], firstRow: 0, compute: compute)
             }
             let (dInputs, dHidden) = (buffers[0], buffers[1])
             if x.requiresGrad { x.accumulateProduct(dInputs, wInput.value, transposeB: true) }
             if wInput.requiresGrad { wInput.accumulateProduct(x.value, transposeA: true, dInputs) }
-            if wHidden.requiresGrad {
-                // h_{t−1} of steps 1… is the output of steps …−1; step 0's is zero.
-                if steps > 1 {
-                    wHidden.accumulateProduct(output.rows(0..<(steps - 1) * b), transposeA: true, dHidden.rows(b..<rows))
-                } else {
-                    wHidden.accumulate(Matrix(rows: hidden, columns: h3))
+            if wHidden.requiresGrad { wHidden.accumulateProduct(Self.previousStates(output, offsets), transposeA: true, dHidden) }
+        }
+    }
+
+    /// The padded time-major layout's GRU: `steps` steps of `x.rows / steps` sequences each.
+    public func gru(_ x: Variable, wInput: Variable, wHidden: Variable, steps: Int) -> Variable {
+        let b = steps == 0 ? 0 : x.value.rows / steps
+        precondition(b * steps == x.value.rows, "gru: \(x.value.rows) rows are not \(steps) steps")
+        return gru(x, wInput: wInput, wHidden: wHidden, stepCounts: Array(repeating: b, count: steps))
+    }
+
+    /// h_{t−1} beside each packed row of step t (zero at step 0): the left factor of dW_h.
+    private static func previousStates(_ output: Matrix, _ offsets: [Int]) -> Matrix {
+        var previous = Matrix(rows: output.rows, columns: output.columns)
+        let h = output.columns
+        previous.values.withUnsafeMutableBufferPointer { to in
+            output.values.withUnsafeBufferPointer { from in
+                for t in 1..<max(1, offsets.count - 1) {
+                    let n = offsets[t + 1] - offsets[t]
+                    (to.baseAddress! + offsets[t] * h).update(from: from.baseAddress! + offsets[t - 1] * h, count: n * h)
                 }
             }
         }
+        return previous
     }
 }
 
 /// The elementwise parts of a GRU step and its pullback, eight lanes at a time, rows of
-/// the batch split over the workers.
+/// the step split over the workers.
 enum GRUKernels {
-    /// Step t: `state[0]`'s rows (x W_i) become the gates r, z, n; writes h W_hn into
-    /// `state[1]` and h' into `state[2]`.
-    static func forward(_ t: Int, batch b: Int, hidden: Int, product: Matrix, previous: Matrix, state: inout [Matrix], compute: Compute) {
-        let h3 = 3 * hidden
-        Matrix.withBuffers(reading: [product, previous], writing: &state) { p in
-            compute.forEachChunk(count: b, chunkSize: max(1, 8192 / hidden)) { range in
+    /// Where step t's rows are in the packed layout: its first row, the first row of the
+    /// step before (nil at step 0: h₀ = 0), how many sequences run, and H.
+    struct Step {
+        let first: Int, previous: Int?, count: Int, hidden: Int
+        init(_ t: Int, _ offsets: [Int], count: Int, hidden: Int) {
+            first = offsets[t]; previous = t > 0 ? offsets[t - 1] : nil; self.count = count; self.hidden = hidden
+        }
+    }
+
+    /// One step: `state[0]`'s rows (x W_i) become the gates r, z, n; writes h W_hn (the
+    /// step's `product` rows) into `state[1]` and h' into `state[2]`.
+    static func forward(_ step: Step, product: Matrix, state: inout [Matrix], compute: Compute) {
+        let hidden = step.hidden, h3 = 3 * hidden
+        Matrix.withBuffers(reading: [product], writing: &state) { p in
+            compute.forEachChunk(count: step.count, chunkSize: max(1, 8192 / hidden)) { range in
                 for i in range {
-                    let row = t * b + i
-                    let gates = p.write[0] + row * h3, products = p.read[0] + i * h3, before = p.read[1] + i * hidden
+                    let row = step.first + i
+                    let gates = p.write[0] + row * h3, products = p.read[0] + i * h3
+                    let before = step.previous.map { p.write[2] + ($0 + i) * hidden }
                     let kept = p.write[1] + row * hidden, out = p.write[2] + row * hidden
                     for j in stride(from: 0, to: hidden, by: 8) {
                         let r = Lanes.sigmoid(Lanes.load(gates, j, count: hidden) + Lanes.load(products, j, count: hidden))
                         let z = Lanes.sigmoid(Lanes.load(gates + hidden, j, count: hidden) + Lanes.load(products + hidden, j, count: hidden))
                         let hn = Lanes.load(products + 2 * hidden, j, count: hidden)
                         let n = Lanes.tanh(Lanes.load(gates + 2 * hidden, j, count: hidden) + r * hn)
+                        let h = before.map { Lanes.load($0, j, count: hidden) } ?? Lanes()
                         r.store(gates, j, count: hidden)
                         z.store(gates + hidden, j, count: hidden)
                         n.store(gates + 2 * hidden, j, count: hidden)
                         hn.store(kept, j, count: hidden)
-                        ((1 - z) * n + z * Lanes.load(before, j, count: hidden)).store(out, j, count: hidden)
+                        ((1 - z) * n + z * h).store(out, j, count: hidden)
                     }
                 }
             }
         }
     }
 
-    /// Step t of the pullback: reads the output's gradient, h W_hn and the outputs
+    /// One step of the pullback: reads the output's gradient, h W_hn and the outputs
     /// (`reads`); turns the step's gate rows of `buffers[0]` into d(x W_i), writes d(h W_h)
-    /// into `buffers[1]`, and replaces the carried dL/dh (`buffers[2]`) by its z ⊙ part (the
-    /// caller adds the W_hᵀ product).
-    static func backward(_ t: Int, batch b: Int, hidden: Int, reads: [Matrix], buffers: inout [Matrix], compute: Compute) {
-        let h3 = 3 * hidden
+    /// into `buffers[1]`, and replaces the carried dL/dh (`buffers[2]`, a row per running
+    /// sequence) by its z ⊙ part (the caller adds the W_hᵀ product).
+    static func backward(_ step: Step, reads: [Matrix], buffers: inout [Matrix], compute: Compute) {
+        let hidden = step.hidden, h3 = 3 * hidden
         Matrix.withBuffers(reading: reads, writing: &buffers) { p in
-            compute.forEachChunk(count: b, chunkSize: max(1, 8192 / hidden)) { range in
+            compute.forEachChunk(count: step.count, chunkSize: max(1, 8192 / hidden)) { range in
                 for i in range {
-                    let row = t * b + i
+                    let row = step.first + i
                     let g = p.read[0] + row * hidden, hn = p.read[1] + row * hidden
+                    let before = step.previous.map { p.read[2] + ($0 + i) * hidden }
                     let gates = p.write[0] + row * h3, dHidden = p.write[1] + row * h3, carry = p.write[2] + i * hidden
                     for j in stride(from: 0, to: hidden, by: 8) {
-                        let before = t == 0 ? Lanes() : Lanes.load(p.read[2] + (row - b) * hidden, j, count: hidden)
+                        let h = before.map { Lanes.load($0, j, count: hidden) } ?? Lanes()
                         let dh = Lanes.load(g, j, count: hidden) + Lanes.load(carry, j, count: hidden)
                         let r = Lanes.load(gates, j, count: hidden), z = Lanes.load(gates + hidden, j, count: hidden)
                         let n = Lanes.load(gates + 2 * hidden, j, count: hidden)
                         let dn = dh * (1 - z) * (1 - n * n)
-                        let dz = dh * (before - n) * z * (1 - z)
+                        let dz = dh * (h - n) * z * (1 - z)
                         let dr = dn * Lanes.load(hn, j, count: hidden) * r * (1 - r)
                         dr.store(gates, j, count: hidden); dr.store(dHidden, j, count: hidden)
                         dz.store(gates + hidden, j, count: hidden); dz.store(dHidden + hidden, j, count: hidden)

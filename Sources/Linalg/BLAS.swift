@@ -17,17 +17,20 @@ public enum BLAS {
     /// `c = alpha · op(a) · op(b) + beta · c`, where op transposes when asked. With one
     /// OpenBLAS thread and several workers, large products are split over the workers: tall
     /// outputs by rows, short wide ones (m < 128: a weight gradient of a narrow layer) by
-    /// columns, one block per worker (fewest re-packings).
+    /// columns, one block per worker (fewest re-packings). With `firstRow`, the product
+    /// goes to c's rows `firstRow ..< firstRow + m` and the rest of c is left alone.
     public static func gemm(
         _ a: Matrix, transposeA: Bool = false, _ b: Matrix, transposeB: Bool = false,
-        alpha: Float = 1, beta: Float = 0, into c: inout Matrix, compute: Compute
+        alpha: Float = 1, beta: Float = 0, into c: inout Matrix, firstRow: Int? = nil, compute: Compute
     ) {
         let m = transposeA ? a.columns : a.rows
         let k = transposeA ? a.rows : a.columns
         let kb = transposeB ? b.columns : b.rows
         let n = transposeB ? b.rows : b.columns
         precondition(k == kb, "gemm: inner dimensions \(k) and \(kb) differ")
-        precondition(c.rows == m && c.columns == n, "gemm: output is \(c.rows)×\(c.columns), expected \(m)×\(n)")
+        let first = firstRow ?? 0
+        precondition((firstRow == nil ? c.rows == m : first >= 0 && c.rows >= first + m) && c.columns == n,
+                     "gemm: output is \(c.rows)×\(c.columns), expected \(m)×\(n) from row \(first)")
         checkSize(m, n, k)
         guard m > 0, n > 0 else { return }
         let workers = compute.activeWorkers
@@ -54,7 +57,7 @@ public enum BLAS {
                                 transposeB ? CblasTrans : CblasNoTrans,
                                 Int32(rows.count), Int32(columns.count), Int32(k), alpha,
                                 aStart, Int32(lda), bStart, Int32(ldb),
-                                beta, cp + rows.lowerBound * n + columns.lowerBound, Int32(max(1, n)))
+                                beta, cp + (first + rows.lowerBound) * n + columns.lowerBound, Int32(max(1, n)))
                         }
                     }
                 }

@@ -27,6 +27,14 @@ public struct SequenceData: Sendable {
         self.log = log; self.maxLength = maxLength
         trainExamples = log.examples(of: .train)
     }
+
+    /// The mean input length of the train examples (what a model that skips padding computes per example).
+    public var meanTrainInputLength: Double {
+        let total = trainExamples.reduce(0) { sum, p in
+            sum + log.window(of: Int(log.users[Int(p)]), endingAt: Int(p), maxLength: maxLength).count
+        }
+        return trainExamples.isEmpty ? 0 : Double(total) / Double(trainExamples.count)
+    }
 }
 
 /// The inputs of an evaluation's rows: row `r` is user `users[r]`'s sequence up to (not

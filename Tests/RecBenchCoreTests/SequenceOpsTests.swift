@@ -39,6 +39,27 @@ import Autodiff
         ops.check([ops.m(2, 3, 49), ops.m(3, 6, 50), ops.m(2, 6, 51)]) { t, v in t.gru(v[0], wInput: v[1], wHidden: v[2], steps: 1) }
     }
 
+    @Test func gruOverPackedSteps() {
+        // Sequences of 4, 2 and 1 steps packed longest first: step counts 3, 2, 1, 1 (7 rows).
+        ops.check([ops.m(7, 3, 58), ops.m(3, 6, 59), ops.m(2, 6, 60)]) { t, v in
+            t.gru(v[0], wInput: v[1], wHidden: v[2], stepCounts: [3, 2, 1, 1])
+        }
+        // Each packed row equals the padded layout's row at the same (sequence, step): padding
+        // after a sequence's end changes nothing before it.
+        let packed = ops.m(7, 3, 61), wi = ops.m(3, 6, 62), wh = ops.m(2, 6, 63)
+        let lengths = [4, 2, 1]
+        var padded = Matrix(rows: 12, columns: 3, repeating: 0.5), packedRow = 0, places: [(Int, Int)] = []
+        for t in 0..<4 {
+            for r in 0..<3 where t < lengths[r] {
+                for c in 0..<3 { padded[t * 3 + r, c] = packed[packedRow, c] }
+                places.append((packedRow, t * 3 + r)); packedRow += 1
+            }
+        }
+        let a = Tape(compute: .serial).gru(Variable(packed), wInput: Variable(wi), wHidden: Variable(wh), stepCounts: [3, 2, 1, 1]).value
+        let b = Tape(compute: .serial).gru(Variable(padded), wInput: Variable(wi), wHidden: Variable(wh), steps: 4).value
+        for (p, q) in places { for c in 0..<2 { #expect(abs(a[p, c] - b[q, c]) < 1e-6) } }
+    }
+
     @Test func gruStepEqualsTorchsCell() {
         // One sequence, two steps, by hand: r, z, n as torch's GRU without biases.
         let x = ops.m(2, 2, 52), wi = ops.m(2, 3, 53), wh = ops.m(1, 3, 54)

@@ -62,18 +62,18 @@ public struct GRU4Rec: TiedNextItemModel {
     }
 
     public func encode(_ batch: SequenceBatch, _ p: [String: Variable], tape: Tape, training: Bool, rng: inout SeededGenerator) -> Variable {
-        let steps = batch.width
-        var x = tape.gather(p["item_embedding"]!, rows: batch.timeMajorItems, padding: batch.padding)
+        let packing = batch.stepPacking
+        var x = tape.gather(p["item_embedding"]!, rows: packing.items, padding: batch.padding)
         if training { x = Dropout.apply(x, rate: dropout, tape: tape, rng: &rng) }
-        for l in 0..<layers { x = tape.gru(x, wInput: p["gru.\(l).input"]!, wHidden: p["gru.\(l).hidden"]!, steps: steps) }
-        return tape.linear(tape.gather(x, rows: batch.lastTimeMajorRows), p["dense.weight"]!, p["dense.bias"]!)
+        for l in 0..<layers { x = tape.gru(x, wInput: p["gru.\(l).input"]!, wHidden: p["gru.\(l).hidden"]!, stepCounts: packing.stepCounts) }
+        return tape.linear(tape.gather(x, rows: packing.lastRows), p["dense.weight"]!, p["dense.bias"]!)
     }
 
-    /// Per example and step: the GRU's input and hidden products (2·3H·(d + H)) forward, twice
-    /// that back; the CE product 2·d·(items + 1) each way; validation rows × items × 2d.
+    /// Per example and real step (padding is not computed): the GRU's input and hidden
+    /// products (2·3H·(d + H)) forward, twice that back; the CE product 2·d·(items + 1) each way; validation rows × items × 2d.
     public func cost(_ s: WorkShape) -> ModelCost? {
         let (d, h, n) = (Double(embeddingSize), Double(hiddenSize), Double(s.items + 1))
-        let steps = Double(sequences?.maxLength ?? 50)
+        let steps = sequences?.meanTrainInputLength ?? 50
         let perExample = 3 * (steps * 6 * h * (d + h * Double(layers)) + 2 * d * n)
         let flops = Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
         return ModelCost(nominal: flops, executed: flops, scoringInner: embeddingSize)

@@ -66,11 +66,13 @@ public struct NARM: TiedNextItemModel {
     }
 
     public func encode(_ batch: SequenceBatch, _ p: [String: Variable], tape: Tape, training: Bool, rng: inout SeededGenerator) -> Variable {
-        let steps = batch.width
-        var x = tape.gather(p["item_embedding"]!, rows: batch.timeMajorItems, padding: batch.padding)
+        let packing = batch.stepPacking
+        var x = tape.gather(p["item_embedding"]!, rows: packing.items, padding: batch.padding)
         if training { x = Dropout.apply(x, rate: dropouts[0], tape: tape, rng: &rng) }
-        for l in 0..<layers { x = tape.gru(x, wInput: p["gru.\(l).input"]!, wHidden: p["gru.\(l).hidden"]!, steps: steps) }
-        let global = tape.gather(x, rows: batch.lastTimeMajorRows)
+        for l in 0..<layers { x = tape.gru(x, wInput: p["gru.\(l).input"]!, wHidden: p["gru.\(l).hidden"]!, stepCounts: packing.stepCounts) }
+        let global = tape.gather(x, rows: packing.lastRows)
+        let steps = batch.width
+        x = tape.gather(x, rows: packing.timeMajorRows, padding: -1)   // padded time-major for the masked attention: padding → 0
         let local = tape.attentionPool(keys: x, projected: tape.matmul(x, p["a1"]!), query: tape.matmul(global, p["a2"]!), v: p["v"]!,
                                        mask: batch.timeMajorMask, steps: steps)
         var context = tape.concatColumns([local, global])

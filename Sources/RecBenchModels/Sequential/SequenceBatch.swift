@@ -57,6 +57,27 @@ public struct SequenceBatch: Sendable {
         return lengths.map { end += $0; return Int32(end - 1) }
     }
 
+    /// The packed time-major layout a recurrent layer reads without computing padding
+    /// (torch's `PackedSequence`): the rows ordered longest first (stably), step t holding
+    /// position t of the `stepCounts[t]` rows that reach it; an empty row keeps one padding
+    /// position. `lastRows[r]` is row r's last position in it, `timeMajorRows[t·count + r]`
+    /// row r's position t (−1 past its end), both in the batch's own row order.
+    public var stepPacking: (items: [Int32], stepCounts: [Int], lastRows: [Int32], timeMajorRows: [Int32]) {
+        let lengths = self.lengths.map { max(1, $0) }
+        let order = (0..<count).sorted { lengths[$0] != lengths[$1] ? lengths[$0] > lengths[$1] : $0 < $1 }
+        let stepCounts = (0..<(lengths.max() ?? 0)).map { t in lengths.count { $0 > t } }
+        var items: [Int32] = [], timeMajorRows = [Int32](repeating: -1, count: count * width), lastRows = [Int32](repeating: 0, count: count)
+        items.reserveCapacity(stepCounts.reduce(0, +))
+        for (t, n) in stepCounts.enumerated() {
+            for r in order.prefix(n) {
+                if t < width { timeMajorRows[t * count + r] = Int32(items.count) }
+                if t == lengths[r] - 1 { lastRows[r] = Int32(items.count) }
+                items.append(t < self.lengths[r] ? self.items[r * width + t] : padding)
+            }
+        }
+        return (items, stepCounts, lastRows, timeMajorRows)
+    }
+
     /// 1 at real positions and 0 at padding, time-major.
     public var timeMajorMask: [Float] {
         var out = [Float](repeating: 0, count: items.count)
