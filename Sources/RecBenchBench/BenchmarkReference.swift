@@ -7,7 +7,7 @@ import RecBenchCore
 public struct BenchmarkReference: Sendable {
     /// One model's reference run.
     public struct Model: Sendable {
-        /// Process wall seconds.
+        /// Process wall seconds (NaN when the reference has none: a model only compared with RecBole run here).
         public let wall: Double
         /// Peak RSS in MiB, when measured.
         public let rss: Double?
@@ -59,7 +59,7 @@ public struct BenchmarkReference: Sendable {
         guard case .map(let entries)? = top["models"] else { throw RecBenchError.file(path, field: "models", "expected a map of models") }
         models = try entries.mapValues { entry in
             guard case .map(let m) = entry else { throw RecBenchError.file(path, field: "models", "expected a map per model") }
-            return Model(wall: try number(m["wall"], "wall"), rss: m["rss"]?.doubleValue, epochs: m["epochs"]?.intValue,
+            return Model(wall: m["wall"] == nil ? .nan : try number(m["wall"], "wall"), rss: m["rss"]?.doubleValue, epochs: m["epochs"]?.intValue,
                          speedup: m["speedup"]?.doubleValue, wallTarget: m["wall_target"]?.doubleValue,
                          examplesPerSecond: m["pairs_per_second"]?.doubleValue,
                          settings: m["settings"].flatMap { v in

@@ -21,25 +21,25 @@ extension Bench {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(atPath: folder + "/ml100k", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: raw, toPath: folder + "/ml100k/ml100k.inter")
-        var assignments: [String] = []
-        if let split = reference.recboleSplit, FileManager.default.fileExists(atPath: split + "/ml-100k.train.inter") {
-            assignments = ["data_path=\(split)", "benchmark_filename=[train,valid,test]"]   // RecBole's own split of the same file
-        }
         var rows: [BenchmarkRow] = []
+        // Both tools train the same epochs when asked (stopping held off).
+        let epochs = recboleEpochs.map { ["epochs=\($0)", "stopping_step=\($0)"] } ?? []
         for model in recboleModels.split(separator: ",").map(String.init) {
             logger.notice("\(model): \(recboleRuns) × (recbench run, RecBole run), interleaved")
+            let assignments = try recboleAssignments(model, reference: reference, raw: raw) + epochs
             var ours: (seconds: Double, result: RunResult)?, theirs: RecBoleRun?
             for _ in 0..<max(1, recboleRuns) {
                 let (seconds, _, result) = try bestRun(model, assignments, runs: 1)
                 if ours == nil || seconds < ours!.seconds { ours = (seconds, result) }
-                let run = try recboleRun(python, runner: runner, model: model, data: folder)
+                let run = try recboleRun(python, runner: runner, model: model, data: folder, extra: epochs)
                 if theirs == nil || run.seconds < theirs!.seconds { theirs = run }
             }
             let target = try reference.model(model).sameRunSpeedup
             let training = ours!.result.training!
             rows.append(BenchmarkRow(step: "\(model) beside RecBole, best of \(recboleRuns) each: recbench \(training.epochsRun) epochs, "
                                            + "test ndcg@10 \(String(format: "%.4f", ours!.result.test["ndcg@10"] ?? 0)); "
-                                           + "RecBole \(theirs!.epochs) epochs, \(String(format: "%.4f", theirs!.ndcg))",
+                                           + "RecBole \(theirs!.epochs) epochs, \(String(format: "%.4f", theirs!.ndcg))"
+                                           + (recboleEpochs == nil ? "" : " (both held to \(recboleEpochs!) epochs)"),
                                      seconds: ours!.seconds, reference: "RecBole 1.2.1 whole process, this host, interleaved",
                                      referenceSeconds: theirs!.seconds, target: target.map { 1 / $0 }))
             rows += try epochRows(model, result: ours!.result, reference: reference)
@@ -47,14 +47,29 @@ extension Bench {
         return rows
     }
 
+    /// recbench's data for `model`, as RecBole's runner reads it: general models on RecBole's
+    /// own split of ml-100k (when present), sequential ones on the raw file, which both tools
+    /// cut into next-item examples themselves.
+    func recboleAssignments(_ model: String, reference: BenchmarkReference, raw: String) throws -> [String] {
+        if try ModelRegistry.model(named: model).family == .sequential {
+            // `…/datasets/ml-100k/ml-100k.inter` → data_path `…/datasets`, dataset ml-100k (the config's).
+            return ["data_path=\(URL(fileURLWithPath: raw).deletingLastPathComponent().deletingLastPathComponent().path)"]
+        }
+        if let split = reference.recboleSplit, FileManager.default.fileExists(atPath: split + "/ml-100k.train.inter") {
+            return ["data_path=\(split)", "benchmark_filename=[train,valid,test]"]   // RecBole's own split of the same file
+        }
+        return []
+    }
+
     /// One `run_rb.py MODEL` process: its wall and its `RESULT_JSON` line's epochs and NDCG@10.
-    func recboleRun(_ python: String, runner: String, model: String, data: String) throws -> RecBoleRun {
+    func recboleRun(_ python: String, runner: String, model: String, data: String, extra: [String] = []) throws -> RecBoleRun {
         let output = data + "/\(model).stdout"
         // In the temporary folder: RecBole writes its logs and checkpoints into its working folder.
         let runnerPath = URL(fileURLWithPath: runner).standardizedFileURL.path
         let pythonPath = URL(fileURLWithPath: python).standardizedFileURL.path
         let (seconds, _, status) = try ChildProcess.run(pythonPath,
-                                                        [runnerPath, model, "--dataset", "ml100k", "--data-path", data + "/", "--out", data + "/runs"],
+                                                        [runnerPath, model, "--dataset", "ml100k", "--data-path", data + "/", "--out", data + "/runs"]
+                                                            + (extra.isEmpty ? [] : ["--extra"] + extra),
                                                         stdoutPath: output, directory: data)
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         guard status == 0, let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT_JSON ") }),

@@ -101,6 +101,11 @@ public struct Bench: ParsableCommand {
     @Option(help: "Models compared with --recbole, comma-separated.")
     public var recboleModels = "BPR,MultiVAE,MultiDAE,RecVAE"
 
+    @Option(help: ArgumentHelp(
+        "With --recbole: both tools train exactly this many epochs, validating after each (RecBole's sequential and "
+        + "context-aware runs take hours: the ratio is then of equal work, not of whole early-stopped runs)."))
+    public var recboleEpochs: Int?
+
     @Flag(help: ArgumentHelp(
         "Instead of the default benchmarks: time each learned model's training pass, validation pass and final evaluation "
             + "under thread_split workers and blas (10 epochs, best of --learned-runs), and check that auto takes the faster split in each phase."))
