@@ -12,8 +12,11 @@ extension Tape {
     /// consecutive rows, so a sequence's padding is never computed. `wInput` (in × 3H) and
     /// `wHidden` (H × 3H) hold the r, z and n blocks side by side. Returns every step's h' in
     /// the same layout. The input products of all steps are one GEMM; each step adds one
-    /// n_t × H by H × 3H GEMM; the pullback walks back through time.
-    public func gru(_ x: Variable, wInput: Variable, wHidden: Variable, stepCounts: [Int]) -> Variable {
+    /// n_t × H by H × 3H GEMM; the pullback walks back through time. `biases` (each 1 × 3H),
+    /// when given, are torch's b_i and b_h: b_i joins x W_i, b_h joins h W_h (so b_hn sits
+    /// inside r ⊙ (h W_hn + b_hn)).
+    public func gru(_ x: Variable, wInput: Variable, wHidden: Variable, biases: (input: Variable, hidden: Variable)? = nil,
+                    stepCounts: [Int]) -> Variable {
         let rows = x.value.rows, h3 = wHidden.value.columns, hidden = h3 / 3
         let offsets = stepCounts.reduce(into: [0]) { $0.append($0.last! + $1) }
         precondition(offsets.last == rows && zip(stepCounts, stepCounts.dropFirst()).allSatisfy { $0 >= $1 && $1 >= 0 },
@@ -21,16 +24,24 @@ extension Tape {
         precondition(wHidden.value.rows == hidden && wInput.value.columns == h3, "gru: shapes do not match")
         let compute = self.compute
         // The input products, overwritten step by step with the gates r, z, n.
-        var state = [BLAS.gemm(x.value, wInput.value, compute: compute),
+        var inputs = Matrix(uninitializedRows: rows, columns: h3)
+        if let biases { BLAS.linear(x.value, wInput.value, bias: biases.input.value, into: &inputs, compute: compute) }
+        else { BLAS.gemm(x.value, wInput.value, into: &inputs, compute: compute) }
+        var state = [inputs,
                      Matrix(uninitializedRows: rows, columns: hidden),   // h W_hn, kept for the pullback
                      Matrix(uninitializedRows: rows, columns: hidden)]   // the output h'
         for (t, n) in stepCounts.enumerated() where n > 0 {
             var product = Matrix(rows: n, columns: h3)
-            if t > 0 { BLAS.gemm(state[2].rows(offsets[t - 1]..<offsets[t - 1] + n), wHidden.value, into: &product, compute: compute) }
+            if let biases { product.fillRows(with: biases.hidden.value, compute: compute) }
+            if t > 0 {
+                BLAS.gemm(state[2].rows(offsets[t - 1]..<offsets[t - 1] + n), wHidden.value, beta: biases == nil ? 0 : 1, into: &product,
+                          compute: compute)
+            }
             GRUKernels.forward(GRUKernels.Step(t, offsets, count: n, hidden: hidden), product: product, state: &state, compute: compute)
         }
         let output = state[2]
-        let out = Variable(output, requiresGrad: x.requiresGrad || wInput.requiresGrad || wHidden.requiresGrad)
+        let out = Variable(output, requiresGrad: x.requiresGrad || wInput.requiresGrad || wHidden.requiresGrad
+                           || biases.map { $0.input.requiresGrad || $0.hidden.requiresGrad } ?? false)
         return record(out) {
             // Step by step, the gates' rows become d(x W_i); d(h W_h) gets its own rows; the
             // carried dL/dh has a row per sequence still running.
@@ -46,6 +57,8 @@ extension Tape {
             if x.requiresGrad { x.accumulateProduct(dInputs, wInput.value, transposeB: true) }
             if wInput.requiresGrad { wInput.accumulateProduct(x.value, transposeA: true, dInputs) }
             if wHidden.requiresGrad { wHidden.accumulateProduct(Self.previousStates(output, offsets), transposeA: true, dHidden) }
+            if let biases, biases.input.requiresGrad { biases.input.accumulate(dInputs.columnSums(compute)) }
+            if let biases, biases.hidden.requiresGrad { biases.hidden.accumulate(dHidden.columnSums(compute)) }
         }
     }
 

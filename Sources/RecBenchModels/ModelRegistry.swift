@@ -32,6 +32,7 @@ public enum ModelRegistry {
         STAMP.self,
         SASRec.self,
         BERT4Rec.self,
+        RepeatNet.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

@@ -17,7 +17,7 @@ public enum SharedKeys {
     public static func dropoutProb(_ probability: Double) -> ConfigKey {
         ConfigKey("dropout_prob", "float", .double(probability),
                   "Dropout probability while training: on the input rows (auto-encoders), before each MLP layer, "
-                      + "or on the item embeddings of a sequence (GRU4Rec).")
+                      + "or on the item embeddings of a sequence (GRU4Rec), or on the attention inputs and explore logits (RepeatNet).")
     }
 
     /// The hidden layers of the model's MLP.
@@ -65,7 +65,7 @@ public enum SharedKeys {
     /// The width of a sequence model's hidden state.
     public static func hiddenSize(_ width: Int) -> ConfigKey {
         ConfigKey("hidden_size", "int", .int(width),
-                  "Width of a sequential model's hidden state: the GRU's (GRU4Rec, NARM) or the transformer's (SASRec, BERT4Rec).")
+                  "Width of a sequential model's hidden state: the GRU's (GRU4Rec, NARM, RepeatNet) or the transformer's (SASRec, BERT4Rec).")
     }
 
     /// How a sequential model's next-item prediction is trained.

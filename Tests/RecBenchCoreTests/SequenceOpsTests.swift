@@ -60,6 +60,54 @@ import Autodiff
         for (p, q) in places { for c in 0..<2 { #expect(abs(a[p, c] - b[q, c]) < 1e-6) } }
     }
 
+    @Test func gruWithBiases() {
+        // torch's b_i and b_h: b_h reaches step 0 (h₀ = 0), and b_hn sits inside r ⊙ (·).
+        ops.check([ops.m(6, 3, 64), ops.m(3, 6, 65), ops.m(2, 6, 66), ops.m(1, 6, 67), ops.m(1, 6, 68)]) { t, v in
+            t.gru(v[0], wInput: v[1], wHidden: v[2], biases: (v[3], v[4]), stepCounts: [2, 2, 1, 1])
+        }
+        // One step, by hand: n = tanh(x W_in + b_in + r ⊙ b_hn) with h₀ = 0.
+        let x = ops.m(1, 1, 69), wi = ops.m(1, 3, 70), wh = ops.m(1, 3, 71), bi = ops.m(1, 3, 72), bh = ops.m(1, 3, 73)
+        let out = Tape(compute: .serial).gru(Variable(x), wInput: Variable(wi), wHidden: Variable(wh), biases: (Variable(bi), Variable(bh)),
+                                             stepCounts: [1]).value
+        func sigmoid(_ v: Float) -> Float { 1 / (1 + Foundation.exp(-v)) }
+        let r = sigmoid(x[0, 0] * wi[0, 0] + bi[0, 0] + bh[0, 0]), z = sigmoid(x[0, 0] * wi[0, 1] + bi[0, 1] + bh[0, 1])
+        let n = Foundation.tanh(x[0, 0] * wi[0, 2] + bi[0, 2] + r * bh[0, 2])
+        #expect(abs(out[0, 0] - (1 - z) * n) < 1e-6)
+    }
+
+    @Test func softmaxOverSteps() {
+        // Three steps of two sequences; the second's last step masked.
+        let mask: [Float] = [1, 1, 1, 1, 1, 0]
+        ops.check([ops.m(6, 1, 74)]) { t, v in t.softmaxSteps(v[0], steps: 3, mask: mask) }
+        ops.check([ops.m(6, 1, 75)]) { t, v in t.softmaxSteps(v[0], steps: 3, mask: nil) }
+        let scores = ops.m(6, 1, 76)
+        let p = Tape(compute: .serial).softmaxSteps(Variable(scores), steps: 3, mask: mask).value.values
+        #expect(p[5] == 0 && abs(p[1] + p[3] - 1) < 1e-6 && abs(p[0] + p[2] + p[4] - 1) < 1e-6)
+        #expect(abs(p[1] / p[3] - Foundation.exp(scores.values[1] - scores.values[3])) < 1e-4)
+        // Every step masked: uniform, as torch's masked_fill(-1e9) gives.
+        let none = Tape(compute: .serial).softmaxSteps(Variable(scores), steps: 3, mask: [Float](repeating: 0, count: 6)).value.values
+        #expect(none.allSatisfy { abs($0 - 1 / 3) < 1e-6 })
+    }
+
+    @Test func repeatExploreNLL() {
+        // Two sequences over 3 steps (padding id 5 of classes 0…5): row 0 reads items 1, 3, 1,
+        // row 1 reads item 2 then padding. Targets: 1 (a repeat), 4 (new).
+        let items: [Int32] = [1, 2, 3, 5, 1, 5], targets: [Int32] = [1, 4]
+        let mode = Matrix(rows: 2, columns: 2, values: [0.3, 0.7, 0.6, 0.4])
+        let weights = Matrix(rows: 6, columns: 1, values: [0.2, 1, 0.5, 0, 0.3, 0])
+        ops.check([mode, weights, ops.m(2, 6, 77)]) { t, v in
+            t.repeatExploreNLL(mode: v[0], repeatWeights: v[1], explore: v[2], items: items, padding: 5, targets: targets)
+        }
+        // Against the formula: row 0's target is in its sequence (explore gives it 0); row 1's
+        // explore softmax leaves out item 2 only (the padding class stays in).
+        let z = ops.m(2, 6, 78)
+        let loss = Tape(compute: .serial).repeatExploreNLL(mode: Variable(mode), repeatWeights: Variable(weights), explore: Variable(z),
+                                                           items: items, padding: 5, targets: targets).value.values[0]
+        let row1 = [0, 1, 3, 4, 5].map { Foundation.exp(Double(z[1, $0])) }.reduce(0, +)
+        let p0 = 0.3 * (0.2 + 0.3), p1 = 0.4 * Foundation.exp(Double(z[1, 4])) / row1
+        #expect(abs(Double(loss) + (Foundation.log(p0 + 1e-8) + Foundation.log(p1 + 1e-8)) / 2) < 1e-5)
+    }
+
     @Test func gruStepEqualsTorchsCell() {
         // One sequence, two steps, by hand: r, z, n as torch's GRU without biases.
         let x = ops.m(2, 2, 52), wi = ops.m(2, 3, 53), wh = ops.m(1, 3, 54)

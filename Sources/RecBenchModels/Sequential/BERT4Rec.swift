@@ -18,7 +18,7 @@ import RecBenchContract
 ///
 /// The example's own next item is not used in training (RecBole's transform masks the
 /// history only). Weights ~ N(0, initializer_range); biases, the output bias 0.
-public struct BERT4Rec: SequentialModel {
+public struct BERT4Rec: EncodedSequentialModel {
     public static let name = "BERT4Rec"
     public static let summary = "Bidirectional transformer trained to fill masked items; scores the mask token appended to the sequence"
     public static let kind = ModelKind.attention

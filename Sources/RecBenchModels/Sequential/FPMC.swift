@@ -15,7 +15,7 @@ import RecBenchContract
 ///
 /// The two item tables are held side by side as one items × 2d table, each half
 /// initialised as RecBole's (xavier normal over its n_items + 1 rows, padding included).
-public struct FPMC: SequentialModel {
+public struct FPMC: EncodedSequentialModel {
     public static let name = "FPMC"
     public static let summary = "Factorised personalised Markov chain: the user's taste plus a transition from the last item, trained with BPR"
     public static let kind = ModelKind.factorisation

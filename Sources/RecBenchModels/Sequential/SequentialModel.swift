@@ -4,13 +4,17 @@ import RecBenchSupport
 import RecBenchData
 import RecBenchContract
 
-/// A learned model that reads each user's items in order. It declares how a batch of
-/// sequences becomes one vector per sequence (`encode`) and which item vectors those are
-/// scored against; training examples, batching and full ranking are shared: a batch of
-/// queries is encoded and scored against every item in one GEMM.
+/// A learned model that reads each user's items in order: training examples are the
+/// sequences' next items, and it scores a batch of input sequences against every item
+/// (`SequenceScorer`); a user alone is scored by the sequence the model learned from.
 public protocol SequentialModel: LearnedModel, SequenceScorer {
     /// The sequences of the last fit, kept so that a user can be scored by the whole sequence.
     var sequences: SequenceData? { get set }
+}
+
+/// A sequential model whose scores are one vector per sequence (`encode`) times one vector
+/// per item: full ranking is a batch of queries encoded and scored in one GEMM.
+public protocol EncodedSequentialModel: SequentialModel {
     /// One vector per row of `batch` (rows × w). `training` turns dropout on; `rng` is the
     /// batch's stream.
     func encode(_ batch: SequenceBatch, _ p: [String: Variable], tape: Tape, training: Bool, rng: inout SeededGenerator) -> Variable
@@ -34,14 +38,6 @@ extension SequentialModel {
         return table.rows == count ? table : Matrix(rows: count, columns: table.columns, values: Array(table.values.prefix(count * table.columns)))
     }
 
-    public func preparedSequenceScorer(compute: Compute) -> any SequenceScorer {
-        PreparedSequenceScores(model: self, items: itemVectors(parameters, itemCount: sequences?.log.itemCount ?? 0))
-    }
-
-    public func scores(for rows: ArraySlice<Int32>, of queries: SequenceQueries, into block: inout Matrix, compute: Compute) {
-        preparedSequenceScorer(compute: compute).scores(for: rows, of: queries, into: &block, compute: compute)
-    }
-
     /// A user's scores are those of the next item after the user's train sequence (what the
     /// model learned from, as a general model's scores; evaluations pass their own inputs).
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
@@ -51,16 +47,26 @@ extension SequentialModel {
         }
         let log = sequences.log
         let queries = SequenceQueries(sequences: sequences, users: Array(users), ends: users.map { Int32(log.end(of: Int($0), before: .valid)) })
-        scores(for: ArraySlice(0..<Int32(users.count)), of: queries, into: &block, compute: compute)
+        preparedSequenceScorer(compute: compute).scores(for: ArraySlice(0..<Int32(users.count)), of: queries, into: &block, compute: compute)
     }
 
     public func preparedForScoring(compute: Compute) -> any Scorer { preparedSequenceScorer(compute: compute) }
 }
 
+extension EncodedSequentialModel {
+    public func preparedSequenceScorer(compute: Compute) -> any SequenceScorer {
+        PreparedSequenceScores(model: self, items: itemVectors(parameters, itemCount: sequences?.log.itemCount ?? 0))
+    }
+
+    public func scores(for rows: ArraySlice<Int32>, of queries: SequenceQueries, into block: inout Matrix, compute: Compute) {
+        preparedSequenceScorer(compute: compute).scores(for: rows, of: queries, into: &block, compute: compute)
+    }
+}
+
 /// A sequential model whose item table `item_embedding` is both its input lookup and its
 /// output layer (tied, as RecBole's GRU4Rec, NARM, STAMP and SASRec): its rows are the
 /// items, then the padding class CE trains too. Loss and scoring are shared.
-public protocol TiedNextItemModel: SequentialModel {
+public protocol TiedNextItemModel: EncodedSequentialModel {
     /// `loss_type`.
     var lossType: NextItemLoss { get }
 }
@@ -121,7 +127,7 @@ extension TrainingData {
 }
 
 /// A sequential model with its item vectors taken once per evaluation pass.
-struct PreparedSequenceScores<M: SequentialModel>: SequenceScorer {
+struct PreparedSequenceScores<M: EncodedSequentialModel>: SequenceScorer {
     let model: M
     let items: Matrix
 
