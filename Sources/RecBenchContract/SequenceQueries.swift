@@ -76,10 +76,27 @@ extension SequenceScorer {
     public func preparedSequenceScorer(compute: Compute) -> any SequenceScorer { self }
 }
 
+/// A sequence scorer that decides per row between re-buying an item of the sequence and
+/// exploring the catalogue (RepeatNet), and can say how likely it found a repeat.
+public protocol RepeatModeSequenceScorer: SequenceScorer {
+    /// P(repeat) for each listed row of `queries`.
+    func repeatModeProbabilities(for rows: ArraySlice<Int32>, of queries: SequenceQueries, compute: Compute) -> [Float]
+}
+
+/// A scorer whose rows may carry a repeat-mode probability (nil: the model has no such mode).
+public protocol RepeatModeReporting: Scorer {
+    /// P(repeat) for each listed row, or nil.
+    func repeatModeProbabilities(for rows: ArraySlice<Int32>, compute: Compute) -> [Float]?
+}
+
 /// Rows are queries; the model reads their sequences.
-struct QueryScorer: Scorer {
+struct QueryScorer: RepeatModeReporting {
     let base: any SequenceScorer
     let queries: SequenceQueries
+
+    func repeatModeProbabilities(for rows: ArraySlice<Int32>, compute: Compute) -> [Float]? {
+        (base as? any RepeatModeSequenceScorer)?.repeatModeProbabilities(for: rows, of: queries, compute: compute)
+    }
 
     func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         base.scores(for: users, of: queries, into: &block, compute: compute)

@@ -55,6 +55,36 @@ public enum Analyses {
     }
 }
 
+extension Analyses {
+    /// A repeat-aware model's switch (RepeatNet's P(repeat) per evaluated row) against what
+    /// the row's target was: `repeat_mode_mean` over all rows, `_repeat_targets` and
+    /// `_new_targets` over the rows whose positive is (is not) a repeat, and `repeat_mode_auc`,
+    /// the chance that a repeat row gets a higher P(repeat) than a new one (ties count ½;
+    /// 0.5 is no separation; absent when either group is empty).
+    public static func repeatMode(_ probabilities: [Float], isRepeat: [Bool]) -> [String: Double] {
+        precondition(probabilities.count == isRepeat.count, "repeatMode: one flag per row")
+        func mean(_ values: [Float]) -> Double { values.isEmpty ? 0 : values.reduce(0.0) { $0 + Double($1) } / Double(values.count) }
+        let repeats = zip(probabilities, isRepeat).filter { $0.1 }.map { $0.0 }
+        let new = zip(probabilities, isRepeat).filter { !$0.1 }.map { $0.0 }
+        var out = ["repeat_mode_mean": mean(probabilities), "repeat_mode_mean_repeat_targets": mean(repeats),
+                   "repeat_mode_mean_new_targets": mean(new)]
+        guard !repeats.isEmpty, !new.isEmpty else { return out }
+        // Mann–Whitney: the rank sum of the repeat rows among all, mid-ranks for ties.
+        let order = probabilities.indices.sorted { probabilities[$0] < probabilities[$1] }
+        var rankSum = 0.0, start = 0
+        while start < order.count {
+            var end = start
+            while end + 1 < order.count && probabilities[order[end + 1]] == probabilities[order[start]] { end += 1 }
+            let midRank = Double(start + end) / 2 + 1
+            for i in start...end where isRepeat[order[i]] { rankSum += midRank }
+            start = end + 1
+        }
+        let (m, n) = (Double(repeats.count), Double(new.count))
+        out["repeat_mode_auc"] = (rankSum - m * (m + 1) / 2) / (m * n)
+        return out
+    }
+}
+
 /// TailPercentage@K (RecBole): the mean over users of the share of their top-K that are tail
 /// items. With `tail_ratio` ≤ 1 the tail is the least popular `max(1, ⌊ratio × items in
 /// train⌋)` items that occur in train (ties by id); with a ratio > 1, the items whose train

@@ -169,7 +169,19 @@ public enum Evaluator {
                 profile?.charge("\(phase): rank", forward: times.rank)
             }
         }   // the blocks of scores are freed here, before the result's arrays are built
-        return summarize(table, topItems: topItems, target: target, settings: settings, seconds: Date().timeIntervalSince(started))
+        let modes = repeatModes(scorer, users: users, blockUsers: settings.usersPerBlock(items: target.itemCount), compute: compute)
+        return summarize(table, topItems: topItems, target: target, settings: settings, repeatModes: modes,
+                         seconds: Date().timeIntervalSince(started))
+    }
+
+    /// A repeat-aware model's P(repeat) for every row, in blocks as its scores were; nil for
+    /// every other model.
+    static func repeatModes(_ scorer: any Scorer, users: [Int32], blockUsers: Int, compute: Compute) -> [Float]? {
+        guard let reporting = scorer as? any RepeatModeReporting,
+              reporting.repeatModeProbabilities(for: users.prefix(0), compute: compute) != nil else { return nil }
+        return stride(from: 0, to: users.count, by: max(1, blockUsers)).flatMap { start in
+            reporting.repeatModeProbabilities(for: users[start..<min(users.count, start + blockUsers)], compute: compute) ?? []
+        }
     }
 
     /// Scores a batch into one block with every thread `compute` has (OpenBLAS's own, when
@@ -204,7 +216,7 @@ public enum Evaluator {
     /// Means of the per-user metrics, the list metrics over every top-K list, and the
     /// repeat-vs-new analyses.
     static func summarize(_ table: RankingTable, topItems: [Int32], target: EvaluationTarget, settings: EvaluationSettings,
-                          seconds: Double) -> EvaluationResult {
+                          repeatModes: [Float]? = nil, seconds: Double) -> EvaluationResult {
         let users = target.users, width = settings.cutoffs.max()!, itemCount = target.itemCount
         let rankingKeys = rankingMetrics(settings).flatMap { m in settings.cutoffs.map { MetricKey(m.name, k: $0).description } }
         var values: [String: Double] = [:]
@@ -238,6 +250,7 @@ public enum Evaluator {
             analyses[MetricKey("item_coverage", k: k).description] =
                 ItemCoverage.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
         }
+        if let repeatModes { analyses.merge(Analyses.repeatMode(repeatModes, isRepeat: users.indices.map { table.repeats($0) > 0 })) { _, new in new } }
         return EvaluationResult(
             part: target.part, historyMask: settings.historyMask, keys: settings.keys, values: values, users: users, perUser: perUser,
             topItems: topItems, width: width, positives: target.positives.nonzeroCount,

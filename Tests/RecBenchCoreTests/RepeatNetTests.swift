@@ -36,3 +36,45 @@ struct RepeatNetScoresTests {
         for r in 0..<count { #expect((0..<d.itemCount).reduce(Float(0)) { $0 + block[r, $1] } <= 1 + 1e-5) }
     }
 }
+
+/// The repeat-mode analysis: RepeatNet's switch against what each row's target was.
+struct RepeatModeTests {
+    @Test func aucCountsPairsWithTiesAsHalf() {
+        // Repeat rows 0.9, 0.5; new rows 0.5, 0.1: pairs 1 + 1 + ½ + 1 of 4.
+        let a = Analyses.repeatMode([0.9, 0.5, 0.5, 0.1], isRepeat: [true, true, false, false])
+        #expect(abs(a["repeat_mode_auc"]! - 0.875) < 1e-12)
+        #expect(abs(a["repeat_mode_mean_repeat_targets"]! - 0.7) < 1e-6 && abs(a["repeat_mode_mean_new_targets"]! - 0.3) < 1e-6)
+        #expect(abs(a["repeat_mode_mean"]! - 0.5) < 1e-6)
+        // Reversed: the repeat rows lowest.
+        #expect(abs(Analyses.repeatMode([0.1, 0.2, 0.8], isRepeat: [true, true, false])["repeat_mode_auc"]! - 0) < 1e-12)
+        // One group empty: no AUC.
+        #expect(Analyses.repeatMode([0.3, 0.4], isRepeat: [false, false])["repeat_mode_auc"] == nil)
+    }
+
+    /// Every user alternates a shared staple item with a new one from a ring: after the
+    /// staple comes something new, after a new item the staple again. Users of odd index
+    /// have one more item, so the held-out targets are half repeats, half new.
+    static func staples(in dir: String) {
+        var rows: [(String, String, Double)] = []
+        for u in 0..<40 {
+            for p in 0..<(12 + u % 2) { rows.append(("u\(u)", p % 2 == 0 ? "staple" : "n\((u + p / 2) % 16)", Double(p))) }
+        }
+        Fixtures.writeInter(rows, in: dir)
+    }
+
+    @Test func repeatNetsSwitchSeparatesRepeatTargetsFromNewOnes() throws {
+        let dir = Fixtures.temporaryDirectory()
+        Self.staples(in: dir)
+        let plan = try Experiment.plan(RunRequest(model: "RepeatNet", assignments: [
+            "dataset=tiny", "data_path=\(dir)", "load_col={inter: [user_id, item_id, timestamp]}",
+            "eval_args={split: {LS: valid_and_test}, order: TO}", "metrics=[MRR]", "topk=[1]", "valid_metric=MRR@1",
+            "MAX_ITEM_LIST_LENGTH=6", "epochs=40", "stopping_step=40", "learning_rate=0.005", "train_batch_size=64", "threads=1",
+            "embedding_size=16", "hidden_size=16", "dropout_prob=0.1", "checkpoint_dir=null",
+        ]))
+        let outcome = try Experiment.run(plan, logger: Logger(label: "test"))
+        let test = try #require(outcome.result.analyses["test"])
+        let auc = try #require(test["repeat_mode_auc"], "no repeat-mode AUC in \(test.keys.sorted())")
+        #expect(auc > 0.9, "AUC \(auc); repeat rows \(test["repeat_mode_mean_repeat_targets"]!), new \(test["repeat_mode_mean_new_targets"]!)")
+        #expect(test["repeat_mode_mean_repeat_targets"]! > test["repeat_mode_mean_new_targets"]! + 0.3)
+    }
+}

@@ -163,10 +163,19 @@ struct RunReport: Sendable {
         }
         Terminal.out()
         Terminal.out(table(title: "test (\(group(outcome.test.users.count)) \(rows))", keys: r.metricKeys, values: r.test))
+        if let line = Self.repeatModeLine(r.analyses["test"] ?? [:]) { Terminal.out(); Terminal.out(line) }
         if let savedPath, enabled {
             Terminal.out()
             Terminal.out("result    \(savedPath)")
         }
+    }
+
+    /// A repeat-aware model's switch on the test rows (RepeatNet), when it has one.
+    static func repeatModeLine(_ analyses: [String: Double]) -> String? {
+        guard let mean = analyses["repeat_mode_mean"] else { return nil }
+        func f(_ key: String) -> String { analyses[key].map { String(format: "%.3f", $0) } ?? "–" }
+        return "repeat mode (test): mean P(repeat) \(String(format: "%.3f", mean)) · rows whose target is a repeat "
+            + "\(f("repeat_mode_mean_repeat_targets")), new \(f("repeat_mode_mean_new_targets")) · AUC \(f("repeat_mode_auc"))"
     }
 
     /// Where training's time went: one row per op or phase, most time first, each with its

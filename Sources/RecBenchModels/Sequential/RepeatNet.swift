@@ -22,7 +22,7 @@ import RecBenchContract
 /// mass added onto the sequence's items in place. Initialisation as RecBole's: E and the
 /// linear maps xavier normal (biases 0), the GRU torch's default U(±1/√H). The attention
 /// vectors' biases (RecBole's V_r, V_e) are left out: a constant before a softmax.
-public struct RepeatNet: SequentialModel {
+public struct RepeatNet: SequentialModel, RepeatModeSequenceScorer {
     public static let name = "RepeatNet"
     public static let summary = "Repeat-aware next-item model: a switch between re-buying an item of the sequence and exploring the catalogue"
     public static let kind = ModelKind.recurrent
@@ -71,30 +71,51 @@ public struct RepeatNet: SequentialModel {
         return initial
     }
 
-    /// What one forward pass gives: the switch, the repeat attention, the explore logits,
-    /// and the padded batch's time-major items they refer to.
+    /// What one forward pass gives: the switch (log and plain), the repeat attention, the
+    /// explore logits, and the padded batch's time-major items they refer to.
     struct Pass { let logMode: Variable, mode: Variable, repeatWeights: Variable, explore: Variable, items: [Int32] }
 
-    func forward(_ batch: SequenceBatch, _ p: [String: Variable], tape: Tape, training: Bool, rng: inout SeededGenerator) -> Pass {
+    /// The GRU's states over the padded input and what the attentions read of it.
+    struct Memory {
+        let all: Variable, last: Variable, steps: Int, items: [Int32], mask: [Float]
+        let p: [String: Variable], tape: Tape, training: Bool, dropout: Float
+
+        /// softmax_t(m_t · vᵀ tanh(drop(U h_t) + drop(W h_len))), optionally with biases on U and W.
+        func attend(_ part: String, masked: Bool, bias: Bool = false, rng: inout SeededGenerator) -> Variable {
+            let keys = bias ? tape.linear(all, p["U_\(part)"]!, p["U_\(part).bias"]!) : tape.matmul(all, p["U_\(part)"]!)
+            let query = bias ? tape.linear(last, p["W_\(part)"]!, p["W_\(part).bias"]!) : tape.matmul(last, p["W_\(part)"]!)
+            let sum = tape.add(drop(keys, rng: &rng), tape.broadcastSteps(drop(query, rng: &rng), steps: steps))
+            return tape.softmaxSteps(tape.matmul(tape.tanh(sum), p["v_\(part)"]!), steps: steps, mask: masked ? mask : nil)
+        }
+
+        func drop(_ v: Variable, rng: inout SeededGenerator) -> Variable {
+            training ? Dropout.apply(v, rate: dropout, tape: tape, rng: &rng) : v
+        }
+
+        /// log(P(repeat), P(explore)) per row: the unmasked attention's context through W_c.
+        func logMode(rng: inout SeededGenerator) -> Variable {
+            let context = tape.sumSteps(tape.scaleRows(all, by: attend("re", masked: false, rng: &rng)), steps: steps)
+            return tape.logSoftmaxRows(tape.matmul(context, p["W_c"]!))
+        }
+    }
+
+    func memory(_ batch: SequenceBatch, _ p: [String: Variable], tape: Tape, training: Bool) -> Memory {
         let input = batch.padded(to: sequences?.maxLength ?? batch.width), steps = input.width
-        let items = input.timeMajorItems, mask = input.timeMajorMask
+        let items = input.timeMajorItems
         let x = tape.gather(p["item_embedding"]!, rows: items, padding: input.padding, readsPaddingRow: true)
         let all = tape.gru(x, wInput: p["gru.input"]!, wHidden: p["gru.hidden"]!, biases: (p["gru.input_bias"]!, p["gru.hidden_bias"]!),
                            stepCounts: Array(repeating: input.count, count: steps))
-        let last = tape.gather(all, rows: input.lastTimeMajorRows)
-        func drop(_ v: Variable) -> Variable { training ? Dropout.apply(v, rate: dropout, tape: tape, rng: &rng) : v }
-        func attend(_ part: String, _ mask: [Float]?, bias: Bool = false) -> Variable {
-            let keys = bias ? tape.linear(all, p["U_\(part)"]!, p["U_\(part).bias"]!) : tape.matmul(all, p["U_\(part)"]!)
-            let query = bias ? tape.linear(last, p["W_\(part)"]!, p["W_\(part).bias"]!) : tape.matmul(last, p["W_\(part)"]!)
-            let scores = tape.matmul(tape.tanh(tape.add(drop(keys), tape.broadcastSteps(drop(query), steps: steps))), p["v_\(part)"]!)
-            return tape.softmaxSteps(scores, steps: steps, mask: mask)
-        }
-        let switchContext = tape.sumSteps(tape.scaleRows(all, by: attend("re", nil)), steps: steps)
-        let logMode = tape.logSoftmaxRows(tape.matmul(switchContext, p["W_c"]!))
-        let repeatWeights = attend("r", mask)
-        let exploreContext = tape.sumSteps(tape.scaleRows(all, by: attend("e", mask, bias: true)), steps: steps)
-        let explore = drop(tape.matmul(tape.concatColumns([exploreContext, last]), p["explore"]!))
-        return Pass(logMode: logMode, mode: tape.exp(logMode), repeatWeights: repeatWeights, explore: explore, items: items)
+        return Memory(all: all, last: tape.gather(all, rows: input.lastTimeMajorRows), steps: steps, items: items, mask: input.timeMajorMask,
+                      p: p, tape: tape, training: training, dropout: dropout)
+    }
+
+    func forward(_ batch: SequenceBatch, _ p: [String: Variable], tape: Tape, training: Bool, rng: inout SeededGenerator) -> Pass {
+        let m = memory(batch, p, tape: tape, training: training)
+        let logMode = m.logMode(rng: &rng)
+        let repeatWeights = m.attend("r", masked: true, rng: &rng)
+        let exploreContext = tape.sumSteps(tape.scaleRows(m.all, by: m.attend("e", masked: true, bias: true, rng: &rng)), steps: m.steps)
+        let explore = m.drop(tape.matmul(tape.concatColumns([exploreContext, m.last]), p["explore"]!), rng: &rng)
+        return Pass(logMode: logMode, mode: tape.exp(logMode), repeatWeights: repeatWeights, explore: explore, items: m.items)
     }
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
@@ -130,6 +151,16 @@ public struct RepeatNet: SequentialModel {
                 block[r, Int(pass.items[t * b + r])] += repeatShare * pass.repeatWeights.value.values[t * b + r]
             }
         }
+    }
+
+    /// P(repeat) of each row: the GRU and the switch only.
+    public func repeatModeProbabilities(for rows: ArraySlice<Int32>, of queries: SequenceQueries, compute: Compute) -> [Float] {
+        guard !rows.isEmpty else { return [] }
+        let tape = Tape(compute: compute)
+        var rng = SeededGenerator(seed: 0, stream: 0)
+        let m = memory(SequenceBatch(rows: rows, of: queries), tape.leaves(parameters, trainable: { _ in false }), tape: tape, training: false)
+        let logMode = m.logMode(rng: &rng).value
+        return (0..<rows.count).map { Foundation.exp(logMode[$0, 0]) }
     }
 
     /// Per example: the GRU over L steps (2·3H·(d + H) forward, twice back), three attentions
