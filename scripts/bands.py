@@ -106,7 +106,11 @@ def main():
         else:
             row = reference[HELD_TO.get(model, model)]
             theirs, label = (float(row['recall@10']), float(row['ndcg@10'])), HELD_TO.get(model, model)
-        tests = [run(binary, model, seed, data) for seed in (2020, 2021, 2022)]
+        tests = []
+        for seed in (2020, 2021, 2022):
+            tests.append(run(binary, model, seed, data))
+            # Each seed as it finishes (stderr), so an interrupted band keeps its finished runs.
+            print(f'{model} seed {seed}: recall@10 {tests[-1]["recall@10"]:.4f} ndcg@10 {tests[-1]["ndcg@10"]:.4f}', file=sys.stderr, flush=True)
         recall = [t['recall@10'] for t in tests]
         ndcg = [t['ndcg@10'] for t in tests]
         ok = abs(statistics.mean(recall) - theirs[0]) <= 0.01 and abs(statistics.mean(ndcg) - theirs[1]) <= 0.01

@@ -31,6 +31,22 @@ extension Tape {
         }
     }
 
+    /// max(a, b) elementwise (same shape): torch's max over two stacked rows; the gradient
+    /// goes to a where a ≥ b (the first on ties, as torch's index), else to b.
+    public func maximum(_ a: Variable, _ b: Variable) -> Variable {
+        let compute = self.compute
+        let out = Variable(a.value.zipMap(b.value, compute) { Lanes.maximum($0, $1) }, requiresGrad: a.requiresGrad || b.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            var ga = Matrix(rows: g.rows, columns: g.columns), gb = ga
+            for i in 0..<g.values.count {
+                if a.value.values[i] >= b.value.values[i] { ga.values[i] = g.values[i] } else { gb.values[i] = g.values[i] }
+            }
+            if a.requiresGrad { a.accumulate(ga) }
+            if b.requiresGrad { b.accumulate(gb) }
+        }
+    }
+
     /// s · a + c for constants s, c.
     public func affine(_ a: Variable, scale s: Float, shift c: Float = 0) -> Variable {
         let compute = self.compute

@@ -33,6 +33,9 @@ public enum ModelRegistry {
         SASRec.self,
         BERT4Rec.self,
         RepeatNet.self,
+        HRM.self,
+        NPE.self,
+        FOSSIL.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

@@ -17,7 +17,8 @@ public enum SharedKeys {
     public static func dropoutProb(_ probability: Double) -> ConfigKey {
         ConfigKey("dropout_prob", "float", .double(probability),
                   "Dropout probability while training: on the input rows (auto-encoders), before each MLP layer, "
-                      + "or on the item embeddings of a sequence (GRU4Rec), or on the attention inputs and explore logits (RepeatNet).")
+                      + "or on the item embeddings of a sequence (GRU4Rec), on the attention inputs and explore logits (RepeatNet), "
+                      + "on the user and item vectors (HRM, NPE).")
     }
 
     /// The hidden layers of the model's MLP.
@@ -29,7 +30,8 @@ public enum SharedKeys {
     /// The weight of the model's regulariser.
     public static func regWeight(_ weight: Double) -> ConfigKey {
         ConfigKey("reg_weight", "float", .double(weight),
-                  "Weight λ of the model's L2 regulariser (EASE: added to the Gram matrix's diagonal; LightGCN: on the batch's embedding norms).")
+                  "Weight λ of the model's L2 regulariser (EASE: added to the Gram matrix's diagonal; LightGCN: on the batch's embedding norms; "
+                      + "FOSSIL: on the unsquared norms of the batch's user weights, targets and encodings).")
     }
 
     /// The width of an auto-encoder's code.
@@ -42,7 +44,7 @@ public enum SharedKeys {
     public static func alpha(_ value: Double) -> ConfigKey {
         ConfigKey("alpha", "float", .double(value),
                   "The model's α, as RecBole names it (SLIMElastic: elastic-net strength, scikit-learn's scaling; "
-                      + "ALS: confidence slope, c = 1 + α · count).")
+                      + "ALS: confidence slope, c = 1 + α · count; FOSSIL: the similarity term is divided by len^α).")
     }
 
     /// Lock-free SGD on every thread.

@@ -46,6 +46,15 @@ import Autodiff
 
     @Test func matmul() { check([m(3, 4, 1), m(4, 2, 2)]) { t, v in t.matmul(v[0], v[1]) } }
 
+    @Test func maximum() {
+        check([m(3, 4, 3), m(3, 4, 4)]) { t, v in t.maximum(v[0], v[1]) }
+        // A tie sends the whole gradient to the first operand, as torch's max index does.
+        let tape = Tape(compute: .serial)
+        let a = tape.parameter(Matrix(rows: 1, columns: 2, values: [1, 2])), b = tape.parameter(Matrix(rows: 1, columns: 2, values: [1, 3]))
+        tape.backward(tape.mean(tape.maximum(a, b)))
+        #expect(a.grad!.values == [0.5, 0] && b.grad!.values == [0, 0.5])
+    }
+
     @Test func linear() {
         // 11 output columns: one full vector of eight lanes and a partial one.
         check([m(3, 4, 1), m(4, 11, 2), m(1, 11, 12)]) { t, v in t.linear(v[0], v[1], v[2]) }
