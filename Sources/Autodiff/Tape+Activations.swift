@@ -41,6 +41,18 @@ extension Tape {
         return record(out) { a.accumulate(out.grad!.zipMap(out.value, compute) { $0 * $1 }) }
     }
 
+    /// √a for a ≥ 0 (a distance from its square); the gradient ½ / √a.
+    public func sqrt(_ a: Variable) -> Variable {
+        var value = a.value
+        for i in 0..<value.values.count { value.values[i] = value.values[i].squareRoot() }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) {
+            var d = out.grad!
+            for i in 0..<d.values.count { d.values[i] *= 0.5 / out.value.values[i] }
+            a.accumulate(d)
+        }
+    }
+
     /// a².
     public func square(_ a: Variable) -> Variable {
         let compute = self.compute

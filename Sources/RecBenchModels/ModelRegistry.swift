@@ -36,6 +36,7 @@ public enum ModelRegistry {
         HRM.self,
         NPE.self,
         FOSSIL.self,
+        TransRec.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

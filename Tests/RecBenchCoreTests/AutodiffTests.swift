@@ -46,6 +46,12 @@ import Autodiff
 
     @Test func matmul() { check([m(3, 4, 1), m(4, 2, 2)]) { t, v in t.matmul(v[0], v[1]) } }
 
+    @Test func sqrt() {
+        var x = m(3, 4, 5)
+        for i in x.values.indices { x.values[i] = 0.2 + x.values[i] * x.values[i] }   // away from 0, where √ has no slope
+        check([x]) { t, v in t.sqrt(v[0]) }
+    }
+
     @Test func maximum() {
         check([m(3, 4, 3), m(3, 4, 4)]) { t, v in t.maximum(v[0], v[1]) }
         // A tie sends the whole gradient to the first operand, as torch's max index does.
