@@ -34,10 +34,7 @@ public struct FPMC: EncodedSequentialModel {
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
         sequences = data.sequenceData
-        negatives = max(1, context.training.negativesPerPositive)
-        if context.training.negativesPerPositive == 0 {
-            context.logger.notice("FPMC: train_neg_sample_args is null, but its BPR loss needs a negative per example: sampling 1 uniform negative")
-        }
+        negatives = NextItemLoss.pairwiseNegatives(context, model: Self.name)
         let (users, items, d) = (data.userCount, data.itemCount, embeddingSize)
         // RecBole's tables count a padding row: xavier over n + 1 rows.
         func xavier(_ rows: Int, _ columns: Int) -> Float { (2 / Float(rows + 1 + columns)).squareRoot() }

@@ -103,15 +103,32 @@ public enum NextItemLoss: String, Sendable {
         case .crossEntropy:
             return tape.softmaxCrossEntropy(encoded, table, targets: targets)
         case .bpr:
-            let drawn = targets.map { i -> Int32 in
-                guard items > 1 else { return i }
-                let j = Int32.random(in: 0..<Int32(items - 1), using: &rng)
-                return j >= i ? j + 1 : j
-            }
+            let drawn = Self.uniformOthers(targets, items: items, rng: &rng)
             let rows = (0..<Int32(targets.count)).map { $0 }
             let difference = tape.sub(tape.rowDot(encoded, rows: rows, table, rows: targets), tape.rowDot(encoded, rows: rows, table, rows: drawn))
             return tape.affine(tape.mean(tape.logSigmoid(difference)), scale: -1)
         }
+    }
+}
+
+extension NextItemLoss {
+    /// One uniform draw among the first `items` items other than each target (RecBole's
+    /// repeatable sampler, which excludes only the example's own item).
+    public static func uniformOthers(_ targets: [Int32], items: Int, rng: inout SeededGenerator) -> [Int32] {
+        targets.map { i -> Int32 in
+            guard items > 1 else { return i }
+            let j = Int32.random(in: 0..<Int32(items - 1), using: &rng)
+            return j >= i ? j + 1 : j
+        }
+    }
+
+    /// Negatives per example of a pairwise sequential model (FPMC, TransRec): the config's,
+    /// at least one (with a note when `train_neg_sample_args` is null, as its BPR loss needs one).
+    public static func pairwiseNegatives(_ context: FitContext, model: String) -> Int {
+        if context.training.negativesPerPositive == 0 {
+            context.logger.notice("\(model): train_neg_sample_args is null, but its BPR loss needs a negative per example: sampling 1 uniform negative")
+        }
+        return max(1, context.training.negativesPerPositive)
     }
 }
 

@@ -36,10 +36,7 @@ public struct TransRec: SequentialModel {
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
         sequences = data.sequenceData
-        negatives = max(1, context.training.negativesPerPositive)
-        if context.training.negativesPerPositive == 0 {
-            context.logger.notice("TransRec: train_neg_sample_args is null, but its BPR loss needs a negative per example: sampling 1 uniform negative")
-        }
+        negatives = NextItemLoss.pairwiseNegatives(context, model: Self.name)
         let (users, items, d) = (data.userCount, data.itemCount, embeddingSize)
         var initial = Parameters()
         initial.add("user_embedding", Initializer.normal(rows: users, columns: d, std: (2 / Float(users + 1 + d)).squareRoot(), rng: &rng))
@@ -68,11 +65,7 @@ public struct TransRec: SequentialModel {
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
         let examples = SequenceBatch(examples: Array(repeating: examples(of: batch), count: negatives).joined(), of: sequences!)
         let targets = examples.targets!, items = sequences!.log.itemCount
-        let drawn = targets.map { i -> Int32 in   // uniform among the other items (RecBole's repeatable sampler)
-            guard items > 1 else { return i }
-            let j = Int32.random(in: 0..<Int32(items - 1), using: &rng)
-            return j >= i ? j + 1 : j
-        }
+        let drawn = NextItemLoss.uniformOthers(targets, items: items, rng: &rng)
         let s = translated(examples, p, tape: tape)
         let bpr = tape.affine(tape.mean(tape.logSigmoid(tape.sub(score(s, targets, p, tape: tape), score(s, drawn, p, tape: tape)))), scale: -1)
         // Σ|T_k| as T · sign(T) (its subgradient; 0 where T_k = 0, as torch's).
