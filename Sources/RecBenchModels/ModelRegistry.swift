@@ -37,6 +37,7 @@ public enum ModelRegistry {
         NPE.self,
         FOSSIL.self,
         TransRec.self,
+        SHAN.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

@@ -28,10 +28,16 @@ public enum SharedKeys {
     }
 
     /// The weight of the model's regulariser.
-    public static func regWeight(_ weight: Double) -> ConfigKey {
-        ConfigKey("reg_weight", "float", .double(weight),
+    public static func regWeight(_ weight: Double) -> ConfigKey { regWeight(.double(weight)) }
+
+    /// The weights of a model with two regularisers (SHAN), under RecBole's same key.
+    public static func regWeights(_ weights: [Double]) -> ConfigKey { regWeight(.list(weights.map { .double($0) })) }
+
+    private static func regWeight(_ value: ConfigValue) -> ConfigKey {
+        ConfigKey("reg_weight", "float (SHAN: two floats)", value,
                   "Weight λ of the model's L2 regulariser (EASE: added to the Gram matrix's diagonal; LightGCN: on the batch's embedding norms; "
-                      + "FOSSIL: on the unsquared norms of the batch's user weights, targets and encodings).")
+                      + "FOSSIL: on the unsquared norms of the batch's user weights, targets and encodings; "
+                      + "SHAN: [on its two attention weights, on the batch's user and target vectors], unsquared norms).")
     }
 
     /// The width of an auto-encoder's code.
