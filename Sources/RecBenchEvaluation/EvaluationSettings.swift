@@ -43,6 +43,9 @@ public struct EvaluationSettings: Sendable, Equatable {
     public var tailRatio: Double = 0.1
     /// `eval_protocol`: nil is `auto` (the plan picks by the model's family).
     public var evaluationProtocol: EvaluationProtocol?
+    /// Whether a repeat-aware model's switch is read for the analyses (a pass of its own;
+    /// early stopping's validation skips it).
+    public var readsRepeatModes = true
 
     /// A protocol description (used by tests and benchmarks).
     public init(metrics: [String], cutoffs: [Int], historyMask: HistoryMask = .recbole, batchSize: Int = 4096,
@@ -110,6 +113,7 @@ public struct EvaluationSettings: Sendable, Equatable {
     /// evaluation, since the best K items do not depend on how many more are selected.
     public var validationOnly: EvaluationSettings {
         var only = self
+        only.readsRepeatModes = false
         if let key = MetricKey(parsing: validMetric), let name = metrics.first(where: { $0.lowercased() == key.name }) {
             only.metrics = [name]
             only.cutoffs = [key.k]

@@ -169,7 +169,8 @@ public enum Evaluator {
                 profile?.charge("\(phase): rank", forward: times.rank)
             }
         }   // the blocks of scores are freed here, before the result's arrays are built
-        let modes = repeatModes(scorer, users: users, blockUsers: settings.usersPerBlock(items: target.itemCount), compute: compute)
+        let modes = settings.readsRepeatModes
+            ? repeatModes(scorer, users: users, blockUsers: settings.usersPerBlock(items: target.itemCount), compute: compute) : nil
         return summarize(table, topItems: topItems, target: target, settings: settings, repeatModes: modes,
                          seconds: Date().timeIntervalSince(started))
     }
