@@ -62,16 +62,23 @@ extension Tape {
         return record(out) { a.accumulate(RowKernels.scaleRows(out.grad!, by: scales)) }
     }
 
-    /// Columns `range` of a.
+    /// Columns `range` of a (row slices copied whole: a gate's block of a fused product).
     public func columns(_ a: Variable, _ range: Range<Int>) -> Variable {
-        let n = a.value.columns, m = range.count
-        var value = Matrix(rows: a.value.rows, columns: m)
-        for r in 0..<a.value.rows { for j in 0..<m { value.values[r * m + j] = a.value.values[r * n + range.lowerBound + j] } }
+        let n = a.value.columns, m = range.count, rows = a.value.rows, first = range.lowerBound
+        var value = Matrix(uninitializedRows: rows, columns: m)
+        value.values.withUnsafeMutableBufferPointer { out in
+            a.value.values.withUnsafeBufferPointer { x in
+                for r in 0..<rows { (out.baseAddress! + r * m).update(from: x.baseAddress! + r * n + first, count: m) }
+            }
+        }
         let out = Variable(value, requiresGrad: a.requiresGrad)
         return record(out) {
-            let g = out.grad!
             a.accumulate { grad in
-                for r in 0..<g.rows { for j in 0..<m { grad.values[r * n + range.lowerBound + j] += g.values[r * m + j] } }
+                out.grad!.values.withUnsafeBufferPointer { g in
+                    grad.values.withUnsafeMutableBufferPointer { ga in
+                        for r in 0..<rows { for j in 0..<m { ga[r * n + first + j] += g[r * m + j] } }
+                    }
+                }
             }
         }
     }

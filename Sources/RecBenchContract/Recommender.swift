@@ -5,7 +5,7 @@ import RecBenchData
 
 /// The family a model belongs to (the report's "type" column).
 public enum ModelKind: String, Sendable, Codable {
-    case baseline, neighbourhood, linear, factorisation, autoencoder, embedding, recurrent, attention
+    case baseline, neighbourhood, linear, factorisation, autoencoder, embedding, recurrent, attention, graph, convolutional
 }
 
 /// Which inputs a model reads: interactions only, or user and item features too (the

@@ -38,6 +38,8 @@ public enum ModelRegistry {
         FOSSIL.self,
         TransRec.self,
         SHAN.self,
+        SRGNN.self,
+        GCSAN.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

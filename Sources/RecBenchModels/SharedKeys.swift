@@ -37,7 +37,8 @@ public enum SharedKeys {
         ConfigKey("reg_weight", "float (SHAN: two floats)", value,
                   "Weight λ of the model's L2 regulariser (EASE: added to the Gram matrix's diagonal; LightGCN: on the batch's embedding norms; "
                       + "FOSSIL: on the unsquared norms of the batch's user weights, targets and encodings; "
-                      + "SHAN: [on its two attention weights, on the batch's user and target vectors], unsquared norms).")
+                      + "SHAN: [on its two attention weights, on the batch's user and target vectors], unsquared norms; "
+                      + "GCSAN: the item table's unsquared norm over its rows).")
     }
 
     /// The width of an auto-encoder's code.
@@ -73,7 +74,7 @@ public enum SharedKeys {
     /// The width of a sequence model's hidden state.
     public static func hiddenSize(_ width: Int) -> ConfigKey {
         ConfigKey("hidden_size", "int", .int(width),
-                  "Width of a sequential model's hidden state: the GRU's (GRU4Rec, NARM, RepeatNet) or the transformer's (SASRec, BERT4Rec).")
+                  "Width of a sequential model's hidden state: the GRU's (GRU4Rec, NARM, RepeatNet) or the transformer's (SASRec, BERT4Rec, GCSAN).")
     }
 
     /// How a sequential model's next-item prediction is trained.
@@ -86,6 +87,6 @@ public enum SharedKeys {
     /// Stacked layers of a sequence encoder.
     public static func layerCount(_ layers: Int) -> ConfigKey {
         ConfigKey("n_layers", "int", .int(layers),
-                  "Stacked layers: LightGCN's propagation layers K, NARM's GRU layers, or a transformer's layers (SASRec, BERT4Rec).")
+                  "Stacked layers: LightGCN's propagation layers K, NARM's GRU layers, or a transformer's layers (SASRec, BERT4Rec, GCSAN).")
     }
 }

@@ -89,6 +89,21 @@ import Autodiff
         #expect(none.allSatisfy { abs($0 - 1 / 3) < 1e-6 })
     }
 
+    @Test func gatedUpdate() {
+        ops.check([ops.m(3, 6, 81), ops.m(3, 6, 82), ops.m(3, 2, 83)]) { t, v in t.gatedUpdate(inputs: v[0], hidden: v[1], state: v[2]) }
+        // Against SR-GNN's cell written out: z weighs the new state.
+        let (gi, gh, h) = (ops.m(3, 6, 84), ops.m(3, 6, 85), ops.m(3, 2, 86))
+        let out = Tape(compute: .serial).gatedUpdate(inputs: Variable(gi), hidden: Variable(gh), state: Variable(h)).value
+        func sigmoid(_ v: Float) -> Float { 1 / (1 + Foundation.exp(-v)) }
+        for i in 0..<3 {
+            for j in 0..<2 {
+                let r = sigmoid(gi[i, j] + gh[i, j]), z = sigmoid(gi[i, 2 + j] + gh[i, 2 + j])
+                let n = Foundation.tanh(gi[i, 4 + j] + r * gh[i, 4 + j])
+                #expect(abs(out[i, j] - ((1 - z) * h[i, j] + z * n)) < 1e-6)
+            }
+        }
+    }
+
     @Test func repeatExploreNLL() {
         // Two sequences over 3 steps (padding id 5 of classes 0…5): row 0 reads items 1, 3, 1,
         // row 1 reads item 2 then padding. Targets: 1 (a repeat), 4 (new).

@@ -126,6 +126,13 @@ public struct SequenceBatch: Sendable {
         self.items = items; self.lengths = lengths; self.users = users; self.targets = targets; self.width = width; self.padding = padding
     }
 
+    /// Rows given item by item (a hand-made batch), with no users or targets.
+    public init(rows: [[Int32]], padding: Int32) {
+        let width = max(1, rows.map(\.count).max() ?? 1)
+        self.init(items: rows.flatMap { $0 + [Int32](repeating: padding, count: width - $0.count) }, lengths: rows.map(\.count),
+                  users: [Int32](repeating: 0, count: rows.count), targets: nil, width: width, padding: padding)
+    }
+
     /// The rows `rows` of `queries`.
     public init(rows: ArraySlice<Int32>, of queries: SequenceQueries) {
         self.init(log: queries.sequences.log, users: rows.map { queries.users[Int($0)] },
