@@ -40,6 +40,7 @@ public enum ModelRegistry {
         SHAN.self,
         SRGNN.self,
         GCSAN.self,
+        NextItNet.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

@@ -38,7 +38,7 @@ public enum SharedKeys {
                   "Weight λ of the model's L2 regulariser (EASE: added to the Gram matrix's diagonal; LightGCN: on the batch's embedding norms; "
                       + "FOSSIL: on the unsquared norms of the batch's user weights, targets and encodings; "
                       + "SHAN: [on its two attention weights, on the batch's user and target vectors], unsquared norms; "
-                      + "GCSAN: the item table's unsquared norm over its rows).")
+                      + "GCSAN: the item table's unsquared norm over its rows; NextItNet: unsquared norms of its weights).")
     }
 
     /// The width of an auto-encoder's code.

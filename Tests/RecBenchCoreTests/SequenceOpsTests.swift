@@ -104,6 +104,27 @@ import Autodiff
         }
     }
 
+    @Test func causalConvolution() {
+        // Two sequences of 5 steps, 2 channels in, 3 out, kernel 3, dilation 2.
+        ops.check([ops.m(10, 2, 87), ops.m(6, 3, 88), ops.m(1, 3, 89)]) { t, v in
+            t.causalConvolution(v[0], weight: v[1], bias: v[2], steps: 5, dilation: 2)
+        }
+        // Against the sum written out: tap k reads (2 − k) · 2 steps back, zeros before the start.
+        let (x, w, b) = (ops.m(10, 2, 90), ops.m(6, 3, 91), ops.m(1, 3, 92))
+        let y = Tape(compute: .serial).causalConvolution(Variable(x), weight: Variable(w), bias: Variable(b), steps: 5, dilation: 2).value
+        for s in 0..<2 {
+            for t in 0..<5 {
+                for o in 0..<3 {
+                    var expected = b[0, o]
+                    for k in 0..<3 where t - (2 - k) * 2 >= 0 {
+                        for c in 0..<2 { expected += x[s * 5 + t - (2 - k) * 2, c] * w[k * 2 + c, o] }
+                    }
+                    #expect(abs(y[s * 5 + t, o] - expected) < 1e-5, "y[\(s), \(t), \(o)]")
+                }
+            }
+        }
+    }
+
     @Test func repeatExploreNLL() {
         // Two sequences over 3 steps (padding id 5 of classes 0…5): row 0 reads items 1, 3, 1,
         // row 1 reads item 2 then padding. Targets: 1 (a repeat), 4 (new).
