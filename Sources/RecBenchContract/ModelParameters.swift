@@ -62,6 +62,11 @@ public struct ModelParameters: Sendable {
         try declared(name) { try $0.intList(name, in: range) }
     }
 
+    /// A list of strings (column names).
+    public func stringList(_ name: String) throws -> [String] {
+        try declared(name) { try $0.stringList(name) }
+    }
+
     /// A list of numbers, each in `range`.
     public func doubleList(_ name: String, in range: ClosedRange<Double> = -.greatestFiniteMagnitude...(.greatestFiniteMagnitude)) throws -> [Double] {
         try declared(name) { try $0.doubleList(name, in: range) }

@@ -69,6 +69,9 @@ public protocol Recommender: Scorer, Sendable {
     /// Small settings the shared tests build the model with (gradient checks, scorer
     /// checks), one entry per variant to check; each is laid over the declared defaults.
     static var testSettings: [[String: ConfigValue]] { get }
+    /// Whether it reads `.user` / `.item` features (default: context-aware models), so that
+    /// the shared tests build it on data with side files.
+    static var readsFeatures: Bool { get }
 
     /// Reads and validates hyperparameters.
     init(parameters: ModelParameters) throws
@@ -90,6 +93,7 @@ extension Recommender {
     public static var family: ModelFamily { .general }
     public static var role: ModelRole { .model }
     public static var testSettings: [[String: ConfigValue]] { [[:]] }
+    public static var readsFeatures: Bool { family == .contextAware }
     public var fitSteps: [String: Double] { [:] }
     public var trainingSummary: TrainingSummary? { nil }
     public func cost(_ shape: WorkShape) -> ModelCost? { nil }

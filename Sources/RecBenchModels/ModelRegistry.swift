@@ -41,6 +41,7 @@ public enum ModelRegistry {
         SRGNN.self,
         GCSAN.self,
         NextItNet.self,
+        GRU4RecF.self,
     ]
 
     /// The model called `name` (case-insensitive); unknown names throw with a suggestion.

@@ -17,7 +17,7 @@ public enum SharedKeys {
     public static func dropoutProb(_ probability: Double) -> ConfigKey {
         ConfigKey("dropout_prob", "float", .double(probability),
                   "Dropout probability while training: on the input rows (auto-encoders), before each MLP layer, "
-                      + "or on the item embeddings of a sequence (GRU4Rec), on the attention inputs and explore logits (RepeatNet), "
+                      + "or on the item embeddings of a sequence (GRU4Rec, GRU4RecF), on the attention inputs and explore logits (RepeatNet), "
                       + "on the user and item vectors (HRM, NPE).")
     }
 
@@ -75,6 +75,11 @@ public enum SharedKeys {
     public static func hiddenSize(_ width: Int) -> ConfigKey {
         ConfigKey("hidden_size", "int", .int(width),
                   "Width of a sequential model's hidden state: the GRU's (GRU4Rec, NARM, RepeatNet) or the transformer's (SASRec, BERT4Rec, GCSAN).")
+    }
+
+    /// Stacked GRU layers.
+    public static func gruLayers(_ layers: Int) -> ConfigKey {
+        ConfigKey("num_layers", "int", .int(layers), "Stacked GRU layers (GRU4Rec; GRU4RecF: of each of its two GRUs).")
     }
 
     /// How a sequential model's next-item prediction is trained.

@@ -6,17 +6,18 @@ import Testing
 @Suite(.serialized) struct ContextCLITests {
     /// The default workspace plus `.user` (rows for u0…u2 only) and `.item` (a token
     /// sequence, empty for i2) files, and a config that loads them.
-    func workspace(userColumns: String = "user_id, age", extra: String = "") throws -> Workspace {
+    func workspace(userColumns: String = "user_id, age", itemColumns: String = "item_id, genre", extra: String = "") throws -> Workspace {
         let config = Workspace.config.replacingOccurrences(of: "load_col: {inter: [user_id, item_id, timestamp]}\n", with: "") + """
 
-            load_col: {inter: [user_id, item_id, timestamp], user: [\(userColumns)], item: [item_id, genre]}
+            load_col: {inter: [user_id, item_id, timestamp], user: [\(userColumns)], item: [\(itemColumns)]}
             filter_inter_by_user_or_item: false
             epochs: 2
             \(extra)
             """
         let w = try Workspace(config: config)
         let users = "user_id:token\tage:token\theight:float\n" + (0..<3).map { "u\($0)\t\($0 % 2 == 0 ? "young" : "old")\t\(160 + $0)\n" }.joined()
-        let items = "item_id:token\tgenre:token_seq\n" + (0..<5).map { "i\($0)\t\($0 == 2 ? "" : ($0 < 3 ? "pop rock" : "jazz"))\n" }.joined()
+        let items = "item_id:token\tgenre:token_seq\tprice:float\n"
+            + (0..<5).map { "i\($0)\t\($0 == 2 ? "" : ($0 < 3 ? "pop rock" : "jazz"))\t\(Double($0) / 2)\n" }.joined()
         try users.write(toFile: w.root + "/data/tiny/tiny.user", atomically: true, encoding: .utf8)
         try items.write(toFile: w.root + "/data/tiny/tiny.item", atomically: true, encoding: .utf8)
         return w
@@ -53,6 +54,30 @@ import Testing
         let unlisted = try workspace(userColumns: "user_id, age, height")
         let left = try unlisted.run(["run", "--model", "FM", "--config", "run.yml"])
         #expect(left.status == 0 && !left.stdout.contains("height (") && left.stderr.contains("height"), "\(left.stderr)")
+    }
+
+    /// GRU4RecF's selected_features against the .item file: a misspelt column is named with
+    /// the file and a suggestion, a float column needs numerical_features (RecBole's rule),
+    /// and items without a row train with padding features and a note that counts them.
+    @Test func gru4RecFChecksItsSelectedFeatures() throws {
+        let typo = try workspace(extra: "selected_features: [genr]")
+        let misspelt = try typo.run(["run", "--model", "GRU4RecF", "--config", "run.yml"])
+        #expect(misspelt.status != 0 && misspelt.stderr.contains("tiny.item: 'genr'") && misspelt.stderr.contains("did you mean 'genre'"),
+                "\(misspelt.stderr)")
+        #expect(misspelt.stderr.split(separator: "\n").count == 1 && typo.resultFiles.isEmpty)
+        let float = try workspace(itemColumns: "item_id, genre, price", extra: "selected_features: [genre, price]")
+        let unlisted = try float.run(["run", "--model", "GRU4RecF", "--config", "run.yml"])
+        #expect(unlisted.status != 0 && unlisted.stderr.contains("'price'") && unlisted.stderr.contains("numerical_features"), "\(unlisted.stderr)")
+        let listed = try workspace(itemColumns: "item_id, genre, price", extra: "selected_features: [genre, price]\nnumerical_features: [price]")
+        #expect(try listed.run(["run", "--model", "GRU4RecF", "--config", "run.yml"]).status == 0)
+        let partial = try workspace()
+        try ("item_id:token\tgenre:token_seq\n" + "i0\tpop\ni1\trock\ni2\tjazz\n").write(toFile: partial.root + "/data/tiny/tiny.item", atomically: true,
+                                                                                       encoding: .utf8)
+        let padded = try partial.run(["run", "--model", "GRU4RecF", "--config", "run.yml", "--set", "selected_features=[genre]"])
+        #expect(padded.status == 0 && padded.stderr.contains("2 of 5 items have no row in tiny.item"), "\(padded.stderr)")
+        let none = try Workspace(config: Workspace.config + "\nselected_features: [genre]\nepochs: 1")
+        let unloaded = try none.run(["run", "--model", "GRU4RecF", "--config", "run.yml"])
+        #expect(unloaded.status != 0 && unloaded.stderr.contains("load_col") && unloaded.stderr.contains("tiny.item"), "\(unloaded.stderr)")
     }
 
     @Test func theReportGroupsRowsByFamily() throws {

@@ -45,12 +45,19 @@ import Autodiff
             let analytic = leaves[name]!.grad ?? Matrix(rows: value.rows, columns: value.columns)
             for _ in 0..<min(6, value.values.count) {
                 let i = rng.nextInt(below: value.values.count)
-                var plus = initial, minus = initial
-                plus.update(name) { $0.values[i] += eps }
-                minus.update(name) { $0.values[i] -= eps }
-                let numeric = (loss(plus) - loss(minus)) / Double(2 * eps)
+                func numeric(_ step: Float) -> Double {
+                    var plus = initial, minus = initial
+                    plus.update(name) { $0.values[i] += step }
+                    minus.update(name) { $0.values[i] -= step }
+                    return (loss(plus) - loss(minus)) / Double(2 * step)
+                }
                 let a = Double(analytic.values[i])
-                #expect(abs(a - numeric) <= 3e-3 + 5e-2 * abs(numeric), "\(M.name) \(name)[\(i)]: analytic \(a), numeric \(numeric)")
+                func agrees(_ n: Double) -> Bool { abs(a - n) <= 3e-3 + 5e-2 * abs(n) }
+                // A step across a kink (max pooling's winner changing) differs by chance; a step
+                // a fifth as long must then agree, as strictly.
+                var n = numeric(eps)
+                if !agrees(n) { n = numeric(eps / 5) }
+                #expect(agrees(n), "\(M.name) \(overrides) \(name)[\(i)]: analytic \(a), numeric \(n)")
                 checked += 1
             }
         }
@@ -67,7 +74,7 @@ import Autodiff
     @Test(arguments: checked)
     func lossMatchesCentralDifferences(model name: String) throws {
         let model = try #require(try ModelRegistry.model(named: name) as? any LearnedModel.Type)
-        let features = model.family == .contextAware
+        let features = model.readsFeatures
         func fixture() throws -> (SplitData, Dataset) { features ? try featureFixture() : try blockFixture() }
         for settings in model.testSettings { try check(model, settings, fixture: fixture) }
     }

@@ -125,6 +125,15 @@ import Autodiff
         }
     }
 
+    @Test func pooledMax() {
+        // Bags: row 0 holds table rows 0 and 2 (weight ½), row 1 nothing, row 2 table row 1.
+        let bags = SparseMatrix(rows: 3, columns: 3, rowIndices: [0, 0, 2], columnIndices: [0, 2, 1], values: [1, 0.5, 1])
+        ops.check([ops.m(3, 4, 93)]) { t, v in t.pooledMax(v[0], bags: bags, rows: [0, 2, 0, 1], empty: -5) }
+        let table = ops.m(3, 4, 94)
+        let y = Tape(compute: .serial).pooledMax(Variable(table), bags: bags, rows: [0, 1, 2], empty: -5).value
+        for j in 0..<4 { #expect(y[0, j] == max(table[0, j], 0.5 * table[2, j]) && y[1, j] == -5 && y[2, j] == table[1, j]) }
+    }
+
     @Test func repeatExploreNLL() {
         // Two sequences over 3 steps (padding id 5 of classes 0…5): row 0 reads items 1, 3, 1,
         // row 1 reads item 2 then padding. Targets: 1 (a repeat), 4 (new).

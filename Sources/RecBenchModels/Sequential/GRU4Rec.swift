@@ -22,7 +22,7 @@ public struct GRU4Rec: TiedNextItemModel {
     public static let kind = ModelKind.recurrent
     public static let parameters: [ConfigKey] = [
         SharedKeys.embeddingSize(64), SharedKeys.hiddenSize(128),
-        ConfigKey("num_layers", "int", .int(1), "GRU4Rec: stacked GRU layers."),
+        SharedKeys.gruLayers(1),
         SharedKeys.dropoutProb(0.3), SharedKeys.lossType("CE"),
     ]
     public static let testSettings: [[String: ConfigValue]] = [
