@@ -49,15 +49,21 @@ func blockRows() -> [(String, String, Double)] {
 
 /// One suite run for every registered model.
 @Suite(.serialized) struct ModelConformanceTests {
+    /// The block fixture, with side files (and the model's first test settings, which name
+    /// their columns) for a model that reads features.
+    static func fixture(_ type: any Recommender.Type) throws -> (SplitData, Dataset, [String: ConfigValue]) {
+        let (split, d) = type.readsFeatures ? try featureFixture() : try blockFixture()
+        return (split, d, type.readsFeatures ? type.testSettings.first ?? [:] : [:])
+    }
 
     @Test(arguments: ModelRegistry.models.map { $0.name })
     func scoresAreFiniteAndRepeatable(model name: String) throws {
-        let (split, d) = try blockFixture()
         let type = try ModelRegistry.model(named: name)
+        let (split, d, settings) = try Self.fixture(type)
         // Same threads for both fits and their scoring (every call states its own, so other
         // suites running concurrently cannot change them): the results must be bit-identical.
-        let a = allScores(try fitted(type, on: split, dataset: d), users: d.userCount, items: d.itemCount)
-        let b = allScores(try fitted(type, on: split, dataset: d), users: d.userCount, items: d.itemCount)
+        let a = allScores(try fitted(type, on: split, dataset: d, settings), users: d.userCount, items: d.itemCount)
+        let b = allScores(try fitted(type, on: split, dataset: d, settings), users: d.userCount, items: d.itemCount)
         #expect(a.isFinite)
         #expect(a == b)
     }
@@ -70,8 +76,9 @@ func blockRows() -> [(String, String, Double)] {
     /// worker scoring its own share (which cuts the rows a split GEMM cuts).
     @Test(arguments: ModelRegistry.models.map { $0.name })
     func preparedScoresAndEveryThreadSplitAgree(model name: String) throws {
-        let (split, d) = try blockFixture()
-        let model = try fitted(ModelRegistry.model(named: name), on: split, dataset: d)
+        let type = try ModelRegistry.model(named: name)
+        let (split, d, settings) = try Self.fixture(type)
+        let model = try fitted(type, on: split, dataset: d, settings)
         var all = Matrix(rows: d.userCount, columns: d.itemCount)
         model.scores(for: Array(0..<Int32(d.userCount))[...], into: &all, compute: .serial)
         let prepared = model.preparedForScoring(compute: Compute(threads: 2))
@@ -82,9 +89,9 @@ func blockRows() -> [(String, String, Double)] {
             let worst = zip(rows.values, expected.values).map { abs($0 - $1) / max(1, abs($1)) }.max()!
             #expect(worst <= 1e-5, "\(name): users \(share) differ by \(worst)")
         }
-        let settings = EvaluationSettings(metrics: ["NDCG", "Recall", "ItemCoverage"], cutoffs: [1, 3], historyMask: .seen)
+        let evaluation = EvaluationSettings(metrics: ["NDCG", "Recall", "ItemCoverage"], cutoffs: [1, 3], historyMask: .seen)
         let results = [Compute.serial, Compute(threads: 2), Compute(workers: 2, blasThreads: 1)].map {
-            Evaluator.evaluate(model, split: split, part: .test, settings: settings, compute: $0)
+            Evaluator.evaluate(model, split: split, part: .test, settings: evaluation, compute: $0)
         }
         for r in results.dropFirst() { #expect(r.topItems == results[0].topItems && r.values == results[0].values) }
     }
