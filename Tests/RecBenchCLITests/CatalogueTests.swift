@@ -132,6 +132,8 @@ extension HostileCase {
         .yaml("misspelt key", "topkk: [5]\n", ["extra.yml:1", "'topkk'", "did you mean 'topk'"]),
         HostileCase(name: "config file missing", arguments: ["run", "--model", "Pop", "--config", "nope.yml"], mentions: ["nope.yml", "not found"]),
         HostileCase(name: "unknown model", arguments: ["run", "--model", "EASY", "--config", "run.yml"], mentions: ["unknown model", "did you mean 'EASE'"]),
+        HostileCase(name: "model name with swapped letters", arguments: ["sweep", "--models", "Pop,BRP", "--config", "run.yml"],
+                    mentions: ["'BRP'", "did you mean 'BPR'"]),
         .set("integer key given text", ["epochs=many"], ["'epochs'", "expected an integer"], model: "BPR"),
         .set("zero epochs", ["epochs=0"], ["'epochs'", "at least 1"], model: "BPR"),
         .set("negative learning rate", ["learning_rate=-1"], ["'learning_rate'", "greater than 0"], model: "BPR"),

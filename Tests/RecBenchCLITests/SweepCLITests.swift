@@ -121,6 +121,42 @@ import Testing
         #expect(!page.contains("`"))
     }
 
+    /// A report option the stored results cannot answer is an error naming what they hold,
+    /// never a table sorted by nothing or full of dashes, nor a CSV with Markdown appended.
+    @Test func reportRefusesWhatTheResultsDoNotHold() throws {
+        let w = try Workspace()
+        #expect(try w.run(["sweep", "--config", "run.yml", "--models", "Pop,EASE", "--quiet"]).status == 0)
+        for (arguments, mentions) in [(["--sort", "ndgc@2"], ["'--sort'", "ndgc@2", "did you mean 'ndcg@2'"]),
+                                      (["--sort", "ndcg@20"], ["'--sort'", "ndcg@20", "sortable"]),
+                                      (["--k", "5"], ["'--k'", "cutoff 5", "@2"]),
+                                      (["--format", "csv", "--significance", "ndcg@2"], ["'--significance'", "csv"])] {
+            let out = try w.run(["report", "out"] + arguments)
+            #expect(out.status != 0 && out.stdout.isEmpty && mentions.allSatisfy { out.stderr.contains($0) }, "\(arguments): \(out.stderr)")
+            #expect(out.stderr.split(separator: "\n").count == 1)
+        }
+    }
+
+    /// The same data under another spelling of its path is the same run: a sweep resumes.
+    @Test func anotherSpellingOfDataPathResumes() throws {
+        let w = try Workspace()
+        #expect(try w.run(["sweep", "--config", "run.yml", "--models", "Pop,EASE", "--quiet"]).status == 0)
+        let again = try w.run(["sweep", "--config", "run.yml", "--models", "Pop,EASE", "--set", "data_path=./data", "--quiet"])
+        #expect(again.status == 0 && again.stdout.contains("0 run now, 2 already done"), "\(again.stdout)")
+    }
+
+    /// Notes say what happened: a random split of data with a time field says so once, and
+    /// under history mask seen the report blames the mask, not the data, for no repeat hits.
+    @Test func notesNameTheirCause() throws {
+        let random = try Workspace(config: Workspace.config.replacingOccurrences(of: "order: TO, ", with: ""))
+        let out = try random.run(["run", "--model", "Pop", "--config", "run.yml"])
+        #expect(out.status == 0 && out.stderr.components(separatedBy: "the split is random").count == 2, "\(out.stderr)")
+        #expect(out.stderr.contains("eval_args.order: TO"))
+        let seen = try Workspace()
+        #expect(try seen.run(["sweep", "--config", "run.yml", "--models", "Pop", "--set", "history_mask=seen", "--quiet"]).status == 0)
+        let page = try seen.run(["report", "out", "--format", "html"])
+        #expect(page.stdout.contains("history mask seen removes each user's earlier items"), "\(page.stdout.suffix(300))")
+    }
+
     @Test func reportFormatsAndPerUserExport() throws {
         let w = try Workspace()
         let quiet = try w.run(["sweep", "--config", "run.yml", "--models", "Pop,EASE", "--quiet"])
@@ -145,8 +181,12 @@ import Testing
         let page = try String(contentsOfFile: w.root + "/page.html", encoding: .utf8)
         // Three analyses + timing: no repeats in this data, so the repeat-share chart is a note.
         #expect(page.components(separatedBy: "<svg").count - 1 == 4)
-        #expect(page.contains("No repeat hits in this data"))
+        #expect(page.contains("No repeat hits (every hit is a new item in this data)"))
         #expect(!page.contains("http://") && !page.contains("https://"))   // self-contained
+
+        let withTests = try w.run(["report", "out", "--format", "html", "--significance", "ndcg@2"])
+        let section = try #require(withTests.stdout.range(of: "<h2>Significance</h2>"), "\(withTests.stderr)")
+        #expect(withTests.status == 0 && section.upperBound < withTests.stdout.range(of: "</body>")!.lowerBound)
 
         let run = try w.run(["run", "--model", "EASE", "--config", "run.yml", "--per-user"])
         #expect(run.status == 0)

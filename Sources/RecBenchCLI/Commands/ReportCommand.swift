@@ -33,7 +33,7 @@ public struct ReportCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "Write to this file (atomically) instead of stdout.")
     public var output: String?
 
-    @Option(help: "Add pairwise significance tests on per-user values of this metric, e.g. ndcg@10 (md output).")
+    @Option(help: "Add pairwise significance tests on per-user values of this metric, e.g. ndcg@10 (md and html output).")
     public var significance: String?
 
     @Option(help: "The paired test for --significance.")
@@ -44,6 +44,10 @@ public struct ReportCommand: ParsableCommand {
 
     public func run() throws {
         try reportingErrors {
+            if significance != nil, format != .md, format != .html {
+                throw RecBenchError(field: "--significance", "md and html reports hold the tests; a \(format.rawValue) report is one table: "
+                                    + "write the tests with a second `report --format md --significance …`")
+            }
             let report = try Report.load(directory: directory, k: k, sortKey: sort)
             var text: String
             switch format {
@@ -55,7 +59,8 @@ public struct ReportCommand: ParsableCommand {
             }
             if let metric = significance?.lowercased() {
                 let comparisons = try report.significance(metric: metric, test: test.rawValue, correction: correction)
-                text += "\n" + Report.markdown(comparisons, metric: metric, test: test.rawValue, correction: correction)
+                let tests = Report.markdown(comparisons, metric: metric, test: test.rawValue, correction: correction)
+                text = format == .html ? Self.insert(tests, into: text) : text + "\n" + tests
             }
             if let output {
                 try AtomicWrite.write(Data(text.utf8), to: output)
@@ -64,6 +69,17 @@ public struct ReportCommand: ParsableCommand {
                 Terminal.out(text.hasSuffix("\n") ? String(text.dropLast()) : text)
             }
         }
+    }
+}
+
+extension ReportCommand {
+    /// The tests' Markdown as a preformatted section at the end of the page's body.
+    static func insert(_ markdown: String, into page: String) -> String {
+        let escaped = markdown.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
+        let section = "<section><h2>Significance</h2><pre>\(escaped)</pre></section>\n"
+        guard let end = page.range(of: "</body>", options: .backwards) else { return page + section }
+        return page.replacingCharacters(in: end.lowerBound..<end.lowerBound, with: section)
     }
 }
 

@@ -286,6 +286,12 @@ public enum Experiment {
             logger.warning("\(message)")
             notices.append(message)
         }
+        if plan.split.order == .random, let time = dataset.timeField, plan.data.benchmarkFilenames == nil {
+            let message = "the split is random (eval_args.order: RO, RecBole's default) though the data has a time field (\(time)): "
+                + "set eval_args.order: TO for a temporal split"
+            logger.notice("\(message)")
+            notices.append(message)
+        }
         // Next-item rows count examples, as RecBole reports its sequential split.
         let sizes = nextItem ? SplitPart.allCases.map { sequences!.log.examples(of: $0).count } : SplitPart.allCases.map { split.sizes[$0] ?? 0 }
         var summary = SplitSummary(train: sizes[0], valid: sizes[1], test: sizes[2],
@@ -349,9 +355,10 @@ public enum Experiment {
             checkpointName: "\(plan.modelType.name)-\(plan.data.dataset)-seed\(plan.seed)", profile: profile, threadSplit: plan.threadSplit)
     }
 
-    /// Keys that do not change a run's metrics, left out of its identity.
+    /// Keys that do not change a run's metrics, left out of its identity (`data_path`: the
+    /// data's fingerprint stands for it, so the same files under another spelling resume).
     static let presentationKeys: Set<String> = ["results_dir", "threads", "thread_split", "metric_decimal_place", "checkpoint_dir",
-                                                "memory_limit_mb", "eval_memory_mb"]
+                                                "memory_limit_mb", "eval_memory_mb", "data_path"]
 
     /// The run's identity: recbench's version, model, every result-relevant config value, and
     /// the data's fingerprint. The same key means the same run (a sweep skips it); a new

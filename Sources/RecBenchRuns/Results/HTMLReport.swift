@@ -29,8 +29,9 @@ extension Report {
                 let key = MetricKey(chart.key, k: k).description
                 let bars = g.entries.map { e in (e.label, Report.value(e.result, key) ?? 0) }
                 guard bars.contains(where: { $0.1 != 0 }) else {
-                    empty.append(chart.key == "repeat_hit_share"
-                                 ? "no repeat hits in this data (every hit is a new item), so the repeat-share chart is left out"
+                    let why = g.historyMask == .seen ? "history mask seen removes each user's earlier items from the ranking"
+                        : "every hit is a new item in this data"
+                    empty.append(chart.key == "repeat_hit_share" ? "no repeat hits (\(why)), so the repeat-share chart is left out"
                                  : "\(chart.title.lowercased()) is 0 for every run; chart left out")
                     continue
                 }

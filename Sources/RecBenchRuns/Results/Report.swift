@@ -75,6 +75,7 @@ public struct Report: Sendable {
         guard !results.isEmpty || !failures.isEmpty else { throw RecBenchError.file(directory, "holds no recbench results") }
         let k = requestedK ?? results.compactMap { r in r.0.metricKeys.first.flatMap(MetricKey.init(parsing:))?.k }.min() ?? 10
         let sortKey = (requestedSort ?? MetricKey("ndcg", k: k).description).lowercased()
+        try checkRequest(results.map(\.0), k: requestedK, sortKey: requestedSort.map { _ in sortKey })
         var groups: [Group] = []
         func key(_ r: RunResult) -> String {
             "\(r.dataset)\u{1}\(r.historyMask.rawValue)\u{1}\((r.evaluationProtocol ?? .user).rawValue)"
@@ -96,6 +97,21 @@ public struct Report: Sendable {
         var report = Report(groups: groups, failures: failures.sorted { ($0.dataset, $0.label) < ($1.dataset, $1.label) }, k: k, sortKey: sortKey)
         report.decimals = results.compactMap { $0.0.config["metric_decimal_place"]?.intValue }.max() ?? 4
         return report
+    }
+
+    /// A requested cutoff or sort key that no stored result holds is an error naming what the
+    /// results do hold (a table of dashes, or rows in no order, would look like an answer).
+    static func checkRequest(_ results: [RunResult], k: Int?, sortKey: String?) throws {
+        guard !results.isEmpty else { return }
+        let cutoffs = Set(results.flatMap { $0.metricKeys.compactMap { MetricKey(parsing: $0)?.k } }).sorted()
+        if let k, !cutoffs.contains(k) {
+            throw RecBenchError(field: "--k", "no stored result has cutoff \(k); the results hold @\(cutoffs.map(String.init).joined(separator: ", @"))")
+        }
+        let keys = Set(results.flatMap { Array($0.test.keys) + Array(($0.analyses["test"] ?? [:]).keys) })
+        if let sortKey, !keys.contains(sortKey) {
+            throw RecBenchError(field: "--sort", "no stored result holds \(sortKey)\(Suggestion.hint(for: sortKey, in: keys)); "
+                                + "sortable: \(keys.sorted().joined(separator: ", "))")
+        }
     }
 
     /// A test metric or analysis value of a run.
