@@ -114,7 +114,10 @@ import Testing
         for u in 0..<6 { for i in 0..<5 where (u + i) % 3 != 0 { rows += "u\(u)\ti\(i)\t\(u * 10 + i)\n" } }
         rows += "u1\ti2\t98\nu1\ti1\t99\n"   // u1 buys i1 again last: a repeat in test
         let w = try Workspace(inter: rows)
+        // The repeat baseline joins unasked: listed in the plan, and marked in the report.
+        #expect(try w.run(["sweep", "--config", "run.yml", "--models", "Pop", "--list"]).stdout.contains("RepeatPop"))
         #expect(try w.run(["sweep", "--config", "run.yml", "--models", "Pop", "--quiet"]).status == 0)
+        #expect(try w.run(["report", "out"]).stdout.contains("| RepeatPop (repeat baseline) |"))
         #expect(try w.run(["report", "out", "--format", "html", "-o", "page.html"]).status == 0)
         let page = try String(contentsOfFile: w.root + "/page.html", encoding: .utf8)
         #expect(page.contains("<code>history_mask: recbole</code>"))

@@ -119,10 +119,12 @@ public struct Report: Sendable {
         r.test[key] ?? r.analyses["test"]?[key]
     }
 
-    /// "EASE" or "EASE (reg_weight=100)" when the model has several runs that differ.
+    /// "EASE" or "EASE (reg_weight=100)" when the model has several runs that differ; a
+    /// repeat baseline (which a sweep adds unasked on repeat data) says so.
     static func label(for r: RunResult, among all: [RunResult]) -> String {
+        let name = ModelRegistry.models.first { $0.name == r.model }?.role == .repeatBaseline ? "\(r.model) (repeat baseline)" : r.model
         let siblings = all.filter { $0.model == r.model }
-        guard siblings.count > 1 else { return r.model }
+        guard siblings.count > 1 else { return name }
         var varying: [String] = []
         for key in r.hyperparameters.keys.sorted() where Set(siblings.map { $0.hyperparameters[key]?.description ?? "" }).count > 1 {
             varying.append("\(key)=\(r.hyperparameters[key]!)")
@@ -131,7 +133,7 @@ public struct Report: Sendable {
             && Set(siblings.map { $0.config[key]?.description ?? "" }).count > 1 {
             varying.append("\(key)=\(r.config[key]!)")
         }
-        return varying.isEmpty ? r.model : "\(r.model) (\(varying.joined(separator: ", ")))"
+        return varying.isEmpty ? name : "\(name) (\(varying.joined(separator: ", ")))"
     }
 
     /// Whether a column's best value is the largest (repeat share has no "better").
