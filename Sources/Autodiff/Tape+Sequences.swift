@@ -67,16 +67,16 @@ extension Tape {
     /// The B rows of `a` repeated for each of `steps` time steps, time-major ((steps·B) × n);
     /// the pullback sums the steps' gradients.
     public func broadcastSteps(_ a: Variable, steps: Int) -> Variable {
-        let b = a.value.rows, n = a.value.columns
-        var value = Matrix(uninitializedRows: steps * b, columns: n)
-        for t in 0..<steps { value.values.replaceSubrange(t * b * n..<(t + 1) * b * n, with: a.value.values) }
-        let out = Variable(value, requiresGrad: a.requiresGrad)
-        return record(out) {
-            let g = out.grad!
-            a.accumulate { grad in
-                for t in 0..<steps { for k in 0..<(b * n) { grad.values[k] += g.values[t * b * n + k] } }
+        let block = a.value.values.count
+        var value = Matrix(uninitializedRows: steps * a.value.rows, columns: a.value.columns)
+        value.values.withUnsafeMutableBufferPointer { out in
+            a.value.values.withUnsafeBufferPointer { x in
+                for t in 0..<steps where block > 0 { (out.baseAddress! + t * block).update(from: x.baseAddress!, count: block) }
             }
         }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        let compute = self.compute
+        return record(out) { a.accumulate { grad in Self.addSteps(out.grad!, steps: steps, into: &grad, compute: compute) } }
     }
 
     /// The sum over `steps` time steps of a time-major (steps·B) × n variable: B × n.
@@ -84,12 +84,32 @@ extension Tape {
         let b = steps == 0 ? 0 : a.value.rows / steps, n = a.value.columns
         precondition(b * steps == a.value.rows, "sumSteps: \(a.value.rows) rows are not \(steps) steps")
         var value = Matrix(rows: b, columns: n)
-        for t in 0..<steps { for k in 0..<(b * n) { value.values[k] += a.value.values[t * b * n + k] } }
+        let compute = self.compute
+        Self.addSteps(a.value, steps: steps, into: &value, compute: compute)
         let out = Variable(value, requiresGrad: a.requiresGrad)
         return record(out) {
-            let g = out.grad!
+            let block = b * n
             a.accumulate { grad in
-                for t in 0..<steps { for k in 0..<(b * n) { grad.values[t * b * n + k] += g.values[k] } }
+                grad.values.withUnsafeMutableBufferPointer { g in
+                    out.grad!.values.withUnsafeBufferPointer { y in
+                        for t in 0..<steps where block > 0 {
+                            LaneKernels.zipMap(y.baseAddress!, g.baseAddress! + t * block, into: g.baseAddress! + t * block, count: block,
+                                               compute: compute) { $0 + $1 }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// sum[k] += Σ_t steps[t · block + k], block = sum's size.
+    static func addSteps(_ steps: Matrix, steps count: Int, into sum: inout Matrix, compute: Compute) {
+        let block = sum.values.count
+        sum.values.withUnsafeMutableBufferPointer { s in
+            steps.values.withUnsafeBufferPointer { x in
+                for t in 0..<count where block > 0 {
+                    LaneKernels.zipMap(x.baseAddress! + t * block, s.baseAddress!, into: s.baseAddress!, count: block, compute: compute) { $0 + $1 }
+                }
             }
         }
     }
