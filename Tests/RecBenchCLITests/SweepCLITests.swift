@@ -139,6 +139,17 @@ import Testing
         }
     }
 
+    /// The ETA goes by earlier runs of each model on the same data: a sweep of new settings
+    /// shows one from its first line; with no earlier run, none until a run has finished.
+    @Test func theETAGoesByEarlierRunsOfEachModel() throws {
+        let w = try Workspace()
+        func firstLine(_ out: CLI.Output) -> Substring? { out.stderr.split(separator: "\n").first { $0.contains("[1/2] Pop: started") } }
+        let first = try w.run(["sweep", "--config", "run.yml", "--models", "Pop,EASE"])
+        #expect(first.status == 0 && firstLine(first)?.contains("ETA") == false, "\(first.stderr)")
+        let second = try w.run(["sweep", "--config", "run.yml", "--models", "Pop,EASE", "--set", "topk=[2,3]"])
+        #expect(second.status == 0 && firstLine(second)?.contains("ETA 0:") == true, "\(second.stderr)")
+    }
+
     /// The same data under another spelling of its path is the same run: a sweep resumes.
     @Test func anotherSpellingOfDataPathResumes() throws {
         let w = try Workspace()

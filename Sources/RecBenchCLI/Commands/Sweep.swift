@@ -16,7 +16,8 @@ public struct Sweep: ParsableCommand {
             sweep — even by kill -9 — resumes where it stopped. A failing run is recorded as \
             failed with its error and the sweep goes on (failed runs are retried next time); \
             the exit code is 1 if any run failed. On data with repeat purchases RepeatPop is \
-            added as the repeat baseline.
+            added as the repeat baseline. The ETA counts each run as long as earlier runs of \
+            its model on the same data took (any settings), else as this sweep's mean run.
             """)
 
     @OptionGroup public var experiment: ExperimentOptions
@@ -59,19 +60,21 @@ public struct Sweep: ParsableCommand {
             if let part { logger.notice("shard \(part): \(runs.count) of the plan's \(plan.runs.count) runs") }
             let total = runs.count
             var progress = Progress(total: total, done: 0, jobs: jobs, quiet: logging.quiet)
+            progress.expected = runs.map { SweepPlanner.isDone($0) ? 0 : SweepPlanner.previousSeconds($0) }
             let executor = SweepExecutor(executable: ChildProcess.selfPath, configFiles: experiment.config, dataset: experiment.dataset, jobs: jobs)
             let outcome = try executor.run(runs) { event in
                 switch event {
                 case .skipped(let index, let run):
                     progress.done += 1
+                    progress.settled.insert(index)
                     progress.line("[\(index + 1)/\(total)] \(run.label): already done, skipped")
                 case .started(let index, let run):
                     progress.line("[\(index + 1)/\(total)] \(run.label): started")
                 case .finished(let index, let run, let seconds, let summary):
-                    progress.finished(seconds: seconds)
+                    progress.finished(index, seconds: seconds)
                     progress.line("[\(index + 1)/\(total)] \(run.label): done in \(String(format: "%.2f", seconds)) s\(summary)")
                 case .failed(let index, let run, let seconds, let error):
-                    progress.finished(seconds: seconds)
+                    progress.finished(index, seconds: seconds)
                     progress.line("[\(index + 1)/\(total)] \(run.label): FAILED: \(error)", always: true)
                 }
             }
@@ -91,7 +94,10 @@ public struct Sweep: ParsableCommand {
     }
 }
 
-/// Sweep progress: one line per run start and end on stderr, with ETA; a bar on a TTY.
+/// Sweep progress: one line per run start and end on stderr, with ETA; a bar on a TTY. A
+/// run's expected time is that of earlier runs of its model on the same data (any settings)
+/// in the results folder, else the mean of this sweep's finished runs; an ETA with runs of
+/// neither kind left is a lower bound (≥).
 struct Progress {
     let total: Int
     public var done: Int
@@ -99,22 +105,34 @@ struct Progress {
     /// --quiet: only failures.
     let quiet: Bool
     public var durations: [Double] = []
+    /// Per run of the plan, its expected seconds (nil: no earlier run to go by).
+    public var expected: [Double?] = []
+    /// Runs finished, failed or skipped.
+    public var settled = Set<Int>()
 
     init(total: Int, done: Int, jobs: Int, quiet: Bool = false) {
         self.total = total; self.done = done; self.jobs = jobs; self.quiet = quiet
     }
 
-    mutating func finished(seconds: Double) {
+    mutating func finished(_ index: Int, seconds: Double) {
         done += 1
         durations.append(seconds)
+        settled.insert(index)
+    }
+
+    /// Seconds left and whether every remaining run had an estimate.
+    var remaining: (seconds: Double, complete: Bool)? {
+        let mean = durations.isEmpty ? nil : durations.reduce(0, +) / Double(durations.count)
+        let left = (0..<total).filter { !settled.contains($0) }.map { i in (i < expected.count ? expected[i] : nil) ?? mean }
+        guard !left.isEmpty, left.contains(where: { $0 != nil }) else { return nil }
+        return (left.compactMap { $0 }.reduce(0, +) / Double(jobs), !left.contains { $0 == nil })
     }
 
     func line(_ text: String, always: Bool = false) {
         guard always || !quiet else { return }
         var eta = ""
-        if !durations.isEmpty && done < total {
-            let remaining = durations.reduce(0, +) / Double(durations.count) * Double(total - done) / Double(jobs)
-            eta = " · ETA \(Int(remaining) / 60):\(String(format: "%02d", Int(remaining) % 60))"
+        if let (seconds, complete) = remaining, done < total {
+            eta = " · ETA \(complete ? "" : "≥ ")\(Int(seconds) / 60):\(String(format: "%02d", Int(seconds) % 60))"
         }
         if Terminal.stderrIsTTY {
             let width = 20, filled = total == 0 ? width : width * done / total

@@ -19,6 +19,8 @@ public struct SweepRun: Sendable, Equatable {
     public let runKey: String
     /// The files it writes: its record once it finished, its failure record if it failed.
     public let files: RunFiles
+    /// The fingerprint of the data it reads.
+    public var datasetFingerprint = ""
 }
 
 /// Every (model, setting) combination of a sweep, in a fixed order, validated up front.
@@ -103,8 +105,10 @@ public enum SweepPlanner {
                     return plan.config.values[name] != nil
                 }
                 let files = RunFiles(root: plan.resultsDirectory, dataset: plan.data.dataset, model: model, runKey: key)
-                runs.append(SweepRun(model: model, dataset: plan.data.dataset, assignments: fixed + point, label: ([model] + used).joined(separator: " "),
-                                     runKey: key, files: files))
+                var run = SweepRun(model: model, dataset: plan.data.dataset, assignments: fixed + point, label: ([model] + used).joined(separator: " "),
+                                   runKey: key, files: files)
+                run.datasetFingerprint = fingerprint
+                runs.append(run)
             }
         }
         return SweepPlan(runs: runs, notices: notices)
@@ -116,6 +120,20 @@ public enum SweepPlanner {
         let d = try DatasetLoader.load(plan.data)
         let split = SplitData(dataset: d, parts: try Splitter.split(d.interactions, userCount: d.userCount, settings: plan.split))
         return EvaluationTarget(.test, in: split).repeatPositives > 0
+    }
+
+    /// The mean total seconds of the stored runs of the same model on the same data (any
+    /// settings) in the run's results folder: the run's expected time, nil when there is none.
+    public static func previousSeconds(_ run: SweepRun) -> Double? {
+        let folder = (run.files.record as NSString).deletingLastPathComponent
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        let seconds = files.filter { $0.hasPrefix("\(run.model)-") && RunFiles.kind(of: $0) == .record }.compactMap { file -> Double? in
+            guard let data = FileManager.default.contents(atPath: "\(folder)/\(file)"),
+                  let result = try? JSONDecoder().decode(RunResult.self, from: data),
+                  result.model == run.model, result.datasetFingerprint == run.datasetFingerprint else { return nil }
+            return result.seconds["total"]
+        }
+        return seconds.isEmpty ? nil : seconds.reduce(0, +) / Double(seconds.count)
     }
 
     /// Whether the run has a stored result with its key.
