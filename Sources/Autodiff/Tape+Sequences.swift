@@ -39,29 +39,46 @@ extension Tape {
         let b = h.value.rows, n = table.value.rows
         precondition(targets.count == b, "softmaxCrossEntropy: one target per row")
         var probabilities = BLAS.gemm(h.value, table.value, transposeB: true, compute: compute)
-        var total = 0.0
-        probabilities.values.withUnsafeMutableBufferPointer { p in
-            for r in 0..<b {
-                let row = UnsafeMutableBufferPointer(rebasing: p[r * n..<(r + 1) * n])
-                let top = row.max() ?? 0
-                var sum: Float = 0
-                for j in 0..<n { row[j] = Foundation.exp(row[j] - top); sum += row[j] }
-                let t = Int(targets[r])
-                total += Double(-Foundation.log(max(row[t] / sum, .leastNormalMagnitude)))
-                let inverse = 1 / sum
-                for j in 0..<n { row[j] *= inverse }
-            }
-        }
+        let total = Self.softmaxRows(&probabilities, targets: targets, compute: compute).reduce(0.0) { $0 + Double($1) }
         let out = Variable(Matrix(rows: 1, columns: 1, values: [Float(total / Double(max(1, b)))]),
                            requiresGrad: h.requiresGrad || table.requiresGrad)
         return record(out) {
             let scale = out.grad!.values[0] / Float(max(1, b))
             var g = probabilities
             for r in 0..<b { g.values[r * n + Int(targets[r])] -= 1 }
-            for k in g.values.indices { g.values[k] *= scale }
+            g = g.map(self.compute) { $0 * scale }
             if h.requiresGrad { h.accumulateProduct(g, table.value) }
             if table.requiresGrad { table.accumulateProduct(g, transposeA: true, h.value) }
         }
+    }
+
+    /// Each row of `logits` turned into its softmax in place (eight lanes at a time, rows split
+    /// over the workers); returns −log p[target] per row.
+    static func softmaxRows(_ logits: inout Matrix, targets: [Int32], compute: Compute) -> [Float] {
+        let n = logits.columns
+        var outputs = [logits, Matrix(rows: targets.count, columns: 1)]
+        logits = Matrix(rows: 0, columns: n)   // no copy on write
+        Matrix.withBuffers(reading: [], writing: &outputs) { p in
+            compute.forEachChunk(count: targets.count, chunkSize: max(1, 16_384 / max(1, n))) { range in
+                for r in range {
+                    let row = p.write[0] + r * n
+                    var top = Lanes(repeating: -.infinity)
+                    for j in stride(from: 0, to: n, by: 8) { top = Lanes.maximum(top, Lanes.load(row, j, count: n, padding: -.infinity)) }
+                    let peak = top.max()
+                    var sums = Lanes()
+                    for j in stride(from: 0, to: n, by: 8) {
+                        let e = Lanes.expNonPositive(Lanes.load(row, j, count: n, padding: -.infinity) - peak)
+                        e.store(row, j, count: n)
+                        sums += e
+                    }
+                    let inverse = 1 / sums.total
+                    for j in stride(from: 0, to: n, by: 8) { (Lanes.load(row, j, count: n) * inverse).store(row, j, count: n) }
+                    p.write[1][r] = -Foundation.log(max(row[Int(targets[r])], .leastNormalMagnitude))
+                }
+            }
+        }
+        logits = outputs[0]
+        return outputs[1].values
     }
 
     /// The B rows of `a` repeated for each of `steps` time steps, time-major ((steps·B) × n);
