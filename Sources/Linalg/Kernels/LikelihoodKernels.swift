@@ -4,6 +4,25 @@ import CLanes
 /// log(2π), for Gaussian densities.
 public let logTwoPi = Float(log(2 * Double.pi))
 
+/// A row's softmax numerators, eight lanes at a time.
+public enum SoftmaxKernels {
+    /// Writes e^{x_j − max x} for the `count` values at `row` into `out` (which may be `row`)
+    /// and returns the maximum and the sum of the exponentials.
+    @inlinable @inline(__always)
+    public static func exponentials(_ row: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, count n: Int) -> (max: Float, sum: Float) {
+        var top = Lanes(repeating: -.infinity)
+        for j in stride(from: 0, to: n, by: 8) { top = Lanes.maximum(top, Lanes.load(row, j, count: n, padding: -.infinity)) }
+        let peak = top.max()
+        var total = Lanes()
+        for j in stride(from: 0, to: n, by: 8) {
+            let t = Lanes.expNonPositive(Lanes.load(row, j, count: n, padding: -.infinity) - peak)
+            t.store(out, j, count: n)
+            total += t
+        }
+        return (peak, total.total)
+    }
+}
+
 /// The multinomial log-likelihood of logits against sparse counts, and its gradient.
 public enum MultinomialKernels {
     /// Per row r: Σ_j x[r, j] · log softmax(a)[r, j] (rows × 1), with e^{a − max_r} and each
@@ -16,17 +35,8 @@ public enum MultinomialKernels {
             compute.forEachChunk(count: rows, chunkSize: 16) { range in
                 let (a, v, e, sums) = (b.read[0], b.write[0], b.write[1], b.write[2])
                 for r in range {
-                    let row = a + r * n, out = e + r * n
-                    var top = Lanes(repeating: -.infinity)
-                    for j in stride(from: 0, to: n, by: 8) { top = Lanes.maximum(top, Lanes.load(row, j, count: n, padding: -.infinity)) }
-                    let rowMax = top.max()
-                    var total = Lanes()
-                    for j in stride(from: 0, to: n, by: 8) {
-                        let t = Lanes.expNonPositive(Lanes.load(row, j, count: n, padding: -.infinity) - rowMax)
-                        t.store(out, j, count: n)
-                        total += t
-                    }
-                    let sum = total.total
+                    let row = a + r * n
+                    let (rowMax, sum) = SoftmaxKernels.exponentials(row, into: e + r * n, count: n)
                     sums[r] = sum
                     let lse = rowMax + Foundation.log(sum)
                     var dot: Float = 0
