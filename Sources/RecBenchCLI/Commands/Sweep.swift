@@ -60,7 +60,14 @@ public struct Sweep: ParsableCommand {
             if let part { logger.notice("shard \(part): \(runs.count) of the plan's \(plan.runs.count) runs") }
             let total = runs.count
             var progress = Progress(total: total, done: 0, jobs: jobs, quiet: logging.quiet)
-            progress.expected = runs.map { SweepPlanner.isDone($0) ? 0 : SweepPlanner.previousSeconds($0) }
+            var previous: [String: Double?] = [:]   // one read of the folder per model and data, not per run
+            progress.expected = runs.map { run in
+                if SweepPlanner.isDone(run) { return 0 }
+                let key = "\((run.files.record as NSString).deletingLastPathComponent)\u{1}\(run.model)\u{1}\(run.datasetFingerprint)"
+                if let known = previous[key] { return known }
+                previous[key] = SweepPlanner.previousSeconds(run)
+                return previous[key]!
+            }
             let executor = SweepExecutor(executable: ChildProcess.selfPath, configFiles: experiment.config, dataset: experiment.dataset, jobs: jobs)
             let outcome = try executor.run(runs) { event in
                 switch event {
