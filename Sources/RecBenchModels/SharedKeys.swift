@@ -5,7 +5,9 @@ import RecBenchContract
 /// lists `SharedKeys.embeddingSize(64)` with its own default (RecBole's for that model), so
 /// one config drives a sweep over several models and the key means the same in each. A key
 /// only one model reads is declared in that model's file (`ModelDeclarationTests` fails when
-/// two models declare one name with different types or summaries).
+/// two models declare one name with different types or summaries). A summary names no model (alpha
+/// and latent_dimension still do):
+/// what the key does in a model is that model's file's to say, so adding a model edits nothing here.
 public enum SharedKeys {
     /// The width of the learned embeddings.
     public static func embeddingSize(_ width: Int) -> ConfigKey {
@@ -16,9 +18,7 @@ public enum SharedKeys {
     /// Dropout while training.
     public static func dropoutProb(_ probability: Double) -> ConfigKey {
         ConfigKey("dropout_prob", "float", .double(probability),
-                  "Dropout probability while training: on the input rows (auto-encoders), before each MLP layer, "
-                      + "or on the item embeddings of a sequence (GRU4Rec, GRU4RecF), on the attention inputs and explore logits (RepeatNet), "
-                      + "on the user and item vectors (HRM, NPE).")
+                  "Dropout probability while training; where it applies is the model's (its file and docs/models.md say).")
     }
 
     /// The hidden layers of the model's MLP.
@@ -34,11 +34,8 @@ public enum SharedKeys {
     public static func regWeights(_ weights: [Double]) -> ConfigKey { regWeight(.list(weights.map { .double($0) })) }
 
     private static func regWeight(_ value: ConfigValue) -> ConfigKey {
-        ConfigKey("reg_weight", "float (SHAN: two floats)", value,
-                  "Weight λ of the model's L2 regulariser (EASE: added to the Gram matrix's diagonal; LightGCN: on the batch's embedding norms; "
-                      + "FOSSIL: on the unsquared norms of the batch's user weights, targets and encodings; "
-                      + "SHAN: [on its two attention weights, on the batch's user and target vectors], unsquared norms; "
-                      + "GCSAN: the item table's unsquared norm over its rows; NextItNet: unsquared norms of its weights).")
+        ConfigKey("reg_weight", "float, or a list of floats (one per regulariser)", value,
+                  "Weight λ of the model's regulariser; what it penalises is the model's (its file and docs/models.md say).")
     }
 
     /// The width of an auto-encoder's code.
@@ -73,13 +70,12 @@ public enum SharedKeys {
 
     /// The width of a sequence model's hidden state.
     public static func hiddenSize(_ width: Int) -> ConfigKey {
-        ConfigKey("hidden_size", "int", .int(width),
-                  "Width of a sequential model's hidden state: the GRU's (GRU4Rec, NARM, RepeatNet) or the transformer's (SASRec, BERT4Rec, GCSAN).")
+        ConfigKey("hidden_size", "int", .int(width), "Width of a sequential model's hidden state (its GRU's or transformer's).")
     }
 
     /// Stacked GRU layers.
     public static func gruLayers(_ layers: Int) -> ConfigKey {
-        ConfigKey("num_layers", "int", .int(layers), "Stacked GRU layers (GRU4Rec; GRU4RecF: of each of its two GRUs).")
+        ConfigKey("num_layers", "int", .int(layers), "Stacked GRU layers (of each GRU the model has).")
     }
 
     /// How a sequential model's next-item prediction is trained.
@@ -91,7 +87,6 @@ public enum SharedKeys {
 
     /// Stacked layers of a sequence encoder.
     public static func layerCount(_ layers: Int) -> ConfigKey {
-        ConfigKey("n_layers", "int", .int(layers),
-                  "Stacked layers: LightGCN's propagation layers K, NARM's GRU layers, or a transformer's layers (SASRec, BERT4Rec, GCSAN).")
+        ConfigKey("n_layers", "int", .int(layers), "Stacked layers of the model's encoder: propagation layers, GRU layers or transformer layers.")
     }
 }
