@@ -14,7 +14,7 @@ SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'Source
 TARGETS = {
     'RecBenchData': ['Config', 'Data', ('Convert', 'Samples')],
     'RecBenchModels': ['SharedKeys.swift', 'Training', ('General', 'ContextAware', 'Sequential'), 'ModelRegistry.swift'],
-    'RecBenchRuns': ['Results', 'Experiment', 'Sweep'],
+    'RecBenchRuns': ['Results', 'Experiment', 'Tuning', 'Sweep'],
 }
 DECLARATION = re.compile(r'^\s*(?:(?:public|package|final|indirect)\s+)*(?:struct|enum|class|protocol|actor)\s+(\w+)', re.M)
 

@@ -16,7 +16,7 @@ public struct Recbench: ParsableCommand {
             item for every user and reports \(MetricRegistry.names.joined(separator: ", ")) @K.
             """,
         version: recbenchVersion,
-        subcommands: [Run.self, Sweep.self, ReportCommand.self, Convert.self, Sample.self, Models.self, Keys.self, Bench.self])
+        subcommands: [Run.self, Tune.self, Sweep.self, ReportCommand.self, Convert.self, Sample.self, Models.self, Keys.self, Bench.self])
 }
 
 /// Options every command that logs shares.

@@ -31,6 +31,9 @@ public struct FitContext: Sendable {
     public var profile: OpProfile?
     /// How training shares `compute` with OpenBLAS.
     public var threadSplit: ThreadSplit
+    /// A search's pruner: asked after each validation with (epoch, best validation value so
+    /// far); true ends training there (nil: never).
+    public var prune: (@Sendable (Int, Double) -> Bool)? = nil
     /// The threads of the training loop and its validation passes.
     public var trainingCompute: Compute { threadSplit.training(compute) }
 

@@ -72,6 +72,9 @@ public protocol Recommender: Scorer, Sendable {
     /// Whether it reads `.user` / `.item` features (default: context-aware models), so that
     /// the shared tests build it on data with side files.
     static var readsFeatures: Bool { get }
+    /// What `recbench tune` searches when given no space (default: the parameters declared
+    /// `searched`; learned models add the learning rate).
+    static var searchSpace: [SearchDimension] { get }
 
     /// Reads and validates hyperparameters.
     init(parameters: ModelParameters) throws
@@ -94,6 +97,7 @@ extension Recommender {
     public static var role: ModelRole { .model }
     public static var testSettings: [[String: ConfigValue]] { [[:]] }
     public static var readsFeatures: Bool { family == .contextAware }
+    public static var searchSpace: [SearchDimension] { parameters.compactMap { p in p.search.map { SearchDimension(p.name, $0) } } }
     public var fitSteps: [String: Double] { [:] }
     public var trainingSummary: TrainingSummary? { nil }
     public func cost(_ shape: WorkShape) -> ModelCost? { nil }

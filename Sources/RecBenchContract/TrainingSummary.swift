@@ -52,15 +52,18 @@ public struct TrainingSummary: Sendable, Codable, Equatable {
     public var checkpoint: String?
     /// Where training's time went, per op and phase (profiled runs only).
     public var profile: [OpProfileEntry]? = nil
+    /// The epoch at which a search's pruner ended training (nil: not pruned).
+    public var prunedAt: Int? = nil
 
     /// What a fit did.
     public init(epochsRun: Int, bestEpoch: Int, bestValid: Double?, stoppedEarly: Bool, epochs: [Epoch], checkpoint: String?,
-                profile: [OpProfileEntry]? = nil) {
+                profile: [OpProfileEntry]? = nil, prunedAt: Int? = nil) {
         self.epochsRun = epochsRun; self.bestEpoch = bestEpoch; self.bestValid = bestValid; self.stoppedEarly = stoppedEarly
-        self.epochs = epochs; self.checkpoint = checkpoint; self.profile = profile
+        self.epochs = epochs; self.checkpoint = checkpoint; self.profile = profile; self.prunedAt = prunedAt
     }
 
     enum CodingKeys: String, CodingKey {
         case epochsRun = "epochs_run", bestEpoch = "best_epoch", bestValid = "best_valid", stoppedEarly = "stopped_early", epochs, checkpoint, profile
+        case prunedAt = "pruned_at"
     }
 }

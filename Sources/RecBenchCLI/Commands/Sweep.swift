@@ -44,7 +44,7 @@ public struct Sweep: ParsableCommand {
         guard models.split(separator: ",").contains(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty }) else {
             throw ValidationError("--models is empty: give `all` or a comma-separated list of models")
         }
-        if let shard { do { _ = try SweepShard(parsing: shard) } catch { throw ValidationError("\(error)") } }
+        if let shard { do { _ = try Shard(parsing: shard) } catch { throw ValidationError("\(error)") } }
     }
 
     public func run() throws {
@@ -54,7 +54,7 @@ public struct Sweep: ParsableCommand {
             let plan = try SweepPlanner.plan(models: names, configFiles: experiment.config, assignments: experiment.assignments,
                                              dataset: experiment.dataset)
             for notice in plan.notices { logger.notice("\(notice)") }
-            let part = try shard.map(SweepShard.init(parsing:))
+            let part = try shard.map(Shard.init(parsing:))
             if list { Sweep.list(plan.runs, shard: part); return 0 }
             let runs = part.map { $0.runs(of: plan.runs) } ?? plan.runs
             if let part { logger.notice("shard \(part): \(runs.count) of the plan's \(plan.runs.count) runs") }
@@ -92,10 +92,10 @@ public struct Sweep: ParsableCommand {
     }
 
     /// The plan as a table on stdout: one line per run, with its shard among `shard.count`.
-    static func list(_ runs: [SweepRun], shard: SweepShard?) {
+    static func list(_ runs: [SweepRun], shard: Shard?) {
         for (index, run) in runs.enumerated() {
             let status = SweepExecutor.status(run)
-            let part = shard.map { "\tshard \(SweepShard.of(position: index, count: $0.count))/\($0.count)" } ?? ""
+            let part = shard.map { "\tshard \(Shard.of(position: index, count: $0.count))/\($0.count)" } ?? ""
             Terminal.out("\(index + 1)\t\(run.label)\t\(run.runKey.prefix(16))\(part)\t\(status)")
         }
     }

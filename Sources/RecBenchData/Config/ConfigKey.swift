@@ -27,6 +27,8 @@ public struct ConfigKey: Sendable {
     public let summary: String
     /// Whether the key is used or only accepted.
     public let role: Role
+    /// How a search draws it when the user gives no space (model hyperparameters; nil: not searched).
+    public var search: SearchDistribution? = nil
 
     /// Declares a key.
     public init(_ name: String, _ type: String, _ defaultValue: ConfigValue, _ summary: String, role: Role = .used) {
@@ -35,6 +37,13 @@ public struct ConfigKey: Sendable {
         self.defaultValue = defaultValue
         self.summary = summary
         self.role = role
+    }
+
+    /// The key, searched by default over `distribution`.
+    public func searched(_ distribution: SearchDistribution) -> ConfigKey {
+        var key = self
+        key.search = distribution
+        return key
     }
 }
 

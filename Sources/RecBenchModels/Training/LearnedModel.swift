@@ -45,6 +45,12 @@ public protocol LearnedModel: Recommender {
 extension LearnedModel {
     public static var randomStreams: RandomStreams { RandomStreams(named: name) }
 
+    /// The declared parameters' spaces after the learning rate's: 1e-4 to 1e-2, log-uniform (ln 1e-4, ln 1e-2).
+    public static var searchSpace: [SearchDimension] {
+        [SearchDimension("learning_rate", .loguniform(low: -9.210340371976184, high: -4.605170185988091))]
+            + parameters.compactMap { p in p.search.map { SearchDimension(p.name, $0) } }
+    }
+
     public var passes: [TrainingPass] { [.all] }
 
     public func examplesPerBatch(_ training: TrainingSettings) -> Int { training.batchSize }

@@ -29,9 +29,9 @@ public struct Trainer {
         var state = TrainingState(parameters: model.prepare(data, context: context, rng: &rng), compute: compute)
         var stopping = EarlyStopping(patience: settings.stoppingStep, biggerIsBetter: context.validMetricBigger)
         var records: [TrainingSummary.Epoch] = []
-        var checkpoint: String?
+        var checkpoint: String?, prunedAt: Int?
         let trainingStart = ContinuousClock.now
-        for epoch in 0..<settings.epochs where !stopping.shouldStop {
+        for epoch in 0..<settings.epochs where !stopping.shouldStop && prunedAt == nil {
             let start = ContinuousClock.now
             let loss = try runEpoch(epoch, of: &model, state: &state, data: data)
             var score: Double?, validSeconds: Double?
@@ -56,12 +56,13 @@ public struct Trainer {
             report.best = stopping.bestEpoch > 0 ? (stopping.bestScore, stopping.bestEpoch) : nil
             report.elapsed = (ContinuousClock.now - trainingStart).seconds
             context.onEpoch?(report)
+            if score != nil, let prune = context.prune, prune(epoch + 1, stopping.bestScore) { prunedAt = epoch + 1 }
         }
         model.parameters = state.best ?? state.parameters
         return TrainingSummary(epochsRun: records.count, bestEpoch: state.best == nil ? records.count : stopping.bestEpoch,
                                bestValid: state.best == nil ? nil : stopping.bestScore,
                                stoppedEarly: stopping.shouldStop, epochs: records, checkpoint: checkpoint,
-                               profile: context.profile?.summary)
+                               profile: context.profile?.summary, prunedAt: prunedAt)
     }
 
     /// The passes of one epoch; returns the epoch's loss (the last reporting pass's).

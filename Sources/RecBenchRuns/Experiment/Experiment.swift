@@ -18,6 +18,8 @@ public struct RunRequest: Sendable {
     public var assignments: [String]
     /// `--dataset` (wins over everything).
     public var dataset: String?
+    /// Layers over `--set` (a search trial's values).
+    public var layers: [ConfigLayer] = []
 
     /// A request.
     public init(model: String? = nil, configFiles: [String] = [], assignments: [String] = [], dataset: String? = nil) {
@@ -95,7 +97,7 @@ public enum Experiment {
 
         // The model's defaults are its compiled-in declaration: no file in the working folder
         // can change a result.
-        var config = try Config(layers: fileLayers + [setLayer], modelKeys: ModelRegistry.parameterNames)
+        var config = try Config(layers: fileLayers + [setLayer] + request.layers, modelKeys: ModelRegistry.parameterNames)
         if let dataset = request.dataset { config.set("dataset", to: .string(dataset), origin: "--dataset") }
         config.set("model", to: .string(modelType.name), origin: request.model != nil ? "--model" : config.origin(of: "model"))
         // Keep this model's hyperparameters (defaults included), drop other models'.
@@ -179,47 +181,76 @@ public enum Experiment {
         case batch(done: Int, of: Int, elapsed: Double)
     }
 
-    /// Runs `plan`. Nothing is written here: the caller stores the result.
-    public static func run(_ plan: ExperimentPlan, logger: Logger, profile: OpProfile? = nil,
-                           onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws -> RunOutcome {
-        let compute = Compute(threads: plan.threads)
-        var notices = plan.notices
-        let runStart = ContinuousClock.now
-        var clock = runStart
-        func lap() -> Double {
-            let now = ContinuousClock.now
-            defer { clock = now }
-            return (now - clock).seconds
-        }
+    /// The data a run fits and evaluates on: loaded, split, with both evaluation targets.
+    public struct LoadedData: Sendable {
+        public let dataset: Dataset
+        package let outcome: SplitOutcome
+        /// Seconds to load and to split.
+        public let loadSeconds: Double, splitSeconds: Double
+        /// Notices raised while loading and splitting (the plan's first).
+        public let notices: [String]
+        /// What fitting reads.
+        var trainingData: TrainingData { TrainingData(dataset: dataset, split: outcome.split, sequences: outcome.sequences) }
+        /// The validation target, when the split has a valid part.
+        var validTarget: EvaluationTarget? { outcome.summary.validUsers > 0 ? outcome.valid : nil }
+    }
 
+    /// Loads and splits the data of `plan`.
+    public static func load(_ plan: ExperimentPlan, logger: Logger, onEvent: @Sendable (Event) -> Void = { _ in }) throws -> LoadedData {
+        var notices = plan.notices
+        let start = ContinuousClock.now
         let dataset = try DatasetLoader.load(plan.data)
         for line in dataset.filterLog { logger.info("\(line)") }
         if let k = plan.evaluation.cutoffs.max(), k > dataset.itemCount {
             throw RecBenchError.config("topk", origin: plan.config.origin(of: "topk"),
                                        "cutoff \(k) is larger than the catalogue (\(dataset.itemCount) items)")
         }
-        let loadSeconds = lap()
+        let loadSeconds = (ContinuousClock.now - start).seconds
         onEvent(.loaded(dataset.statistics, seconds: loadSeconds))
         if plan.modelType.family == .contextAware { onEvent(.fields(FeatureFields(dataset).fields)) }
+        let outcome = try splitAndTargets(dataset, plan: plan, logger: logger, notices: &notices)
+        let splitSeconds = (ContinuousClock.now - start).seconds - loadSeconds
+        onEvent(.split(outcome.summary, seconds: splitSeconds))
+        return LoadedData(dataset: dataset, outcome: outcome, loadSeconds: loadSeconds, splitSeconds: splitSeconds, notices: notices)
+    }
 
-        let outcome = try splitAndTargets(dataset, plan: plan, logger: logger, notices: &notices), splitSeconds = lap()
-        let (split, validTarget, testTarget, summary) = (outcome.split, outcome.valid, outcome.test, outcome.summary)
-        onEvent(.split(summary, seconds: splitSeconds))
+    /// Fits the model of `plan` on `data` (checking its memory first); returns it and the seconds.
+    static func fit(_ plan: ExperimentPlan, on data: LoadedData, compute: Compute, logger: Logger, profile: OpProfile?,
+                    prune: (@Sendable (Int, Double) -> Bool)? = nil, onEvent: @escaping @Sendable (Event) -> Void) throws
+        -> (model: any Recommender, seconds: Double) {
+        let start = ContinuousClock.now
         var model = plan.model
-        let data = TrainingData(dataset: dataset, split: split, sequences: outcome.sequences)
-        try checkMemory(model, data: data, plan: plan)
-        let context = fitContext(plan, compute: compute, validTarget: summary.validUsers > 0 ? validTarget : nil, logger: logger,
-                                 profile: profile, onEvent: onEvent)
-        try model.fit(data, context: context)
-        let fitSeconds = lap()
-        onEvent(.fitted(seconds: fitSeconds))
+        let training = data.trainingData
+        try checkMemory(model, data: training, plan: plan)
+        var context = fitContext(plan, compute: compute, validTarget: data.validTarget, logger: logger, profile: profile, onEvent: onEvent)
+        context.prune = prune
+        try model.fit(training, context: context)
+        let seconds = (ContinuousClock.now - start).seconds
+        onEvent(.fitted(seconds: seconds))
+        return (model, seconds)
+    }
 
-        let valid: EvaluationResult? = summary.validUsers > 0 ? evaluate(model, on: validTarget, plan: plan, compute: compute, onEvent: onEvent) : nil
+    /// Runs `plan` (on `loaded` when the data is already loaded). Nothing is written here:
+    /// the caller stores the result.
+    public static func run(_ plan: ExperimentPlan, loaded: LoadedData? = nil, logger: Logger, profile: OpProfile? = nil,
+                           tuning: TuningRecord? = nil, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws -> RunOutcome {
+        let compute = Compute(threads: plan.threads)
+        let runStart = ContinuousClock.now
+        let data = try loaded ?? load(plan, logger: logger, onEvent: onEvent)
+        let (dataset, split, summary) = (data.dataset, data.outcome.split, data.outcome.summary)
+        let (model, fitSeconds) = try fit(plan, on: data, compute: compute, logger: logger, profile: profile, onEvent: onEvent)
+        var clock = ContinuousClock.now
+        func lap() -> Double {
+            let now = ContinuousClock.now
+            defer { clock = now }
+            return (now - clock).seconds
+        }
+        let valid: EvaluationResult? = data.validTarget.map { evaluate(model, on: $0, plan: plan, compute: compute, onEvent: onEvent) }
         let validSeconds = lap()
-        let test = evaluate(model, on: testTarget, plan: plan, compute: compute, onEvent: onEvent)
+        let test = evaluate(model, on: data.outcome.test, plan: plan, compute: compute, onEvent: onEvent)
         let testSeconds = lap()
 
-        let runKey = Experiment.runKey(plan: plan, datasetFingerprint: dataset.fingerprint)
+        let runKey = Experiment.runKey(plan: plan, datasetFingerprint: dataset.fingerprint, tuning: tuning?.searchKey)
         let result = RunResult(
             recbenchVersion: recbenchVersion, model: plan.modelType.name, modelType: plan.modelType.kind, modelFamily: plan.modelType.family,
             dataset: plan.data.dataset, runKey: runKey,
@@ -229,15 +260,15 @@ public enum Experiment {
             config: plan.config.values, hyperparameters: plan.parameters.resolved, statistics: dataset.statistics,
             split: summary, metricKeys: plan.evaluation.keys, valid: valid?.values ?? [:], test: test.values,
             analyses: ["test": test.analyses].merging(valid.map { ["valid": $0.analyses] } ?? [:]) { a, _ in a },
-            seconds: ["load": loadSeconds, "split": splitSeconds, "fit": fitSeconds,
+            seconds: ["load": data.loadSeconds, "split": data.splitSeconds, "fit": fitSeconds,
                       "evaluate_valid": validSeconds, "evaluate_test": testSeconds,
-                      "total": (ContinuousClock.now - runStart).seconds],
+                      "total": (ContinuousClock.now - runStart).seconds + (loaded == nil ? 0 : data.loadSeconds + data.splitSeconds)],
             fitSteps: model.fitSteps, training: model.trainingSummary,
             peakMemoryMiB: ProcessStats.peakMemoryMiB,
             threads: threadRecord(compute, split: plan.threadSplit),
-            blas: BLAS.configuration, kernels: KernelSet.current.rawValue, notices: notices)
+            blas: BLAS.configuration, kernels: KernelSet.current.rawValue, notices: data.notices, tuning: tuning)
         let perUser = PerUserResults(runKey: runKey, dataset: dataset,
-                                     evaluations: [valid.map { ($0, validTarget) }, (test, testTarget)].compactMap { $0 })
+                                     evaluations: [valid.map { ($0, data.outcome.valid) }, (test, data.outcome.test)].compactMap { $0 })
         return RunOutcome(result: result, valid: valid, test: test, perUser: perUser)
     }
 
@@ -363,7 +394,7 @@ public enum Experiment {
     /// The run's identity: recbench's version, model, every result-relevant config value, and
     /// the data's fingerprint. The same key means the same run (a sweep skips it); a new
     /// version may compute a model differently, so its sweeps recompute older records.
-    public static func runKey(plan: ExperimentPlan, datasetFingerprint: String) -> String {
+    public static func runKey(plan: ExperimentPlan, datasetFingerprint: String, tuning searchKey: String? = nil) -> String {
         var h = SHA256()
         h.update("recbench=\(recbenchVersion)\n")
         h.update("model=\(plan.modelType.name)\n")
@@ -371,6 +402,8 @@ public enum Experiment {
             h.update("\(key)=\(plan.config.values[key]!)\n")
         }
         h.update("data=\(datasetFingerprint)\n")
+        // A tuned run whose values are the defaults is still another run than the default one.
+        if let searchKey { h.update("tuned=\(searchKey)\n") }
         return h.hexDigest()
     }
 }

@@ -60,6 +60,8 @@ public struct RunResult: Codable, Sendable {
     public var kernels: String? = nil
     /// Notices raised during the run (ignored keys, mask warnings).
     public var notices: [String]
+    /// The search that chose this run's hyperparameters (`recbench tune`; nil: not tuned).
+    public var tuning: TuningRecord? = nil
 
     enum CodingKeys: String, CodingKey {
         case recbenchVersion = "recbench_version", model, modelType = "model_type", modelFamily = "model_family", dataset
@@ -67,7 +69,7 @@ public struct RunResult: Codable, Sendable {
         case evaluationProtocol = "eval_protocol"
         case datasetFingerprint = "dataset_fingerprint", splitFingerprint = "split_fingerprint"
         case config, hyperparameters, statistics, split, metricKeys = "metric_keys", valid, test, analyses
-        case seconds, fitSteps = "fit_steps", training, peakMemoryMiB = "peak_memory_mib", threads, blas, kernels, notices
+        case seconds, fitSteps = "fit_steps", training, peakMemoryMiB = "peak_memory_mib", threads, blas, kernels, notices, tuning
     }
 }
 

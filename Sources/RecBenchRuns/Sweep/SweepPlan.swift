@@ -144,33 +144,9 @@ public enum SweepPlanner {
     }
 }
 
-/// One of N deterministic parts of a sweep, for spreading it over machines (a Slurm array
-/// task, a Ray task). The plan's k-th run (0-based, in plan order, done runs included)
-/// belongs to shard 1 + k mod N: the partition depends only on the plan, not on what is
-/// already done, so resuming or resubmitting a shard redoes nothing, and the shards' run
-/// counts differ by at most one.
-public struct SweepShard: Sendable, Equatable, CustomStringConvertible {
-    /// 1-based index of this shard.
-    public let index: Int
-    /// Number of shards.
-    public let count: Int
-
-    /// Parses `i/N` with 1 ≤ i ≤ N.
-    public init(parsing text: String) throws {
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let i = Int(parts[0]), let n = Int(parts[1]), n >= 1, (1...n).contains(i) else {
-            throw RecBenchError(field: "--shard", "expected i/N with 1 ≤ i ≤ N (shard i of N), got '\(text)'")
-        }
-        index = i; count = n
-    }
-
-    /// The shard (1…count) of the plan's run at `position` (0-based).
-    public static func of(position: Int, count: Int) -> Int { 1 + position % count }
-
+extension Shard {
     /// This shard's runs of `runs` (the whole plan, in order).
     public func runs(of runs: [SweepRun]) -> [SweepRun] {
-        runs.enumerated().filter { SweepShard.of(position: $0.offset, count: count) == index }.map(\.element)
+        runs.enumerated().filter { Shard.of(position: $0.offset, count: count) == index }.map(\.element)
     }
-
-    public var description: String { "\(index)/\(count)" }
 }

@@ -1,0 +1,119 @@
+import Foundation
+import RecBenchSupport
+import RecBenchData
+
+/// One trial of a search, stored atomically when it ends: its values, its validation curve,
+/// its objective and why it ended. A trial without a record did not happen (a killed search
+/// runs it again).
+public struct TrialRecord: Codable, Sendable {
+    /// Why a trial ended.
+    public enum State: String, Codable, Sendable {
+        /// Trained to the end (epochs or early stopping) and validated.
+        case finished
+        /// Ended by the pruner: its validation curve was below the median of earlier trials.
+        case pruned
+        /// The values were refused or training failed (`error` says why).
+        case failed
+    }
+
+    /// One validation of the trial's training.
+    public struct Point: Codable, Sendable, Equatable {
+        public let epoch: Int
+        public let valid: Double
+    }
+
+    public var recbenchVersion = RecBenchRuns.recbenchVersion
+    public var searchKey: String
+    public var number: Int
+    public var model: String
+    public var state: State
+    public var values: [String: ConfigValue]
+    /// `valid_metric` and its best value (the objective; nil when the trial failed).
+    public var validMetric: String
+    public var objective: Double?
+    public var curve: [Point]
+    public var error: String?
+    /// The run key of the trial's config; a later trial with the same key reuses this one.
+    public var runKey: String?
+    /// The earlier trial whose result this one reused (same values, same run).
+    public var sameAs: Int?
+    public var seconds: Double
+    public var finishedAt: String
+    /// `--shard i/N` of the process that ran it.
+    public var shard: String?
+
+    enum CodingKeys: String, CodingKey {
+        case recbenchVersion = "recbench_version", searchKey = "search_key", number, model, state, values, validMetric = "valid_metric"
+        case objective, curve, error, runKey = "run_key", sameAs = "same_as", seconds, finishedAt = "finished_at", shard
+    }
+}
+
+/// The folder of one search: `results_dir/<dataset>/tune/<model>-<search key>/`, holding
+/// `search.json` (what is searched) and `trial-NNNNN.json` per trial. Shards of a search
+/// share it; each reads every stored trial before proposing.
+public struct TrialStore: Sendable {
+    public let folder: String
+    public let searchKey: String
+
+    public init(root: String, dataset: String, model: String, searchKey: String) {
+        self.searchKey = searchKey
+        folder = "\(root)/\(dataset)/tune/\(model)-\(searchKey.prefix(16))"
+    }
+
+    public func path(ofTrial number: Int) -> String { "\(folder)/trial-\(String(format: "%05d", number)).json" }
+
+    /// Whether trial `number` has ended (a record exists).
+    public func hasTrial(_ number: Int) -> Bool { FileManager.default.fileExists(atPath: path(ofTrial: number)) }
+
+    /// Every stored trial, by number.
+    public func trials() throws -> [TrialRecord] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return try names.filter { $0.hasPrefix("trial-") && $0.hasSuffix(".json") }.sorted().map { name in
+            let path = "\(folder)/\(name)"
+            guard let data = FileManager.default.contents(atPath: path) else { throw RecBenchError.file(path, "cannot be read") }
+            do { return try JSONDecoder().decode(TrialRecord.self, from: data) } catch {
+                throw RecBenchError.file(path, "is not a recbench trial record (\(error))")
+            }
+        }
+    }
+
+    /// Stores `trial` atomically.
+    public func save(_ trial: TrialRecord) throws {
+        try AtomicWrite.write(try Self.encoded(trial), to: path(ofTrial: trial.number))
+    }
+
+    /// Writes `search.json` (what the search is) unless it exists.
+    public func describe(_ description: [String: ConfigValue]) throws {
+        let path = "\(folder)/search.json"
+        guard !FileManager.default.fileExists(atPath: path) else { return }
+        try AtomicWrite.write(try Self.encoded(description), to: path)
+    }
+
+    static func encoded(_ value: some Encodable) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(value)
+        data.append(0x0A)
+        return data
+    }
+}
+
+/// Optuna's median pruner: once `startupTrials` trials have finished, a trial whose best
+/// validation value at epoch e (from `warmupEpochs` on) is worse than the median of the
+/// finished trials' values at e stops there.
+public struct MedianPruner: Sendable {
+    public var startupTrials = 5
+    public var warmupEpochs = 5
+
+    public init(startupTrials: Int = 5, warmupEpochs: Int = 5) { self.startupTrials = startupTrials; self.warmupEpochs = warmupEpochs }
+
+    /// Whether a trial at `epoch` with best value `best` should stop, given the earlier trials.
+    public func shouldPrune(epoch: Int, best: Double, biggerIsBetter: Bool, earlier: [TrialRecord]) -> Bool {
+        let finished = earlier.filter { $0.state == .finished }
+        guard epoch >= warmupEpochs, finished.count >= startupTrials else { return false }
+        let others = finished.compactMap { trial in trial.curve.first { $0.epoch == epoch }?.valid }.sorted()
+        guard !others.isEmpty else { return false }
+        let n = others.count, median = n % 2 == 1 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2
+        return biggerIsBetter ? best < median : best > median
+    }
+}
