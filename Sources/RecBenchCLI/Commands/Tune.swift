@@ -120,7 +120,8 @@ public struct Tune: ParsableCommand {
             Terminal.out("best      none: no trial finished")
             return
         }
-        Terminal.out("best      trial \(best.number + 1): \(describe(best.values)) · valid \(best.validMetric) \(String(format: "%.4f", best.objective ?? .nan))")
+        let objective = String(format: "%.4f", best.objective ?? .nan)
+        Terminal.out("best      trial \(best.number + 1): \(describe(best.values)) · valid \(best.validMetric) \(objective)")
         guard let final = outcome.final else {
             Terminal.out("test      not run yet: other shards' trials are outstanding (rerun `recbench tune` without --shard once they finish)")
             return

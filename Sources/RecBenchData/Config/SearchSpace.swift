@@ -116,8 +116,9 @@ public struct SearchSpace: Sendable, Equatable, CustomStringConvertible {
             if line.isEmpty || line.hasPrefix("#") { continue }
             let fail = { (message: String) in RecBenchError.file(source, line: number, message) }
             let tokens = line.split(whereSeparator: \.isWhitespace).map(String.init)
-            guard tokens.count >= 3 else {
-                throw fail("expected `name type value` (type: \(SearchDistribution.typeNames.joined(separator: ", "))), e.g. "
+            guard tokens.count >= 3, SearchDistribution.typeNames.contains(tokens[1]) else {
+                let hint = tokens.count >= 3 ? Suggestion.hint(for: tokens[1], in: SearchDistribution.typeNames) : ""
+                throw fail("expected `name type value` (type: \(SearchDistribution.typeNames.joined(separator: ", "))\(hint)), e.g. "
                            + "`learning_rate loguniform -8,0`, or a YAML map of type → {name: value}; got '\(line)'")
             }
             // RecBole joins the rest of the line without its spaces.

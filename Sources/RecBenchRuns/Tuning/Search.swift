@@ -108,8 +108,9 @@ public enum Search {
             record.searchKey = store.searchKey
             try store.save(record)
             ran.append(record.seconds)
-            let mine = request.trials.map { n in (number + 1..<n).filter { k in request.shard.map { Shard.of(position: k, count: $0.count) == $0.index } ?? true }
-                .filter { !store.hasTrial($0) }.count }
+            let mine = request.trials.map { n in
+                (number + 1..<n).filter { k in (request.shard.map { Shard.of(position: k, count: $0.count) == $0.index } ?? true) && !store.hasTrial(k) }.count
+            }
             let mean = ran.reduce(0, +) / Double(ran.count)
             let eta = [mine.map { Double($0) * mean }, request.budgetSeconds.map { max(0, $0 - (ContinuousClock.now - start).seconds) }]
                 .compactMap { $0 }.min()

@@ -20,6 +20,8 @@ public struct TrialRecord: Codable, Sendable {
     public struct Point: Codable, Sendable, Equatable {
         public let epoch: Int
         public let valid: Double
+
+        public init(epoch: Int, valid: Double) { self.epoch = epoch; self.valid = valid }
     }
 
     public var recbenchVersion = RecBenchRuns.recbenchVersion
@@ -41,6 +43,14 @@ public struct TrialRecord: Codable, Sendable {
     public var finishedAt: String
     /// `--shard i/N` of the process that ran it.
     public var shard: String?
+
+    /// A trial record.
+    public init(searchKey: String, number: Int, model: String, state: State, values: [String: ConfigValue], validMetric: String, objective: Double?,
+                curve: [Point], error: String?, runKey: String?, sameAs: Int?, seconds: Double, finishedAt: String, shard: String?) {
+        self.searchKey = searchKey; self.number = number; self.model = model; self.state = state; self.values = values
+        self.validMetric = validMetric; self.objective = objective; self.curve = curve; self.error = error; self.runKey = runKey
+        self.sameAs = sameAs; self.seconds = seconds; self.finishedAt = finishedAt; self.shard = shard
+    }
 
     enum CodingKeys: String, CodingKey {
         case recbenchVersion = "recbench_version", searchKey = "search_key", number, model, state, values, validMetric = "valid_metric"

@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+
+/// `recbench tune` through the real binary: kill and resume, shards, bad input.
+@Suite(.serialized) struct TuneCLITests {
+    /// 150 users with 12–20 items each of 120, times increasing: big enough that a BPR trial
+    /// takes a visible moment, small enough for CI.
+    static let inter: String = {
+        var rows = Workspace.header
+        for u in 0..<150 {
+            var items: [Int] = []
+            for j in 0..<(12 + u % 9) where !items.contains((u * 7 + j * j * 3 + j) % 120) { items.append((u * 7 + j * j * 3 + j) % 120) }
+            for (t, i) in items.enumerated() { rows += "u\(u)\ti\(i)\t\(u * 100 + t)\n" }
+        }
+        return rows
+    }()
+
+    static let config = Workspace.config.replacingOccurrences(of: "topk: [2]", with: "topk: [5]")
+        .replacingOccurrences(of: "valid_metric: MRR@2", with: "valid_metric: MRR@5") + "\nepochs: 30\nstopping_step: 100\n"
+
+    static let space = "learning_rate loguniform -7,-2\nembedding_size choice [8,16,32]\n"
+
+    static func workspace() throws -> Workspace {
+        let w = try Workspace(inter: inter, config: config)
+        try space.write(toFile: w.root + "/bpr.hyper", atomically: true, encoding: .utf8)
+        return w
+    }
+
+    static let tune = ["tune", "--model", "BPR", "--config", "run.yml", "--space", "bpr.hyper", "--trials", "8", "--pruner", "none"]
+
+    /// number → (values and objective as JSON text, finished_at) of every stored trial.
+    static func trials(_ w: Workspace) throws -> [Int: (String, String)] {
+        var out: [Int: (String, String)] = [:]
+        for file in w.allFiles where file.contains("/tune/") && file.hasSuffix(".json") && file.contains("trial-") {
+            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: w.root + "/out/" + file))) as! [String: Any]
+            let essence = try JSONSerialization.data(withJSONObject: ["values": object["values"]!, "objective": object["objective"] ?? NSNull(),
+                                                                      "state": object["state"]!], options: [.sortedKeys])
+            out[object["number"] as! Int] = (String(decoding: essence, as: UTF8.self), object["finished_at"] as! String)
+        }
+        return out
+    }
+
+    static func tunedRecords(_ w: Workspace) -> [String] { w.resultFiles.filter { !$0.contains("/tune/") } }
+
+    @Test func killedThreeTimesTheSearchResumesToTheSameTrials() throws {
+        let reference = try Self.workspace()
+        let whole = try reference.run(Self.tune)
+        #expect(whole.status == 0, "\(whole.stderr)")
+        let expected = try Self.trials(reference)
+        #expect(expected.count == 8 && Self.tunedRecords(reference).count == 1)
+
+        let w = try Self.workspace()
+        var finishedBefore: [Int: String] = [:]
+        for target in [1, 3, 5] {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: CLI.binary)
+            p.arguments = Self.tune
+            p.currentDirectoryURL = URL(fileURLWithPath: w.root)
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            let deadline = Date().addingTimeInterval(60)
+            while try Self.trials(w).count < target && p.isRunning && Date() < deadline { usleep(2_000) }
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            for (number, value) in try Self.trials(w) { finishedBefore[number] = finishedBefore[number] ?? value.1 }
+        }
+        #expect(!finishedBefore.isEmpty && finishedBefore.count < 8, "the kills should interrupt the search (\(finishedBefore.count) trials)")
+        let resumed = try w.run(Self.tune)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stderr.contains("stored: resuming"), "\(resumed.stderr)")
+        let final = try Self.trials(w)
+        #expect(Set(final.keys) == Set(0..<8))
+        for (number, value) in final { #expect(value.0 == expected[number]?.0, "trial \(number) differs") }
+        for (number, finishedAt) in finishedBefore { #expect(final[number]?.1 == finishedAt, "trial \(number) was run again") }
+        #expect(Self.tunedRecords(w).count == 1)
+        // A finished search runs nothing again and reuses its test run.
+        let again = try w.run(Self.tune)
+        #expect(again.status == 0 && !again.stderr.contains("trial ") && !again.stderr.contains("one run with the best values"), "\(again.stderr)")
+    }
+
+    /// Two shards searching into one folder at once store the requested trials between them,
+    /// each once, each by its own shard; with the random sampler every trial is what a single
+    /// process would have run.
+    @Test func twoShardsAtOnceStoreEveryTrialOnce() throws {
+        let random = Self.tune + ["--sampler", "random"]
+        let reference = try Self.workspace()
+        #expect(try reference.run(random).status == 0)
+        let expected = try Self.trials(reference)
+
+        let w = try Self.workspace()
+        let shards = try (1...2).map { i in
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: CLI.binary)
+            p.arguments = random + ["--shard", "\(i)/2"]
+            p.currentDirectoryURL = URL(fileURLWithPath: w.root)
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            return p
+        }
+        for p in shards { p.waitUntilExit(); #expect(p.terminationStatus == 0) }
+        let stored = try Self.trials(w)
+        #expect(Set(stored.keys) == Set(0..<8))
+        for (number, value) in stored { #expect(value.0 == expected[number]?.0, "trial \(number) differs") }
+        let files = w.allFiles.filter { $0.contains("trial-") }
+        for file in files {
+            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: w.root + "/out/" + file))) as! [String: Any]
+            #expect(object["shard"] as? String == "\(1 + (object["number"] as! Int) % 2)/2")
+        }
+        // Whichever shard ended last saw every trial stored and ran the test once.
+        let finish = try w.run(random)
+        #expect(finish.status == 0 && !finish.stderr.contains("trial "), "\(finish.stderr)")
+        #expect(Self.tunedRecords(w).count == 1)
+    }
+
+    @Test func badSearchesFailWithOneLine() throws {
+        let w = try Self.workspace()
+        try "embedding_size: [8, 16]\n".write(toFile: w.root + "/neither.hyper", atomically: true, encoding: .utf8)
+        try "embedding_size choice [8,16]\nlearning_rate loguniform -2,-7\n".write(toFile: w.root + "/inverted.hyper", atomically: true, encoding: .utf8)
+        try "embeding_size choice [8,16]\n".write(toFile: w.root + "/typo.hyper", atomically: true, encoding: .utf8)
+        let base = ["tune", "--model", "BPR", "--config", "run.yml", "--trials", "2", "--space"]
+        for (space, needles) in [("neither.hyper", ["neither.hyper:1", "expected `name type value`"]),
+                                 ("inverted.hyper", ["inverted.hyper:2", "low -2.0 > high -7.0"]),
+                                 ("typo.hyper", ["typo.hyper:1", "did you mean 'embedding_size'"]),
+                                 ("absent.hyper", ["absent.hyper", "not found"])] {
+            let out = try w.run(base + [space])
+            #expect(out.status != 0)
+            #expect(out.stderr.split(separator: "\n").count == 1, "\(out.stderr)")
+            for needle in needles { #expect(out.stderr.contains(needle), "\(out.stderr)") }
+        }
+        let zero = try w.run(["tune", "--model", "BPR", "--config", "run.yml", "--trials", "0"])
+        #expect(zero.status != 0 && zero.stderr.contains("--trials must be at least 1"), "\(zero.stderr)")
+        let none = try w.run(["tune", "--model", "BPR", "--config", "run.yml"])
+        #expect(none.status != 0 && none.stderr.contains("--trials N, --budget-seconds S"), "\(none.stderr)")
+        #expect(w.allFiles.isEmpty, "\(w.allFiles)")
+    }
+}
