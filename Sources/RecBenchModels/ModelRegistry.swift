@@ -72,6 +72,14 @@ public enum ModelRegistry {
                      "# documentation only: runs use the compiled-in defaults. Set a value in your run's config instead."]
         if model.parameters.isEmpty { lines.append("# \(model.name) has no hyperparameters.") }
         for p in model.parameters { lines.append("\(p.name): \(p.defaultValue)    # \(p.summary)") }
+        let space = model.searchSpace
+        lines.append("")
+        if space.isEmpty {
+            lines.append("# recbench tune: no declared search space (give one with --space).")
+        } else {
+            lines.append("# recbench tune searches, without --space (RecBole's hyper-parameter format; loguniform bounds are natural logs):")
+            lines += space.map { "#   \($0.name) \($0.distribution)" }
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 

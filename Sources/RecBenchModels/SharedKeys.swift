@@ -1,3 +1,4 @@
+import Foundation
 import RecBenchSupport
 import RecBenchData
 import RecBenchContract
@@ -13,12 +14,14 @@ public enum SharedKeys {
     public static func embeddingSize(_ width: Int) -> ConfigKey {
         ConfigKey("embedding_size", "int", .int(width),
                   "Width of the learned embeddings: of users and items, or of every feature field (context-aware models).")
+            .searched(.choice([width / 2, width, width * 2].map(ConfigValue.int)))
     }
 
     /// Dropout while training.
     public static func dropoutProb(_ probability: Double) -> ConfigKey {
         ConfigKey("dropout_prob", "float", .double(probability),
                   "Dropout probability while training; where it applies is the model's (its file and docs/models.md say).")
+            .searched(.uniform(low: 0, high: 0.8))
     }
 
     /// The hidden layers of the model's MLP.
@@ -28,7 +31,11 @@ public enum SharedKeys {
     }
 
     /// The weight of the model's regulariser.
-    public static func regWeight(_ weight: Double) -> ConfigKey { regWeight(.double(weight)) }
+    /// Searched log-uniformly over two decades either side of a positive default.
+    public static func regWeight(_ weight: Double) -> ConfigKey {
+        let key = regWeight(.double(weight))
+        return weight > 0 ? key.searched(.loguniform(low: log(weight / 100), high: log(weight * 100))) : key
+    }
 
     /// The weights of a model with two regularisers (SHAN), under RecBole's same key.
     public static func regWeights(_ weights: [Double]) -> ConfigKey { regWeight(.list(weights.map { .double($0) })) }
@@ -46,9 +53,11 @@ public enum SharedKeys {
 
     /// RecBole's name for a model's main coefficient.
     public static func alpha(_ value: Double) -> ConfigKey {
-        ConfigKey("alpha", "float", .double(value),
+        let key = ConfigKey("alpha", "float", .double(value),
                   "The model's α, as RecBole names it (SLIMElastic: elastic-net strength, scikit-learn's scaling; "
                       + "ALS: confidence slope, c = 1 + α · count; FOSSIL: the similarity term is divided by len^α).")
+        // Searched log-uniformly over a decade either side of a positive default.
+        return value > 0 ? key.searched(.loguniform(low: log(value / 10), high: log(value * 10))) : key
     }
 
     /// Lock-free SGD on every thread.

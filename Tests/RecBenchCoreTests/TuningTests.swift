@@ -69,9 +69,18 @@ struct TuningTests {
     /// the checks a user's file gets (keys it has, integer keys drawn as integers).
     @Test func everyDeclaredSpaceNamesKeysItsModelHas() throws {
         for type in ModelRegistry.models where !type.searchSpace.isEmpty {
-            let own = Set(type.parameters.map(\.name)).union(["learning_rate"])
-            for d in type.searchSpace { #expect(own.contains(d.name), "\(type.name) searches \(d.name)") }
+            let own = Dictionary(uniqueKeysWithValues: type.parameters.map { ($0.name, $0.defaultValue) })
+            for d in type.searchSpace {
+                #expect(own[d.name] != nil || d.name == "learning_rate", "\(type.name) searches \(d.name)")
+                guard case .int = own[d.name] else { continue }
+                switch d.distribution {
+                case .choice(let values): #expect(values.allSatisfy { $0.intValue != nil }, "\(type.name).\(d.name)")
+                case .quniform(_, _, let q): #expect(q.rounded() == q, "\(type.name).\(d.name)")
+                default: Issue.record("\(type.name) draws its integer \(d.name) from \(d.distribution)")
+                }
+            }
         }
+        #expect(ModelRegistry.models.filter { $0.searchSpace.isEmpty }.map { $0.name }.sorted() == ["Pop", "RepeatPop"])
     }
 
     /// A synthetic objective with a known optimum (lr 10^-3.5, dropout 0.25, size 64).

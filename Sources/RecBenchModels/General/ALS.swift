@@ -24,8 +24,9 @@ public struct ALS: Recommender {
         + "conjugate-gradient solves as in `implicit`"
     public static let kind = ModelKind.factorisation
     public static let parameters: [ConfigKey] = [
-        ConfigKey("factors", "int", .int(64), "ALS: dimension of user and item factors."),
-        ConfigKey("regularization", "float", .double(0.01), "ALS: L2 weight λ on the factors."),
+        ConfigKey("factors", "int", .int(64), "ALS: dimension of user and item factors.").searched(.choice([32, 64, 128].map(ConfigValue.int))),
+        ConfigKey("regularization", "float", .double(0.01), "ALS: L2 weight λ on the factors.")
+            .searched(.loguniform(low: -6.907755278982137, high: 0)),
         SharedKeys.alpha(1.0),
         ConfigKey("iterations", "int", .int(15), "ALS: alternating sweeps (users, then items); fixed, no early stopping."),
         ConfigKey("use_cg", "bool", .bool(true), "ALS: solve each row by conjugate gradient (implicit's default) instead of exactly (Cholesky)."),

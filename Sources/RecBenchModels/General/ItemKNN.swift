@@ -15,8 +15,9 @@ public struct ItemKNN: Recommender {
     public static let summary = "Item-based nearest neighbours with cosine similarity (k neighbours per item, shrinkage)"
     public static let kind = ModelKind.neighbourhood
     public static let parameters: [ConfigKey] = [
-        ConfigKey("k", "int", .int(100), "ItemKNN: neighbours kept per item."),
-        ConfigKey("shrink", "float", .double(0.0), "ItemKNN: added to the cosine denominator; damps similarities built on few users."),
+        ConfigKey("k", "int", .int(100), "ItemKNN: neighbours kept per item.").searched(.choice([10, 20, 50, 100, 200, 400].map(ConfigValue.int))),
+        ConfigKey("shrink", "float", .double(0.0), "ItemKNN: added to the cosine denominator; damps similarities built on few users.")
+            .searched(.choice([0.0, 1.0, 10.0, 100.0].map(ConfigValue.double))),
     ]
 
     let k: Int

@@ -20,7 +20,8 @@ public struct SLIMElastic: Recommender {
     public static let kind = ModelKind.linear
     public static let parameters: [ConfigKey] = [
         SharedKeys.alpha(0.2),
-        ConfigKey("l1_ratio", "float", .double(0.02), "SLIMElastic: share ρ of the L1 term in the penalty."),
+        ConfigKey("l1_ratio", "float", .double(0.02), "SLIMElastic: share ρ of the L1 term in the penalty.")
+            .searched(.loguniform(low: -6.214608098422191, high: -1.6094379124341003)),
         ConfigKey("positive_only", "bool", .bool(true), "SLIMElastic: constrain the weights to be non-negative."),
         ConfigKey("hide_item", "bool", .bool(true), "SLIMElastic: leave the target item out of its own regression (w_jj = 0)."),
         ConfigKey("max_iter", "int", .int(100), "SLIMElastic: coordinate-descent sweeps per item at most (scikit-learn's default, as RecBole runs it)."),
