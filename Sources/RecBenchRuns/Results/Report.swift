@@ -57,6 +57,7 @@ public struct Report: Sendable {
         var results: [(RunResult, String)] = [], failures: [FailedRun] = []
         let decoder = JSONDecoder()
         for case let file as String in enumerator {
+            if (file as NSString).lastPathComponent == RunFiles.searchFolder { enumerator.skipDescendants(); continue }
             let kind = RunFiles.kind(of: file)
             guard kind == .record || kind == .failure else { continue }
             let path = "\(directory)/\(file)"
@@ -122,7 +123,9 @@ public struct Report: Sendable {
     /// "EASE" or "EASE (reg_weight=100)" when the model has several runs that differ; a
     /// repeat baseline (which a sweep adds unasked on repeat data) says so.
     static func label(for r: RunResult, among all: [RunResult]) -> String {
-        let name = ModelRegistry.models.first { $0.name == r.model }?.role == .repeatBaseline ? "\(r.model) (repeat baseline)" : r.model
+        var name = ModelRegistry.models.first { $0.name == r.model }?.role == .repeatBaseline ? "\(r.model) (repeat baseline)" : r.model
+        // A tuned run is never taken for a default one, whatever else the folder holds.
+        if let tuning = r.tuning { name += " (tuned: best of \(tuning.trials) trials)" }
         let siblings = all.filter { $0.model == r.model }
         guard siblings.count > 1 else { return name }
         var varying: [String] = []

@@ -16,6 +16,10 @@ public struct RunFiles: Sendable, Hashable {
     /// The path of every file without its suffix.
     public let stem: String
 
+    /// The folder beside a dataset's runs that holds its searches' trials (`recbench tune`):
+    /// trials are not runs a report lists.
+    public static let searchFolder = "tune"
+
     /// The files of a run stored under `root`.
     public init(root: String, dataset: String, model: String, runKey: String) {
         stem = "\(root)/\(dataset)/\(model)-\(runKey.prefix(16))"

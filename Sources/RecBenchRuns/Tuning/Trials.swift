@@ -67,7 +67,7 @@ public struct TrialStore: Sendable {
 
     public init(root: String, dataset: String, model: String, searchKey: String) {
         self.searchKey = searchKey
-        folder = "\(root)/\(dataset)/tune/\(model)-\(searchKey.prefix(16))"
+        folder = "\(root)/\(dataset)/\(RunFiles.searchFolder)/\(model)-\(searchKey.prefix(16))"
     }
 
     public func path(ofTrial number: Int) -> String { "\(folder)/trial-\(String(format: "%05d", number)).json" }
