@@ -114,6 +114,32 @@ import Testing
         #expect(Self.tunedRecords(w).count == 1)
     }
 
+    /// `sweep --tune N`: each model with a space gets a tuned run beside its default one (Pop
+    /// has none and says so), the report sets them side by side, and a rerun does nothing.
+    @Test func aTunedSweepReportsDefaultAgainstTuned() throws {
+        let w = try Self.workspace()
+        let sweep = ["sweep", "--config", "run.yml", "--models", "Pop,ItemKNN,BPR", "--tune", "3"]
+        let out = try w.run(sweep)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stderr.contains("Pop has no search space"), "\(out.stderr)")
+        #expect(out.stdout.contains("sweep: 5 runs — 5 run now"), "\(out.stdout)")
+        let tuned = try Self.tunedRecords(w).compactMap { file -> [String: Any]? in
+            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: w.root + "/out/" + file))) as! [String: Any]
+            return object["tuning"] as? [String: Any]
+        }
+        #expect(tuned.count == 2 && tuned.allSatisfy { $0["trials"] as? Int == 3 }, "\(tuned)")
+        let knn = try #require(tuned.first { ($0["values"] as? [String: Any])?["k"] != nil })
+        #expect([10, 20, 50, 100, 200, 400].contains((knn["values"] as! [String: Any])["k"] as! Int))
+        let report = try w.run(["report", "out"])
+        #expect(report.stdout.contains("Default against tuned"), "\(report.stdout)")
+        for model in ["ItemKNN", "BPR"] {
+            #expect(report.stdout.split(separator: "\n").contains { $0.contains("| \(model) |") && $0.contains("| 3 (") }, "\(report.stdout)")
+        }
+        #expect(report.stdout.contains("ItemKNN (tuned: best of 3 trials)"), "\(report.stdout)")
+        let again = try w.run(sweep)
+        #expect(again.stdout.contains("0 run now, 5 already done"), "\(again.stdout)")
+    }
+
     @Test func badSearchesFailWithOneLine() throws {
         let w = try Self.workspace()
         try "embedding_size: [8, 16]\n".write(toFile: w.root + "/neither.hyper", atomically: true, encoding: .utf8)

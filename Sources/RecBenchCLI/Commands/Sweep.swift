@@ -33,6 +33,13 @@ public struct Sweep: ParsableCommand {
         valueName: "i/N"))
     public var shard: String?
 
+    @Option(help: ArgumentHelp("Also tune every model (that declares a search space) with N trials of `recbench tune` "
+                               + "(TPE, median pruner): each model's tuned test run joins the sweep beside its default one.", valueName: "N"))
+    public var tune: Int?
+
+    @Option(help: "Also tune every model, each search limited to this many seconds (with --tune: whichever ends first).")
+    public var tuneSeconds: Double?
+
     @Flag(help: "Print the planned runs (run key, shard under --shard, done / failed / pending) and exit.")
     public var list = false
 
@@ -45,6 +52,8 @@ public struct Sweep: ParsableCommand {
             throw ValidationError("--models is empty: give `all` or a comma-separated list of models")
         }
         if let shard { do { _ = try Shard(parsing: shard) } catch { throw ValidationError("\(error)") } }
+        if let tune, tune < 1 { throw ValidationError("--tune must be at least 1 trial, got \(tune)") }
+        if let tuneSeconds, !(tuneSeconds > 0) { throw ValidationError("--tune-seconds must be positive, got \(tuneSeconds)") }
     }
 
     public func run() throws {
@@ -52,7 +61,8 @@ public struct Sweep: ParsableCommand {
         let failed: Int = try reportingErrors {
             let names = models.lowercased() == "all" ? [] : models.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
             let plan = try SweepPlanner.plan(models: names, configFiles: experiment.config, assignments: experiment.assignments,
-                                             dataset: experiment.dataset)
+                                             dataset: experiment.dataset,
+                                             tune: tune == nil && tuneSeconds == nil ? nil : TuneBudget(trials: tune, seconds: tuneSeconds))
             for notice in plan.notices { logger.notice("\(notice)") }
             let part = try shard.map(Shard.init(parsing:))
             if list { Sweep.list(plan.runs, shard: part); return 0 }

@@ -232,8 +232,10 @@ public enum Experiment {
 
     /// Runs `plan` (on `loaded` when the data is already loaded). Nothing is written here:
     /// the caller stores the result.
+    /// A tuned run (`tuning`) carries its search's run key (`runKey`), not one of its values.
     public static func run(_ plan: ExperimentPlan, loaded: LoadedData? = nil, logger: Logger, profile: OpProfile? = nil,
-                           tuning: TuningRecord? = nil, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws -> RunOutcome {
+                           tuning: TuningRecord? = nil, runKey tunedKey: String? = nil,
+                           onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws -> RunOutcome {
         let compute = Compute(threads: plan.threads)
         let runStart = ContinuousClock.now
         let data = try loaded ?? load(plan, logger: logger, onEvent: onEvent)
@@ -250,7 +252,7 @@ public enum Experiment {
         let test = evaluate(model, on: data.outcome.test, plan: plan, compute: compute, onEvent: onEvent)
         let testSeconds = lap()
 
-        let runKey = Experiment.runKey(plan: plan, datasetFingerprint: dataset.fingerprint, tuning: tuning?.searchKey)
+        let runKey = tunedKey ?? Experiment.runKey(plan: plan, datasetFingerprint: dataset.fingerprint)
         let result = RunResult(
             recbenchVersion: recbenchVersion, model: plan.modelType.name, modelType: plan.modelType.kind, modelFamily: plan.modelType.family,
             dataset: plan.data.dataset, runKey: runKey,
@@ -394,7 +396,7 @@ public enum Experiment {
     /// The run's identity: recbench's version, model, every result-relevant config value, and
     /// the data's fingerprint. The same key means the same run (a sweep skips it); a new
     /// version may compute a model differently, so its sweeps recompute older records.
-    public static func runKey(plan: ExperimentPlan, datasetFingerprint: String, tuning searchKey: String? = nil) -> String {
+    public static func runKey(plan: ExperimentPlan, datasetFingerprint: String) -> String {
         var h = SHA256()
         h.update("recbench=\(recbenchVersion)\n")
         h.update("model=\(plan.modelType.name)\n")
@@ -402,8 +404,6 @@ public enum Experiment {
             h.update("\(key)=\(plan.config.values[key]!)\n")
         }
         h.update("data=\(datasetFingerprint)\n")
-        // A tuned run whose values are the defaults is still another run than the default one.
-        if let searchKey { h.update("tuned=\(searchKey)\n") }
         return h.hexDigest()
     }
 }

@@ -200,6 +200,9 @@ public struct Report: Sendable {
             }
             out.append("")
         }
+        do { let tuned = try tunedMarkdown(); if !tuned.isEmpty { out.append(tuned) } } catch {
+            out.append("> **Note:** default against tuned not shown: \(error)\n")
+        }
         if !failures.isEmpty {
             out.append("### Failed runs\n")
             for f in failures { out.append("- \(f.dataset) · **\(f.label)** — \(f.error)") }
@@ -300,15 +303,7 @@ public struct Report: Sendable {
     public func significance(metric: String, test: String, correction: Significance.Correction) throws -> [Comparison] {
         var comparisons: [Comparison] = []
         for g in groups where g.entries.count >= 2 {
-            let values: [[String: Double]?] = try g.entries.map { e in
-                let path = RunFiles(record: e.path).perUser
-                guard let data = FileManager.default.contents(atPath: path) else { return nil }
-                let per = try JSONDecoder().decode(PerUserResults.self, from: data)
-                guard let split = per.splits["test"], let column = split.values[metric] else {
-                    throw RecBenchError.file(path, field: metric, "no per-user values for this metric (is it a ranking metric of the run?)")
-                }
-                return Dictionary(uniqueKeysWithValues: zip(split.users, column))
-            }
+            let values = try g.entries.map { try perUserValues($0, metric: metric) }
             let n = g.entries.count
             var outcomes = [[Significance.Outcome?]](repeating: [Significance.Outcome?](repeating: nil, count: n), count: n)
             var pairs: [(Int, Int)] = []

@@ -2,7 +2,7 @@ import Foundation
 import Linalg
 import RecBenchSupport
 
-/// Runs a sweep's runs, each as its own `recbench run` process (so a crash or a kill loses at
+/// Runs a sweep's runs, each as its own `recbench run` (or, tuned, `recbench tune`) process (so a crash or a kill loses at
 /// most the runs in flight), at most `jobs` at once, and records each outcome in the store:
 /// a finished run's record is written by the run itself; a failed run gets a failure record
 /// with its last error line, which the next sweep retries and a later success removes.
@@ -79,7 +79,9 @@ public struct SweepExecutor: Sendable {
 
     /// Starts `recbench run` for one run as its own process, its stderr going to `log`.
     func start(_ run: SweepRun, log: String) throws -> pid_t {
-        var arguments = ["run", "--model", run.model, "--quiet"]
+        var arguments = [run.tune == nil ? "run" : "tune", "--model", run.model, "--quiet"]
+        if let trials = run.tune?.trials { arguments += ["--trials", String(trials)] }
+        if let seconds = run.tune?.seconds { arguments += ["--budget-seconds", String(seconds)] }
         for file in configFiles { arguments += ["--config", file] }
         for assignment in run.assignments { arguments += ["--set", assignment] }
         if let dataset { arguments += ["--dataset", dataset] }

@@ -21,6 +21,17 @@ public struct SweepRun: Sendable, Equatable {
     public let files: RunFiles
     /// The fingerprint of the data it reads.
     public var datasetFingerprint = ""
+    /// A search of the model's declared space with this budget, whose test run is the run
+    /// (`sweep --tune`); nil: the run with the settings as given.
+    public var tune: TuneBudget? = nil
+}
+
+/// What every model of a tuned sweep gets: the same number of trials or the same seconds.
+public struct TuneBudget: Sendable, Equatable {
+    public var trials: Int?
+    public var seconds: Double?
+
+    public init(trials: Int?, seconds: Double?) { self.trials = trials; self.seconds = seconds }
 }
 
 /// Every (model, setting) combination of a sweep, in a fixed order, validated up front.
@@ -60,7 +71,7 @@ public enum SweepPlanner {
     /// Plans a sweep of `models` (empty: every registered model) over the grid in
     /// `assignments`. Every run is planned (so a bad key fails now, not at 3 a.m.).
     public static func plan(models requested: [String], configFiles: [String], assignments: [String],
-                            dataset: String? = nil) throws -> SweepPlan {
+                            dataset: String? = nil, tune: TuneBudget? = nil) throws -> SweepPlan {
         var notices: [String] = []
         var models = try requested.map { try ModelRegistry.model(named: $0).name }
         if models.isEmpty { models = ModelRegistry.models.map { $0.name } }
@@ -109,9 +120,33 @@ public enum SweepPlanner {
                                    runKey: key, files: files)
                 run.datasetFingerprint = fingerprint
                 runs.append(run)
+                if let tune, let tuned = tunedRun(of: run, plan: plan, budget: tune, notices: &notices), seen.insert(tuned.runKey).inserted {
+                    runs.append(tuned)
+                }
             }
         }
         return SweepPlan(runs: runs, notices: notices)
+    }
+
+    /// The tuned counterpart of `run`: a search of the model's declared space (TPE, median
+    /// pruner, the sweep's budget), identified by its search; nil for a model without a space.
+    static func tunedRun(of run: SweepRun, plan: ExperimentPlan, budget: TuneBudget, notices: inout [String]) -> SweepRun? {
+        guard let space = try? Search.defaultSpace(plan.modelType) else {
+            if !notices.contains(where: { $0.hasPrefix("\(run.model) has no search space") }) {
+                notices.append("\(run.model) has no search space: it runs with its settings only")
+            }
+            return nil
+        }
+        let request = SearchRequest(run: RunRequest(), space: space, sampler: TPESampler(), pruner: MedianPruner(), trials: budget.trials,
+                                    budgetSeconds: budget.seconds)
+        let searchKey = Search.searchKey(plan, space: space, request: request, fingerprint: run.datasetFingerprint)
+        let key = Search.tunedRunKey(searchKey: searchKey, trials: budget.trials, budgetSeconds: budget.seconds)
+        let limit = [budget.trials.map { "\($0) trials" }, budget.seconds.map { "\(Int($0)) s" }].compactMap { $0 }.joined(separator: ", ")
+        var tuned = SweepRun(model: run.model, dataset: run.dataset, assignments: run.assignments, label: "\(run.label) (tuned: \(limit))",
+                             runKey: key, files: RunFiles(root: plan.resultsDirectory, dataset: run.dataset, model: run.model, runKey: key))
+        tuned.datasetFingerprint = run.datasetFingerprint
+        tuned.tune = budget
+        return tuned
     }
 
     /// Whether the test split contains items its users had before (repeat consumption).

@@ -179,14 +179,22 @@ public enum Search {
         runRequest.layers.append(ConfigLayer(source: "tuned (trial \(best.number))", values: best.values))
         let plan = try Experiment.plan(runRequest)
         let resultStore = ResultStore(root: plan.resultsDirectory)
-        let key = Experiment.runKey(plan: plan, datasetFingerprint: loaded.dataset.fingerprint, tuning: tuning.searchKey)
+        let key = tunedRunKey(searchKey: tuning.searchKey, trials: request.trials, budgetSeconds: request.budgetSeconds)
         let files = RunFiles(root: plan.resultsDirectory, dataset: plan.data.dataset, model: plan.modelType.name, runKey: key)
-        if FileManager.default.fileExists(atPath: files.record), let stored = try? resultStore.load(files.record), stored.tuning == tuning {
+        if FileManager.default.fileExists(atPath: files.record), let stored = try? resultStore.load(files.record), stored.runKey == key {
             return (stored, files.record)
         }
         onEvent(.finalRun(best.values))
-        let outcome = try Experiment.run(plan, loaded: loaded, logger: logger, tuning: tuning)
+        let outcome = try Experiment.run(plan, loaded: loaded, logger: logger, tuning: tuning, runKey: key)
         return (outcome.result, try resultStore.save(outcome.result, perUser: outcome.perUser))
+    }
+
+    /// The run key of a search's test run: the search and its limits (a sweep knows it before
+    /// the search has chosen values; the same search with more trials is another tuned run).
+    public static func tunedRunKey(searchKey: String, trials: Int?, budgetSeconds: Double?) -> String {
+        var h = SHA256()
+        h.update("tuned=\(searchKey)\ntrials=\(trials.map(String.init) ?? "-")\nbudget_seconds=\(budgetSeconds.map { "\($0)" } ?? "-")\n")
+        return h.hexDigest()
     }
 
     /// The best finished trial (the earliest of equals).
@@ -210,7 +218,7 @@ public enum Search {
         for key in plan.config.values.keys.sorted() where !Experiment.presentationKeys.contains(key) && !searched.contains(key) {
             h.update("\(key)=\(plan.config.values[key]!)\n")
         }
-        h.update("data=\(fingerprint)\nspace=\(space)\nsampler=\(request.sampler.name)\n")
+        h.update("data=\(fingerprint)\nspace=\(space)\nsampler=\(String(describing: request.sampler))\n")
         if let pruner = request.pruner { h.update("pruner=median \(pruner.startupTrials) \(pruner.warmupEpochs)\n") }
         return h.hexDigest()
     }

@@ -1,0 +1,81 @@
+import Foundation
+import RecBenchSupport
+import RecBenchData
+import RecBenchEvaluation
+
+/// Default against tuned: each tuned run beside the default run of its model on the same
+/// split, with the paired test over users (`sweep --tune`).
+extension Report {
+    /// A tuned run and the default run it is compared with.
+    public struct TunedPair: Sendable {
+        public let dataset: String
+        public let historyMask: HistoryMask
+        public let tuned: Entry
+        public let standard: Entry
+        /// The paired t-test of `metric` (tuned − default) over the users both evaluated; nil
+        /// without per-user values.
+        public let outcome: Significance.Outcome?
+    }
+
+    /// Every tuned run with a default counterpart in its group: same model, same split, no
+    /// tuning, the fewest other config differences (the searched keys aside).
+    public func tunedPairs(metric: String) throws -> [TunedPair] {
+        var pairs: [TunedPair] = []
+        for g in groups {
+            for tuned in g.entries {
+                guard let tuning = tuned.result.tuning else { continue }
+                let candidates = g.entries.filter { $0.result.tuning == nil && $0.result.model == tuned.result.model
+                    && $0.result.splitFingerprint == tuned.result.splitFingerprint }
+                func differences(_ e: Entry) -> Int {
+                    Set(e.result.config.keys).union(tuned.result.config.keys).subtracting(tuning.values.keys)
+                        .filter { e.result.config[$0] != tuned.result.config[$0] }.count
+                }
+                guard let standard = candidates.min(by: { differences($0) < differences($1) }) else { continue }
+                var outcome: Significance.Outcome?
+                if let a = try perUserValues(tuned, metric: metric), let b = try perUserValues(standard, metric: metric) {
+                    let users = a.keys.filter { b[$0] != nil }.sorted()
+                    outcome = Significance.pairedTTest(users.map { a[$0]! }, users.map { b[$0]! })
+                }
+                pairs.append(TunedPair(dataset: g.dataset, historyMask: g.historyMask, tuned: tuned, standard: standard, outcome: outcome))
+            }
+        }
+        return pairs
+    }
+
+    /// A run's per-user test values of `metric` by user (nil when its sidecar is missing).
+    func perUserValues(_ entry: Entry, metric: String) throws -> [String: Double]? {
+        let path = RunFiles(record: entry.path).perUser
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let per = try JSONDecoder().decode(PerUserResults.self, from: data)
+        guard let split = per.splits["test"], let column = split.values[metric] else {
+            throw RecBenchError.file(path, field: metric, "no per-user values for this metric (is it a ranking metric of the run?)")
+        }
+        return Dictionary(uniqueKeysWithValues: zip(split.users, column))
+    }
+
+    /// The Markdown section: one row per tuned run (empty when there is none).
+    public func tunedMarkdown() throws -> String {
+        let metric = sortKey
+        let pairs = try tunedPairs(metric: metric)
+        guard !pairs.isEmpty else { return "" }
+        var out = ["### Default against tuned · test \(metric)\n",
+                   "Each tuned run is the test run of a search on the valid split (`recbench tune`); p: paired t-test over users, "
+                   + "tuned − default, uncorrected.\n",
+                   "| dataset · mask | model | default | tuned | Δ | p | tuned values | trials (finished / pruned / failed) | search s |",
+                   "|---|---|---:|---:|---:|---:|---|---|---:|"]
+        for pair in pairs {
+            let t = pair.tuned.result.tuning!
+            let (a, b) = (Report.value(pair.standard.result, metric), Report.value(pair.tuned.result, metric))
+            let delta = a.flatMap { a in b.map { String(format: "%+.4f", $0 - a) } } ?? "–"
+            let p = pair.outcome.map { $0.p < 0.0001 ? "< 0.0001" : String(format: "%.4f", $0.p) } ?? "–"
+            let values = t.values.keys.sorted().map { key in
+                if case .double(let d) = t.values[key]! { return "\(key)=\(String(format: "%.4g", d))" }
+                return "\(key)=\(t.values[key]!)"
+            }.joined(separator: ", ")
+            out.append("| \(pair.dataset) · \(pair.historyMask.rawValue) | \(pair.tuned.result.model) | \(format(a, metric)) | \(format(b, metric)) | "
+                       + "\(delta) | \(p) | \(values) | \(t.trials) (\(t.finished) / \(t.pruned) / \(t.failed)) | \(Report.seconds(t.searchSeconds)) |")
+        }
+        out.append("")
+        return out.joined(separator: "\n")
+    }
+}
