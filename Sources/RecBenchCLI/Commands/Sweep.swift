@@ -74,9 +74,11 @@ public struct Sweep: ParsableCommand {
             progress.expected = runs.map { run in
                 if SweepPlanner.isDone(run) { return 0 }
                 let key = "\((run.files.record as NSString).deletingLastPathComponent)\u{1}\(run.model)\u{1}\(run.datasetFingerprint)"
-                if let known = previous[key] { return known }
-                previous[key] = SweepPlanner.previousSeconds(run)
-                return previous[key]!
+                if previous[key] == nil { previous[key] = SweepPlanner.previousSeconds(run) }
+                // A tuned run is a search: its trials each take about a run, within its seconds.
+                guard let tune = run.tune else { return previous[key]! }
+                let trials = previous[key]!.flatMap { one in tune.trials.map { one * Double($0) } }
+                return [trials, tune.seconds].compactMap { $0 }.min()
             }
             let executor = SweepExecutor(executable: ChildProcess.selfPath, configFiles: experiment.config, dataset: experiment.dataset, jobs: jobs)
             let outcome = try executor.run(runs) { event in

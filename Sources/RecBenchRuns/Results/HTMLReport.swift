@@ -42,6 +42,7 @@ extension Report {
             body += empty.map { "<p class=\"meta\">\(escape($0.prefix(1).uppercased() + $0.dropFirst())).</p>" }
             body.append("<div class=\"charts\">" + (charts + [timingChart(g)]).joined(separator: "\n") + "</div></section>")
         }
+        do { body.append(try tunedHTML()) } catch { body.append("<p class=\"warning\">Default against tuned not shown: \(escape("\(error)"))</p>") }
         if !failures.isEmpty {
             body.append("<section><h2>Failed runs</h2><ul>"
                         + failures.map { "<li><b>\(escape($0.dataset)) · \(escape($0.label))</b>: \(escape($0.error))</li>" }.joined()

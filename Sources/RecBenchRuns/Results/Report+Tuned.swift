@@ -53,17 +53,19 @@ extension Report {
         return Dictionary(uniqueKeysWithValues: zip(split.users, column))
     }
 
-    /// The Markdown section: one row per tuned run (empty when there is none).
-    public func tunedMarkdown() throws -> String {
+    /// The section's caption.
+    var tunedCaption: String {
+        "Each tuned run is the test run of a search on the valid split (`recbench tune`); p: paired t-test over users, tuned − default, uncorrected."
+    }
+
+    /// The default-against-tuned table: its header and one row of cells per tuned run (nil when
+    /// there is none).
+    func tunedTable() throws -> (header: [String], rows: [[String]])? {
         let metric = sortKey
         let pairs = try tunedPairs(metric: metric)
-        guard !pairs.isEmpty else { return "" }
-        var out = ["### Default against tuned · test \(metric)\n",
-                   "Each tuned run is the test run of a search on the valid split (`recbench tune`); p: paired t-test over users, "
-                   + "tuned − default, uncorrected.\n",
-                   "| dataset · mask | model | default | tuned | Δ | p | tuned values | trials (finished / pruned / failed) | search s |",
-                   "|---|---|---:|---:|---:|---:|---|---|---:|"]
-        for pair in pairs {
+        guard !pairs.isEmpty else { return nil }
+        let header = ["dataset · mask", "model", "default", "tuned", "Δ", "p", "tuned values", "trials (finished / pruned / failed)", "search s"]
+        let rows = pairs.map { pair -> [String] in
             let t = pair.tuned.result.tuning!
             let (a, b) = (Report.value(pair.standard.result, metric), Report.value(pair.tuned.result, metric))
             let delta = a.flatMap { a in b.map { String(format: "%+.4f", $0 - a) } } ?? "–"
@@ -72,10 +74,27 @@ extension Report {
                 if case .double(let d) = t.values[key]! { return "\(key)=\(String(format: "%.4g", d))" }
                 return "\(key)=\(t.values[key]!)"
             }.joined(separator: ", ")
-            out.append("| \(pair.dataset) · \(pair.historyMask.rawValue) | \(pair.tuned.result.model) | \(format(a, metric)) | \(format(b, metric)) | "
-                       + "\(delta) | \(p) | \(values) | \(t.trials) (\(t.finished) / \(t.pruned) / \(t.failed)) | \(Report.seconds(t.searchSeconds)) |")
+            return ["\(pair.dataset) · \(pair.historyMask.rawValue)", pair.tuned.result.model, format(a, metric), format(b, metric), delta, p, values,
+                    "\(t.trials) (\(t.finished) / \(t.pruned) / \(t.failed))", Report.seconds(t.searchSeconds)]
         }
+        return (header, rows)
+    }
+
+    /// The Markdown section (empty when there is no tuned run).
+    public func tunedMarkdown() throws -> String {
+        guard let table = try tunedTable() else { return "" }
+        var out = ["### Default against tuned · test \(sortKey)\n", tunedCaption + "\n", "| " + table.header.joined(separator: " | ") + " |",
+                   "|---|---|---:|---:|---:|---:|---|---|---:|"]
+        out += table.rows.map { "| " + $0.joined(separator: " | ") + " |" }
         out.append("")
         return out.joined(separator: "\n")
+    }
+
+    /// The HTML section (empty when there is no tuned run).
+    func tunedHTML() throws -> String {
+        guard let table = try tunedTable() else { return "" }
+        return "<section><h2>Default against tuned · test \(escape(sortKey))</h2><p class=\"meta\">\(inlineMarkdown(tunedCaption))</p>"
+            + "<div class=\"table-wrap\"><table><thead><tr>" + table.header.map { "<th>\(escape($0))</th>" }.joined() + "</tr></thead><tbody>"
+            + table.rows.map { "<tr>" + $0.map { "<td>\(escape($0))</td>" }.joined() + "</tr>" }.joined() + "</tbody></table></div></section>"
     }
 }
