@@ -143,4 +143,23 @@ struct TuningTests {
         #expect(!pruner.shouldPrune(epoch: 3, best: 0.2, biggerIsBetter: true, earlier: finished + [Self.trial(9, .pruned, curve: [0.9, 0.9, 0.9])]))
         #expect(pruner.shouldPrune(epoch: 3, best: 0.21, biggerIsBetter: false, earlier: finished))
     }
+
+    @Test func successiveHalvingKeepsTheTopThirdAtEachRung() {
+        let pruner = HalvingPruner(minimumEpochs: 5, reduction: 3)
+        let five = (1...5).map(Double.init)
+        let earlier = [Self.trial(0, .finished, curve: five.map { $0 * 0.06 }),     // 0.30 at epoch 5
+                       Self.trial(1, .pruned, curve: five.map { $0 * 0.04 }),       // 0.20 at epoch 5, pruned there
+                       Self.trial(2, .finished, curve: [0.9, 0.9]),                 // never reached the rung
+                       Self.trial(3, .failed, curve: five.map { _ in 0.99 })]       // failed trials do not compete
+        // Three trials at the rung (two earlier and this one): only the best goes on.
+        #expect(pruner.shouldPrune(epoch: 5, best: 0.25, biggerIsBetter: true, earlier: earlier))
+        #expect(!pruner.shouldPrune(epoch: 5, best: 0.35, biggerIsBetter: true, earlier: earlier))
+        #expect(!pruner.shouldPrune(epoch: 5, best: 0.03, biggerIsBetter: false, earlier: earlier))   // their best: 0.06, 0.04
+        #expect(pruner.shouldPrune(epoch: 5, best: 0.05, biggerIsBetter: false, earlier: earlier))
+        // Between rungs nothing is pruned; 15 and 45 are the next rungs, which nobody else reached.
+        #expect(!pruner.shouldPrune(epoch: 6, best: 0.0, biggerIsBetter: true, earlier: earlier))
+        #expect(!pruner.shouldPrune(epoch: 15, best: 0.0, biggerIsBetter: true, earlier: earlier))
+        // The first trial at a rung always goes on.
+        #expect(!pruner.shouldPrune(epoch: 5, best: 0.0, biggerIsBetter: true, earlier: []))
+    }
 }

@@ -44,7 +44,9 @@ public struct Tune: ParsableCommand {
     @Option(help: "TPE: random trials before the estimator takes over.")
     public var startupTrials = 10
 
-    @Option(help: "median (stop a trial whose validation curve falls below the median of finished trials at that epoch) or none.")
+    @Option(help: ArgumentHelp("median (stop a trial whose best validation value falls below the median of finished trials at that epoch, "
+                               + "from epoch 5 after 5 finished trials), halving (successive halving: at epochs 5, 15, 45, … keep the top "
+                               + "third of the trials that got there) or none."))
     public var pruner: PrunerName = .median
 
     @Option(help: ArgumentHelp("Run only shard i of N: trials k with k mod N = i − 1.", valueName: "i/N"))
@@ -53,7 +55,7 @@ public struct Tune: ParsableCommand {
     @OptionGroup public var logging: LoggingOptions
 
     public enum SamplerName: String, ExpressibleByArgument, CaseIterable, Sendable { case tpe, random }
-    public enum PrunerName: String, ExpressibleByArgument, CaseIterable, Sendable { case median, none }
+    public enum PrunerName: String, ExpressibleByArgument, CaseIterable, Sendable { case median, halving, none }
 
     public func validate() throws {
         guard trials != nil || budgetSeconds != nil else { throw ValidationError("give --trials N, --budget-seconds S, or both") }
@@ -69,7 +71,7 @@ public struct Tune: ParsableCommand {
             let request = SearchRequest(
                 run: RunRequest(model: model, configFiles: experiment.config, assignments: experiment.assignments, dataset: experiment.dataset),
                 space: try space.map(SearchSpace.file), sampler: sampler == .tpe ? TPESampler(startupTrials: startupTrials) : RandomSampler(),
-                pruner: pruner == .median ? MedianPruner() : nil, trials: trials, budgetSeconds: budgetSeconds, shard: try shard.map(Shard.init(parsing:)))
+                pruner: [.median: MedianPruner(), .halving: HalvingPruner()][pruner], trials: trials, budgetSeconds: budgetSeconds, shard: try shard.map(Shard.init(parsing:)))
             let quiet = logging.quiet
             let outcome = try Search.run(request, logger: logger) { event in if !quiet { Tune.report(event) } }
             Tune.summary(outcome)

@@ -15,13 +15,13 @@ public struct SearchRequest: Sendable {
     public var space: SearchSpace?
     public var sampler: any TrialSampler
     /// nil: no pruning.
-    public var pruner: MedianPruner?
+    public var pruner: (any TrialPruner)?
     /// Trials in all (every shard's), and this process's time limit; at least one is set.
     public var trials: Int?
     public var budgetSeconds: Double?
     public var shard: Shard?
 
-    public init(run: RunRequest, space: SearchSpace?, sampler: any TrialSampler, pruner: MedianPruner?, trials: Int?,
+    public init(run: RunRequest, space: SearchSpace?, sampler: any TrialSampler, pruner: (any TrialPruner)?, trials: Int?,
                 budgetSeconds: Double?, shard: Shard? = nil) {
         self.run = run; self.space = space; self.sampler = sampler; self.pruner = pruner
         self.trials = trials; self.budgetSeconds = budgetSeconds; self.shard = shard
@@ -70,7 +70,7 @@ public enum Search {
         let key = searchKey(plan, space: space, request: request, fingerprint: loaded.dataset.fingerprint)
         let store = TrialStore(root: plan.resultsDirectory, dataset: plan.data.dataset, model: plan.modelType.name, searchKey: key)
         try store.describe(["model": .string(plan.modelType.name), "space": .string(space.description), "sampler": .string(request.sampler.name),
-                            "pruner": .string(request.pruner == nil ? "none" : "median"), "seed": .int(Int(truncatingIfNeeded: plan.seed)),
+                            "pruner": .string(request.pruner?.name ?? "none"), "seed": .int(Int(truncatingIfNeeded: plan.seed)),
                             "valid_metric": .string(plan.evaluation.validMetric), "search_key": .string(key)])
         onEvent(.started(folder: store.folder, space: space, stored: try store.trials().count))
         try runTrials(request, plan: plan, space: space, loaded: loaded, store: store, logger: logger, onEvent: onEvent)
@@ -81,7 +81,7 @@ public enum Search {
             return SearchOutcome(trials: trials, best: best, final: nil, savedPath: nil, store: store, space: space)
         }
         let tuning = TuningRecord(
-            searchKey: key, sampler: request.sampler.name, pruner: request.pruner == nil ? "none" : "median", space: space.description,
+            searchKey: key, sampler: request.sampler.name, pruner: request.pruner?.name ?? "none", space: space.description,
             trials: trials.count, finished: trials.filter { $0.state == .finished }.count, pruned: trials.filter { $0.state == .pruned }.count,
             failed: trials.filter { $0.state == .failed }.count, bestTrial: best.number, values: best.values, bestValid: best.objective ?? .nan,
             searchSeconds: trials.reduce(0) { $0 + $1.seconds })
@@ -150,7 +150,7 @@ public enum Search {
 
     /// Fits the trial's model (pruned by `pruner` against the earlier trials) and records its
     /// validation curve and objective.
-    static func fitAndScore(_ plan: ExperimentPlan, loaded: Experiment.LoadedData, pruner: MedianPruner?, history: [TrialRecord], logger: Logger,
+    static func fitAndScore(_ plan: ExperimentPlan, loaded: Experiment.LoadedData, pruner: (any TrialPruner)?, history: [TrialRecord], logger: Logger,
                             into record: inout TrialRecord) throws {
         let compute = Compute(threads: plan.threads), bigger = plan.evaluation.validMetricBigger
         var prune: (@Sendable (Int, Double) -> Bool)?
@@ -219,7 +219,7 @@ public enum Search {
             h.update("\(key)=\(plan.config.values[key]!)\n")
         }
         h.update("data=\(fingerprint)\nspace=\(space)\nsampler=\(String(describing: request.sampler))\n")
-        if let pruner = request.pruner { h.update("pruner=median \(pruner.startupTrials) \(pruner.warmupEpochs)\n") }
+        if let pruner = request.pruner { h.update("pruner=\(String(describing: pruner))\n") }
         return h.hexDigest()
     }
 }

@@ -108,10 +108,19 @@ public struct TrialStore: Sendable {
     }
 }
 
+/// Decides, after each validation of a trial, whether the trial stops there.
+public protocol TrialPruner: Sendable {
+    /// The name recorded with the search (`median`, `halving`).
+    var name: String { get }
+    /// Whether a trial at `epoch` with best value `best` should stop, given the earlier trials.
+    func shouldPrune(epoch: Int, best: Double, biggerIsBetter: Bool, earlier: [TrialRecord]) -> Bool
+}
+
 /// Optuna's median pruner: once `startupTrials` trials have finished, a trial whose best
 /// validation value at epoch e (from `warmupEpochs` on) is worse than the median of the
 /// finished trials' values at e stops there.
-public struct MedianPruner: Sendable {
+public struct MedianPruner: TrialPruner {
+    public var name: String { "median" }
     public var startupTrials = 5
     public var warmupEpochs = 5
 
@@ -125,5 +134,35 @@ public struct MedianPruner: Sendable {
         guard !others.isEmpty else { return false }
         let n = others.count, median = n % 2 == 1 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2
         return biggerIsBetter ? best < median : best > median
+    }
+}
+
+/// Asynchronous successive halving (Li et al. 2020, as Optuna's `SuccessiveHalvingPruner`):
+/// rungs at epochs r, r·η, r·η², …; a trial reaching a rung goes on only if its best value so
+/// far is among the top ⌊n / η⌋ (at least one) of the n trials that reached that rung, itself
+/// included. Promotion needs no finished trial, so it prunes from the second trial on.
+public struct HalvingPruner: TrialPruner {
+    public var name: String { "halving" }
+    public var minimumEpochs = 5
+    public var reduction = 3
+
+    public init(minimumEpochs: Int = 5, reduction: Int = 3) { self.minimumEpochs = minimumEpochs; self.reduction = reduction }
+
+    /// Whether `epoch` is a rung.
+    func isRung(_ epoch: Int) -> Bool {
+        var rung = minimumEpochs
+        while rung < epoch { rung *= reduction }
+        return rung == epoch
+    }
+
+    public func shouldPrune(epoch: Int, best: Double, biggerIsBetter: Bool, earlier: [TrialRecord]) -> Bool {
+        guard isRung(epoch) else { return false }
+        // Every earlier trial that reached the rung, at its best value up to the rung.
+        let others = earlier.filter { $0.state != .failed && ($0.curve.last?.epoch ?? 0) >= epoch }.compactMap { trial in
+            trial.curve.filter { $0.epoch <= epoch }.map(\.valid).max(by: { biggerIsBetter ? $0 < $1 : $0 > $1 })
+        }
+        let promoted = max(1, (others.count + 1) / reduction)
+        let better = others.filter { biggerIsBetter ? $0 > best : $0 < best }.count
+        return better >= promoted
     }
 }
