@@ -71,7 +71,8 @@ public struct Tune: ParsableCommand {
             let request = SearchRequest(
                 run: RunRequest(model: model, configFiles: experiment.config, assignments: experiment.assignments, dataset: experiment.dataset),
                 space: try space.map(SearchSpace.file), sampler: sampler == .tpe ? TPESampler(startupTrials: startupTrials) : RandomSampler(),
-                pruner: [.median: MedianPruner(), .halving: HalvingPruner()][pruner], trials: trials, budgetSeconds: budgetSeconds, shard: try shard.map(Shard.init(parsing:)))
+                pruner: [.median: MedianPruner(), .halving: HalvingPruner()][pruner], trials: trials, budgetSeconds: budgetSeconds,
+                shard: try shard.map(Shard.init(parsing:)))
             let quiet = logging.quiet
             let outcome = try Search.run(request, logger: logger) { event in if !quiet { Tune.report(event) } }
             Tune.summary(outcome)
