@@ -77,6 +77,13 @@ import Testing
         // A finished search runs nothing again and reuses its test run.
         let again = try w.run(Self.tune)
         #expect(again.status == 0 && !again.stderr.contains("trial ") && !again.stderr.contains("one run with the best values"), "\(again.stderr)")
+        // Fewer trials than stored: the best of the first four, its own tuned run, nothing trained again.
+        var fewer = Self.tune
+        fewer[fewer.firstIndex(of: "8")!] = "4"
+        let four = try w.run(fewer)
+        #expect(four.status == 0 && !four.stderr.contains("trial "), "\(four.stderr)")
+        #expect(Self.tunedRecords(w).count == 2)
+        #expect(four.stdout.contains("search    4 trials"), "\(four.stdout)")
     }
 
     /// Two shards searching into one folder at once store the requested trials between them,

@@ -75,7 +75,9 @@ public enum Search {
         onEvent(.started(folder: store.folder, space: space, stored: try store.trials().count))
         try runTrials(request, plan: plan, space: space, loaded: loaded, store: store, logger: logger, onEvent: onEvent)
 
-        let trials = try store.trials(), best = bestTrial(trials, biggerIsBetter: plan.evaluation.validMetricBigger)
+        // A search rerun with fewer trials than it stored chooses among its first ones only.
+        let trials = try store.trials().filter { trial in request.trials.map { trial.number < $0 } ?? true }
+        let best = bestTrial(trials, biggerIsBetter: plan.evaluation.validMetricBigger)
         let complete = request.trials.map { n in (0..<n).allSatisfy(store.hasTrial) } ?? true
         guard complete, let best else {
             return SearchOutcome(trials: trials, best: best, final: nil, savedPath: nil, store: store, space: space)
