@@ -108,12 +108,7 @@ public struct Tune: ParsableCommand {
         return parts.joined(separator: " · ")
     }
 
-    static func describe(_ values: [String: ConfigValue]) -> String {
-        values.keys.sorted().map { key in
-            if case .double(let d) = values[key]! { return "\(key)=\(String(format: "%.4g", d))" }
-            return "\(key)=\(values[key]!)"
-        }.joined(separator: " ")
-    }
+    static func describe(_ values: [String: ConfigValue]) -> String { TuningRecord.describe(values, separator: " ") }
 
     static func summary(_ outcome: SearchOutcome) {
         let trials = outcome.trials

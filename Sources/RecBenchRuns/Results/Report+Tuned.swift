@@ -70,10 +70,7 @@ extension Report {
             let (a, b) = (Report.value(pair.standard.result, metric), Report.value(pair.tuned.result, metric))
             let delta = a.flatMap { a in b.map { String(format: "%+.4f", $0 - a) } } ?? "–"
             let p = pair.outcome.map { $0.p < 0.0001 ? "< 0.0001" : String(format: "%.4f", $0.p) } ?? "–"
-            let values = t.values.keys.sorted().map { key in
-                if case .double(let d) = t.values[key]! { return "\(key)=\(String(format: "%.4g", d))" }
-                return "\(key)=\(t.values[key]!)"
-            }.joined(separator: ", ")
+            let values = TuningRecord.describe(t.values)
             return ["\(pair.dataset) · \(pair.historyMask.rawValue)", pair.tuned.result.model, format(a, metric), format(b, metric), delta, p, values,
                     "\(t.trials) (\(t.finished) / \(t.pruned) / \(t.failed))", Report.seconds(t.searchSeconds)]
         }

@@ -106,8 +106,8 @@ public struct ResultStore: Sendable {
         }
     }
 
-    /// Pretty, key-sorted JSON for `result`.
-    public static func encode(_ result: RunResult) throws -> Data {
+    /// Pretty, key-sorted JSON for `result` (every record the store's folders hold).
+    public static func encode(_ result: some Encodable) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         var data = try encoder.encode(result)

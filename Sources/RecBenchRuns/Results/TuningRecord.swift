@@ -1,3 +1,4 @@
+import Foundation
 import RecBenchData
 
 /// How a tuned run's hyperparameters were chosen, stored with its record: the search, what
@@ -23,6 +24,14 @@ public struct TuningRecord: Codable, Sendable, Equatable {
         self.searchKey = searchKey; self.sampler = sampler; self.pruner = pruner; self.space = space
         self.trials = trials; self.finished = finished; self.pruned = pruned; self.failed = failed
         self.bestTrial = bestTrial; self.values = values; self.bestValid = bestValid; self.searchSeconds = searchSeconds
+    }
+
+    /// "k=10, learning_rate=0.003437": values by key, floats to four significant digits.
+    public static func describe(_ values: [String: ConfigValue], separator: String = ", ") -> String {
+        values.keys.sorted().map { key in
+            if case .double(let d) = values[key]! { return "\(key)=\(String(format: "%.4g", d))" }
+            return "\(key)=\(values[key]!)"
+        }.joined(separator: separator)
     }
 
     enum CodingKeys: String, CodingKey {

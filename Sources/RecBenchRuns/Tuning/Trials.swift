@@ -89,22 +89,14 @@ public struct TrialStore: Sendable {
 
     /// Stores `trial` atomically.
     public func save(_ trial: TrialRecord) throws {
-        try AtomicWrite.write(try Self.encoded(trial), to: path(ofTrial: trial.number))
+        try AtomicWrite.write(try ResultStore.encode(trial), to: path(ofTrial: trial.number))
     }
 
     /// Writes `search.json` (what the search is) unless it exists.
     public func describe(_ description: [String: ConfigValue]) throws {
         let path = "\(folder)/search.json"
         guard !FileManager.default.fileExists(atPath: path) else { return }
-        try AtomicWrite.write(try Self.encoded(description), to: path)
-    }
-
-    static func encoded(_ value: some Encodable) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        var data = try encoder.encode(value)
-        data.append(0x0A)
-        return data
+        try AtomicWrite.write(try ResultStore.encode(description), to: path)
     }
 }
 
