@@ -12,6 +12,9 @@ import RecBenchContract
 /// - `repeat_recall@K`: mean over users with ≥ 1 repeat positive of repeat hits / repeat
 ///   positives; `new_recall@K` likewise for new positives.
 /// - `repeat_positive_share`: repeat positives / all positives (independent of K).
+/// - `history_share@K`: mean over users of the share of their top K that they had before
+///   (the repetition ratio of next-basket evaluations); only where a row's history is the
+///   user's whole past (user rows, not next-item examples).
 /// - `item_coverage@K`: ItemCoverage, always computed (the evaluator adds it).
 public enum Analyses {
     /// One user's counts at one cutoff.
@@ -20,10 +23,12 @@ public enum Analyses {
         public var repeatPositives: Int
         public var hits: Int
         public var repeatHits: Int
+        /// Top-K items the user had before (nil: not known for this row).
+        public var fromHistory: Int?
 
-        public init(positives: Int, repeatPositives: Int, hits: Int, repeatHits: Int) {
+        public init(positives: Int, repeatPositives: Int, hits: Int, repeatHits: Int, fromHistory: Int? = nil) {
             self.positives = positives; self.repeatPositives = repeatPositives
-            self.hits = hits; self.repeatHits = repeatHits
+            self.hits = hits; self.repeatHits = repeatHits; self.fromHistory = fromHistory
         }
     }
 
@@ -42,7 +47,7 @@ public enum Analyses {
         }
         let positives = users.reduce(0) { $0 + $1.positives }
         let repeatPositives = users.reduce(0) { $0 + $1.repeatPositives }
-        return [
+        var out = [
             MetricKey("users_with_hit", k: k).description: Double(withHit),
             MetricKey("users_with_hit_share", k: k).description: Double(withHit) / n,
             MetricKey("repeat_hit_share", k: k).description: hits == 0 ? 0 : Double(repeatHits) / Double(hits),
@@ -52,6 +57,10 @@ public enum Analyses {
             MetricKey("new_recall", k: k).description: withNew == 0 ? 0 : newRecall / Double(withNew),
             "repeat_positive_share": positives == 0 ? 0 : Double(repeatPositives) / Double(positives),
         ]
+        if !users.isEmpty, users.allSatisfy({ $0.fromHistory != nil }) {
+            out[MetricKey("history_share", k: k).description] = users.reduce(0.0) { $0 + Double($1.fromHistory!) / Double(k) } / n
+        }
+        return out
     }
 }
 

@@ -124,6 +124,36 @@ import Testing
         #expect(!page.contains("`"))
     }
 
+    /// The page answers the shop's questions: with three masks over repeat data, each model's
+    /// headline metric under each mask and recbole's edge over the better honest mask (checked
+    /// against the JSON report's values), the repeat/explore chart, readable headers, and the
+    /// data and settings behind each table.
+    @Test func theHTMLPageComparesMasksAndDecomposesRecall() throws {
+        var rows = "user_id:token\titem_id:token\ttimestamp:float\n"
+        for u in 0..<8 { for i in 0..<6 where (u + i) % 3 != 0 { rows += "u\(u)\ti\(i)\t\(u * 10 + i)\n" } }
+        for u in 0..<8 { rows += "u\(u)\ti\(u % 3 == 0 ? 1 : 2)\t\(90 + u)\n" }   // buys again last: repeats in test
+        let w = try Workspace(inter: rows)
+        #expect(try w.run(["sweep", "--config", "run.yml", "--models", "Pop", "--set", "history_mask=none,seen,recbole", "--quiet"]).status == 0)
+        let page = try w.run(["report", "out", "--format", "html"]).stdout
+        for part in ["what the history mask changes · MRR@2", "MRR@2 (the headline metric)", "Repeat or explore", "share of top K seen before",
+                     "<details><summary>Data and settings</summary>", "<th title=\"users_with_hit@2\">Users with a hit@2</th>"] {
+            #expect(page.contains(part), "\(part)")
+        }
+        #expect(!page.contains("<th>users_with") && !page.contains(">users_with_hit@2<"))
+        // The leak column: recbole − the better of none and seen, per model, from the JSON report.
+        let json = try JSONSerialization.jsonObject(with: Data(try w.run(["report", "out", "--format", "json"]).stdout.utf8)) as? [String: Any]
+        var mrr: [String: [String: Double]] = [:]   // mask → label → mrr@2
+        for g in json?["groups"] as? [[String: Any]] ?? [] {
+            for row in g["rows"] as? [[String: Any]] ?? [] {
+                mrr[g["history_mask"] as! String, default: [:]][row["label"] as! String] = (row["values"] as? [String: Double])?["mrr@2"]
+            }
+        }
+        for label in ["Pop", "RepeatPop (repeat baseline)"] {
+            let r = try #require(mrr["recbole"]?[label]), honest = max(try #require(mrr["none"]?[label]), try #require(mrr["seen"]?[label]))
+            #expect(page.contains(String(format: "%+.4f", r - honest)), "\(label): \(r) vs \(honest)")
+        }
+    }
+
     /// A report option the stored results cannot answer is an error naming what they hold,
     /// never a table sorted by nothing or full of dashes, nor a CSV with Markdown appended.
     @Test func reportRefusesWhatTheResultsDoNotHold() throws {
@@ -193,8 +223,9 @@ import Testing
         let html = try w.run(["report", "out", "--format", "html", "-o", "page.html"])
         #expect(html.status == 0)
         let page = try String(contentsOfFile: w.root + "/page.html", encoding: .utf8)
-        // Three analyses + timing: no repeats in this data, so the repeat-share chart is a note.
-        #expect(page.components(separatedBy: "<svg").count - 1 == 4)
+        // Headline, three analyses, timing: no repeats in this data, so the repeat-share chart is a
+        // note and there is no repeat/explore chart.
+        #expect(page.components(separatedBy: "<svg").count - 1 == 5)
         #expect(page.contains("No repeat hits (every hit is a new item in this data)"))
         #expect(!page.contains("http://") && !page.contains("https://"))   // self-contained
 

@@ -70,13 +70,14 @@ struct EvaluatorTests {
     /// Repeat-vs-new analyses at K = 2, worked out by hand from the rankings above.
     /// u's positives: b (repeat), c (new); v's: a (new).
     @Test(arguments: [
-        // mask,  users_with_hit, repeat_hit_share, users_with_new_hit, repeat_recall, new_recall
-        (HistoryMask.recbole, 2.0, 1.0 / 3, 2.0, 1.0, 1.0),   // u: b c both hit; v: a
-        (HistoryMask.seen, 2.0, 0.0, 2.0, 0.0, 1.0),           // u: c d → c; v: a
-        (HistoryMask.none, 2.0, 0.5, 1.0, 1.0, 0.5),           // u: a b → b (repeat); v: a
+        // mask,  users_with_hit, repeat_hit_share, users_with_new_hit, repeat_recall, new_recall, history_share
+        // (history_share: u had a b, v had c; each user's share of the top 2 they had, averaged)
+        (HistoryMask.recbole, 2.0, 1.0 / 3, 2.0, 1.0, 1.0, 0.25),   // u: b c both hit (b seen); v: a b (neither)
+        (HistoryMask.seen, 2.0, 0.0, 2.0, 0.0, 1.0, 0.0),           // u: c d → c; v: a b
+        (HistoryMask.none, 2.0, 0.5, 1.0, 1.0, 0.5, 0.5),           // u: a b → b (repeat), both seen; v: a b
     ])
     func analysesMatchHandComputedValues(mask: HistoryMask, withHit: Double, repeatShare: Double, withNewHit: Double,
-                                         repeatRecall: Double, newRecall: Double) throws {
+                                         repeatRecall: Double, newRecall: Double, historyShare: Double) throws {
         let (r, _) = try evaluate(mask)
         let a = r.analyses
         #expect(a["users_with_hit@2"] == withHit)
@@ -86,6 +87,7 @@ struct EvaluatorTests {
         #expect(close(a["repeat_recall@2"]!, repeatRecall))
         #expect(close(a["new_recall@2"]!, newRecall))
         #expect(close(a["repeat_positive_share"]!, 1.0 / 3))
+        #expect(close(try #require(a["history_share@2"]), historyShare))
     }
 
     @Test func tailPercentageCountsTheLeastPopularItems() {
