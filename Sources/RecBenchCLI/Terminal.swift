@@ -8,6 +8,12 @@ enum Terminal {
     /// Whether stderr is a terminal.
     static let stderrIsTTY = isatty(STDERR_FILENO) == 1
 
+    /// "████░░░░ 7/20  ": a progress bar with its count, the prefix of progress lines on a TTY.
+    static func bar(_ done: Int, of total: Int, width: Int = 20) -> String {
+        let filled = total <= 0 ? width : width * min(done, total) / total
+        return String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled) + " \(done)/\(total)  "
+    }
+
     static func error(_ message: String) { writeError("recbench: error: \(message)\n") }
 
     static func writeError(_ text: String) {

@@ -12,9 +12,9 @@ struct CLI {
 
     struct Output { let status: Int32; let stdout: String; let stderr: String }
 
-    static func run(_ arguments: [String], in directory: String) throws -> Output {
+    static func run(_ arguments: [String], in directory: String, executable: String = binary) throws -> Output {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
+        p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
         p.currentDirectoryURL = URL(fileURLWithPath: directory)
         let out = Pipe(), err = Pipe()

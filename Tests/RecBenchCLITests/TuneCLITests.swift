@@ -168,4 +168,19 @@ import Testing
         #expect(none.status != 0 && none.stderr.contains("--trials N, --budget-seconds S"), "\(none.stderr)")
         #expect(w.allFiles.isEmpty, "\(w.allFiles)")
     }
+
+    /// On a terminal each trial's line is led by a bar of stored trials against --trials; in a
+    /// pipe the lines stand alone (`script` gives the binary a pseudo-terminal).
+    @Test func aTerminalShowsABarPerTrial() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }
+        let w = try Self.workspace()
+        let command = ([CLI.binary] + ["tune", "--model", "BPR", "--config", "run.yml", "--space", "bpr.hyper", "--trials", "3"])
+            .joined(separator: " ")
+        let tty = try CLI.run(["-qec", command, "/dev/null"], in: w.root, executable: "/usr/bin/script")
+        #expect(tty.status == 0, "\(tty.stdout)")
+        for n in 1...3 { #expect(tty.stdout.contains("\(String(repeating: "█", count: 20 * n / 3))"), "\(tty.stdout)") }
+        #expect(tty.stdout.contains(" 3/3  trial 3/3 · "), "\(tty.stdout)")
+        let piped = try w.run(["tune", "--model", "BPR", "--config", "run.yml", "--space", "bpr.hyper", "--trials", "4"])
+        #expect(piped.status == 0 && piped.stderr.contains("trial 4/4 · ") && !piped.stderr.contains("█"), "\(piped.stderr)")
+    }
 }

@@ -153,12 +153,6 @@ struct Progress {
         if let (seconds, complete) = remaining, done < total {
             eta = " · ETA \(complete ? "" : "≥ ")\(Int(seconds) / 60):\(String(format: "%02d", Int(seconds) % 60))"
         }
-        if Terminal.stderrIsTTY {
-            let width = 20, filled = total == 0 ? width : width * done / total
-            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-            Terminal.writeError("\(bar) \(done)/\(total)  \(text)\(eta)\n")
-        } else {
-            Terminal.writeError("\(text)\(eta)\n")
-        }
+        Terminal.writeError("\(Terminal.stderrIsTTY ? Terminal.bar(done, of: total) : "")\(text)\(eta)\n")
     }
 }

@@ -22,6 +22,9 @@ public struct Tune: ParsableCommand {
             low,high,q`; loguniform bounds are natural logs), or YAML in RecBole's dict form \
             ({loguniform: {learning_rate: [-8, 0]}}). Without --space the model's declared \
             space is searched (`recbench models --defaults` lists it).
+
+            Progress: one line per ended trial on stderr (its values, valid metric, the best so \
+            far, ETA), led by a bar of stored trials against --trials when stderr is a terminal.
             """)
 
     @Option(name: .shortAndLong, help: "Model to tune (see `recbench models`); default: the config's `model` key.")
@@ -85,7 +88,9 @@ public struct Tune: ParsableCommand {
             Terminal.writeError("search  \(space.description.split(separator: "\n").joined(separator: " · "))\n"
                                 + "trials  \(folder)\(stored > 0 ? " (\(stored) stored: resuming)" : "")\n")
         case .trial(let trial, let best, let done, let target, let eta):
-            Terminal.writeError(trialLine(trial, best: best, done: done, target: target, eta: eta) + "\n")
+            // On a TTY a bar of the stored trials against the target leads each line (a budget alone has no target).
+            let bar = Terminal.stderrIsTTY ? target.map { Terminal.bar(done, of: $0) } ?? "" : ""
+            Terminal.writeError(bar + trialLine(trial, best: best, done: done, target: target, eta: eta) + "\n")
         case .finalRun(let values):
             Terminal.writeError("test    one run with the best values: \(describe(values))\n")
         }
