@@ -74,3 +74,52 @@ extension Tape {
         affine(mean(logSigmoid(scaleRows(z, by: labels.map { $0 > 0.5 ? 1 : -1 }))), scale: -1)
     }
 }
+
+extension Tape {
+    /// Σ over every entry of BCE-with-logits(z, x) for a constant sparse 0/1 target x (absent
+    /// entries are 0): Σ softplus(z) − Σ_{x = 1} z, 1 × 1, without a dense target. The
+    /// gradient is σ(z) − x (CDAE's summed reconstruction loss).
+    public func binaryCrossEntropySum(logits z: Variable, targets x: SparseMatrix) -> Variable {
+        precondition(x.rows == z.value.rows && x.columns == z.value.columns, "binaryCrossEntropySum: shapes differ")
+        let compute = self.compute
+        // softplus(z) = max(z, 0) + log(1 + e^{−|z|}); e^{−|z|} ≤ 1, so the log's argument stays in [1, 2].
+        let softplus = z.value.map(compute) { v in Lanes.relu(v) + Lanes.log(1 + Lanes.exp(Lanes.maximum(v, -v) * -1)) }
+        var total = softplus.values.reduce(0.0) { $0 + Double($1) }
+        let columns = z.value.columns
+        for r in 0..<x.rows { for e in x.entries(ofRow: r) { total -= Double(z.value.values[r * columns + Int(x.columnIndices[e])]) } }
+        let out = Variable(Matrix(rows: 1, columns: 1, values: [Float(total)]), requiresGrad: z.requiresGrad)
+        return record(out) {
+            let g = out.grad!.values[0]
+            var grad = z.value.map(compute) { Lanes.sigmoid($0) * g }
+            for r in 0..<x.rows { for e in x.entries(ofRow: r) { grad.values[r * columns + Int(x.columnIndices[e])] -= g } }
+            z.accumulate(grad)
+        }
+    }
+}
+
+extension Tape {
+    /// Σ |a| (entry-wise L1): 1 × 1; the gradient is sign(a) (0 at 0).
+    public func absoluteSum(_ a: Variable) -> Variable {
+        let total = a.value.values.reduce(0.0) { $0 + Double(abs($1)) }
+        let out = Variable(Matrix(rows: 1, columns: 1, values: [Float(total)]), requiresGrad: a.requiresGrad)
+        return record(out) {
+            let g = out.grad!.values[0]
+            a.accumulate(a.value.map(self.compute) { v in Lanes(repeating: 0).replacing(with: g, where: v .> 0).replacing(with: -g, where: v .< 0) })
+        }
+    }
+
+    /// Σ over every entry of (y − x)² for a constant sparse x (absent entries are 0): 1 × 1,
+    /// gradient 2(y − x) (CDAE's MSE reconstruction loss).
+    public func squaredErrorSum(_ y: Variable, targets x: SparseMatrix) -> Variable {
+        precondition(x.rows == y.value.rows && x.columns == y.value.columns, "squaredErrorSum: shapes differ")
+        let columns = y.value.columns
+        var residual = y.value
+        for r in 0..<x.rows { for e in x.entries(ofRow: r) { residual.values[r * columns + Int(x.columnIndices[e])] -= x.values[e] } }
+        let total = residual.values.reduce(0.0) { $0 + Double($1) * Double($1) }
+        let out = Variable(Matrix(rows: 1, columns: 1, values: [Float(total)]), requiresGrad: y.requiresGrad)
+        return record(out) {
+            let g = 2 * out.grad!.values[0]
+            y.accumulate(residual.map(self.compute) { $0 * g })
+        }
+    }
+}

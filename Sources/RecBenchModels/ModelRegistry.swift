@@ -16,6 +16,7 @@ public enum ModelRegistry {
         SLIMElastic.self,
         BPR.self,
         MultiDAE.self,
+        CDAE.self,
         MultiVAE.self,
         RecVAE.self,
         MacridVAE.self,

@@ -87,11 +87,11 @@ public enum SharedKeys {
         ConfigKey("num_layers", "int", .int(layers), "Stacked GRU layers (of each GRU the model has).")
     }
 
-    /// How a sequential model's next-item prediction is trained.
+    /// The training loss, by RecBole's name.
     public static func lossType(_ loss: String) -> ConfigKey {
-        ConfigKey("loss_type", "CE or BPR", .string(loss),
-                  "Sequential models' loss: CE (softmax cross-entropy over every item, no sampled negatives) "
-                  + "or BPR (one sampled negative per example, per train_neg_sample_args).")
+        ConfigKey("loss_type", "CE or BPR (sequential models); BCE or MSE (auto-encoders)", .string(loss),
+                  "The training loss, by RecBole's name: sequential models CE (softmax cross-entropy over every item, no sampled negatives) "
+                  + "or BPR (one sampled negative per example, per train_neg_sample_args); auto-encoders BCE or MSE over every item.")
     }
 
     /// Stacked layers of a sequence encoder.

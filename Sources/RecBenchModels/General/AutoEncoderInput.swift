@@ -31,6 +31,14 @@ public struct AutoEncoderInput: Sendable {
         }
     }
 
+    /// The binary rows of `users` with entries dropped with probability `dropout` (using
+    /// `rng`) and the rest scaled by 1/(1−dropout), not normalised (CDAE's corruption).
+    public func corrupted(_ users: [Int32], dropout: Float, rng: inout SeededGenerator) -> SparseMatrix {
+        guard dropout > 0 else { return target(users) }
+        let scale = 1 / (1 - dropout)
+        return rows(users) { _, _ in rng.nextUnitFloat() < dropout ? 0 : scale }
+    }
+
     /// Without dropout (scoring): each row's columns copied whole and its values all
     /// 1/‖row‖, the same floats as the entry-by-entry path with scale 1.
     private func normalisedRows(_ users: [Int32]) -> SparseMatrix {
