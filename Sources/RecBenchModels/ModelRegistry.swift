@@ -15,6 +15,8 @@ public enum ModelRegistry {
         EASE.self,
         SLIMElastic.self,
         BPR.self,
+        ENMF.self,
+        LINE.self,
         MultiDAE.self,
         CDAE.self,
         MultiVAE.self,
