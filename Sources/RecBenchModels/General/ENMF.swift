@@ -70,7 +70,8 @@ public struct ENMF: LearnedModel {
             for e in history.entries(ofRow: Int(u)) { rows.append(Int32(r)); items.append(history.columnIndices[e]) }
         }
         if !rows.isEmpty {
-            let scaled = tape.mul(Dropout.apply(batchUsers, rate: dropout, tape: tape, rng: &rng), tape.gather(h, rows: [Int32](repeating: 0, count: users.count)))
+            let hRows = tape.gather(h, rows: [Int32](repeating: 0, count: users.count))
+            let scaled = tape.mul(Dropout.apply(batchUsers, rate: dropout, tape: tape, rng: &rng), hRows)
             let y = tape.rowDot(scaled, rows: rows, Q, rows: items)
             let terms = tape.add(tape.affine(tape.square(y), scale: 1 - negativeWeight), tape.affine(y, scale: -2))
             loss = tape.add(loss, tape.affine(tape.mean(terms), scale: Float(rows.count)))
