@@ -103,6 +103,18 @@ public struct SparseMatrix: Sendable, Equatable {
         return lo < range.upperBound && Int(columnIndices[lo]) == c ? values[lo] : 0
     }
 
+    /// The listed rows, in the listed order (repeats allowed): a `indices.count × columns` matrix.
+    public func selectingRows(_ indices: [Int32]) -> SparseMatrix {
+        var starts = [0], cols = [Int32](), vals = [Float]()
+        starts.reserveCapacity(indices.count + 1)
+        for r in indices {
+            let range = entries(ofRow: Int(r))
+            cols.append(contentsOf: columnIndices[range]); vals.append(contentsOf: values[range])
+            starts.append(cols.count)
+        }
+        return SparseMatrix(rows: indices.count, columns: columns, rowStarts: starts, columnIndices: cols, values: vals)
+    }
+
     /// The transpose (CSR of the transpose, i.e. this matrix in CSC form). A counting sort:
     /// rows are visited in order, so each output row comes out sorted with no extra pass.
     public func transposed() -> SparseMatrix {

@@ -24,6 +24,7 @@ public enum ModelRegistry {
         MacridVAE.self,
         Item2vec.self,
         NeuMF.self,
+        DMF.self,
         LightGCN.self,
         ALS.self,
         FM.self,

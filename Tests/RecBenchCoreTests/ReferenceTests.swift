@@ -149,10 +149,10 @@ struct ReferenceTests {
         return (test["ndcg@10"]!, test["recall@10"]!)
     }
 
-    /// The general models whose whole run takes seconds, at seed 2020: issue 34's floor, test
+    /// The general models whose whole run takes seconds (DMF ~20 s), at seed 2020: issue 34's floor, test
     /// NDCG@10 and Recall@10 ≥ RecBole's at the same seed − 0.01 (seeds 2021–2022:
     /// scripts/bands.py).
-    @Test(arguments: ["CDAE", "ENMF", "LINE"])
+    @Test(arguments: ["CDAE", "ENMF", "LINE", "DMF"])
     func wholeRunClearsRecBolesFloor(model: String) throws {
         let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"
         let test = try shortRun(model, ["data_path=\(data)", "benchmark_filename=[train,valid,test]"])
