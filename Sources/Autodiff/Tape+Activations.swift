@@ -25,6 +25,13 @@ extension Tape {
         return record(out) { a.accumulate(out.grad!.zipMap(out.value, compute) { g, y in Lanes.reluGradient(g, output: y) }) }
     }
 
+    /// max(a, 0) + slope · min(a, 0) (torch's LeakyReLU).
+    public func leakyRelu(_ a: Variable, slope: Float) -> Variable {
+        let compute = self.compute
+        let out = Variable(a.value.map(compute) { x in x.replacing(with: x * slope, where: x .< 0) }, requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(out.grad!.zipMap(a.value, compute) { g, x in g.replacing(with: g * slope, where: x .< 0) }) }
+    }
+
     /// log σ(a), computed stably.
     public func logSigmoid(_ a: Variable) -> Variable {
         let compute = self.compute

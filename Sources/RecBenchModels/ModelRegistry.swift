@@ -26,6 +26,8 @@ public enum ModelRegistry {
         NeuMF.self,
         DMF.self,
         LightGCN.self,
+        SpectralCF.self,
+        NGCF.self,
         ALS.self,
         FM.self,
         FFM.self,

@@ -5,7 +5,8 @@ import RecBenchCore
 import Linalg
 
 /// Builds a model with its defaults plus overrides, fitted on `split`.
-func fitted(_ type: any Recommender.Type, on split: SplitData, dataset: Dataset, _ overrides: [String: ConfigValue] = [:]) throws -> any Recommender {
+func fitted(_ type: any Recommender.Type, on split: SplitData, dataset: Dataset, _ overrides: [String: ConfigValue] = [:],
+            epochs: Int = 60) throws -> any Recommender {
     var values = overrides
     for p in type.parameters where values[p.name] == nil { values[p.name] = p.defaultValue }
     let config = try Config(layers: [ConfigLayer(source: "test", values: values)], modelKeys: ModelRegistry.parameterNames)
@@ -13,7 +14,7 @@ func fitted(_ type: any Recommender.Type, on split: SplitData, dataset: Dataset,
     // Learned models: 60 epochs at lr 0.01 suffice on the tiny fixtures (and keep debug tests fast).
     try model.fit(TrainingData(dataset: dataset, split: split),
                   context: FitContext(seed: 1, compute: Compute(threads: 1), logger: Logger(label: "test"),
-                                      training: TrainingSettings(epochs: 60, learningRate: 0.01)))
+                                      training: TrainingSettings(epochs: epochs, learningRate: 0.01)))
     return model
 }
 
@@ -101,10 +102,15 @@ func blockRows() -> [(String, String, Double)] {
     @Test(arguments: ModelRegistry.models.filter { $0.kind != .baseline && $0.family != .sequential }.map { $0.name })
     func personalisedModelsRankTheWithheldItemFirst(model name: String) throws {
         let (split, d) = try blockFixture()
-        let model = try fitted(ModelRegistry.model(named: name), on: split, dataset: d, ["k": .int(5)])
-        let r = Evaluator.evaluate(model, split: split, part: .test,
-                                   settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen), compute: Compute(threads: 2))
-        #expect(r["mrr@1"] == 1, "\(name) missed some withheld items")
+        func mrr(epochs: Int) throws -> Double? {
+            let model = try fitted(ModelRegistry.model(named: name), on: split, dataset: d, ["k": .int(5)], epochs: epochs)
+            return Evaluator.evaluate(model, split: split, part: .test, settings: EvaluationSettings(metrics: ["MRR"], cutoffs: [1], historyMask: .seen),
+                                      compute: Compute(threads: 2))["mrr@1"]
+        }
+        // 60 epochs suffice for most; a slow starter (SpectralCF's sigmoid filters begin near
+        // a constant) gets four times as many.
+        let r = try mrr(epochs: 60) == 1 ? 1 : mrr(epochs: 240)
+        #expect(r == 1, "\(name) missed some withheld items")
     }
 
     @Test func registryFindsModelsCaseInsensitivelyAndSuggests() throws {
