@@ -28,6 +28,7 @@ public enum ModelRegistry {
         LightGCN.self,
         SpectralCF.self,
         NGCF.self,
+        GCMC.self,
         ALS.self,
         FM.self,
         FFM.self,
