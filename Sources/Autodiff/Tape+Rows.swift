@@ -61,3 +61,13 @@ extension Tape {
         return record(out) { a.accumulate(out.grad!.transposed()) }
     }
 }
+
+extension Tape {
+    /// The same values read as a rows × columns matrix (row-major order kept): k consecutive
+    /// rows of width c become one row of width k·c, or the reverse.
+    public func reshaped(_ a: Variable, rows: Int, columns: Int) -> Variable {
+        precondition(rows * columns == a.value.values.count, "reshaped: \(a.value.rows)×\(a.value.columns) has no \(rows)×\(columns) view")
+        let out = Variable(Matrix(rows: rows, columns: columns, values: a.value.values), requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(Matrix(rows: a.value.rows, columns: a.value.columns, values: out.grad!.values)) }
+    }
+}

@@ -28,6 +28,8 @@ public enum ModelRegistry {
         LightGCN.self,
         SpectralCF.self,
         NGCF.self,
+        NAIS.self,
+        NNCF.self,
         GCMC.self,
         ALS.self,
         FM.self,

@@ -45,6 +45,20 @@ public enum SharedKeys {
                   "Weight λ of the model's regulariser; what it penalises is the model's (its file and docs/models.md say).")
     }
 
+    /// RecBole's `reg_weights`: one weight per penalised part, in the model's order (its file says which).
+    public static func regWeightList(_ weights: [Double]) -> ConfigKey {
+        ConfigKey("reg_weights", "list of float", .list(weights.map { .double($0) }),
+                  "Weights of the norms a model penalises, in its order (MacridVAE: embeddings, encoder; "
+                      + "NAIS: source embeddings, target embeddings, attention weights).")
+    }
+
+    /// RecBole's name for a model's second coefficient.
+    public static func beta(_ value: Double) -> ConfigKey {
+        ConfigKey("beta", "float", .double(value),
+                  "The model's β, as RecBole names it (RecVAE: constant KL weight, used when gamma is 0; "
+                      + "NAIS: smoothing exponent of the attention softmax's denominator, 1 a plain softmax).")
+    }
+
     /// The width of an auto-encoder's code.
     public static func latentDimension(_ width: Int) -> ConfigKey {
         ConfigKey("latent_dimension", "int", .int(width),
@@ -55,7 +69,8 @@ public enum SharedKeys {
     public static func alpha(_ value: Double) -> ConfigKey {
         let key = ConfigKey("alpha", "float", .double(value),
                   "The model's α, as RecBole names it (SLIMElastic: elastic-net strength, scikit-learn's scaling; "
-                      + "ALS: confidence slope, c = 1 + α · count; FOSSIL: the similarity term is divided by len^α).")
+                      + "ALS: confidence slope, c = 1 + α · count; FOSSIL: the similarity term is divided by len^α; "
+                      + "NAIS: the attention sum is divided by n_u^α).")
         // Searched log-uniformly over a decade either side of a positive default.
         return value > 0 ? key.searched(.loguniform(low: log(value / 10), high: log(value * 10))) : key
     }

@@ -134,6 +134,25 @@ import Autodiff
         for j in 0..<4 { #expect(y[0, j] == max(table[0, j], 0.5 * table[2, j]) && y[1, j] == -5 && y[2, j] == table[1, j]) }
     }
 
+    @Test func smoothedAttention() {
+        // Segments of 2, 0 and 3 rows; β = 0.5 (NAIS's default) and β = 1 (a plain softmax mean).
+        let offsets = [0, 2, 2, 5]
+        for beta: Float in [0.5, 1] {
+            ops.check([ops.m(5, 1, 95), ops.m(5, 1, 96)]) { t, v in t.smoothedAttention(logits: v[0], values: v[1], offsets: offsets, beta: beta) }
+        }
+        // Against the formula without the shift, with logits large enough that exp would
+        // lose precision in float if it were not shifted.
+        let l: [Float] = [30, 31, 0.5, -1, 2], v: [Float] = [2, -1, 0.25, 3, 1]
+        let y = Tape(compute: .serial).smoothedAttention(logits: Variable(Matrix(rows: 5, columns: 1, values: l)),
+                                                          values: Variable(Matrix(rows: 5, columns: 1, values: v)), offsets: offsets, beta: 0.5).value
+        for (s, range) in [(0, 0..<2), (2, 2..<5)] {
+            let e = range.map { Foundation.exp(Double(l[$0])) }
+            let expected = zip(e, range).map { $0 * Double(v[$1]) }.reduce(0, +) / Foundation.pow(e.reduce(0, +), 0.5)
+            #expect(abs(Double(y.values[s]) - expected) < 1e-5 * max(1, abs(expected)), "segment \(s)")
+        }
+        #expect(y.values[1] == 0)
+    }
+
     @Test func repeatExploreNLL() {
         // Two sequences over 3 steps (padding id 5 of classes 0…5): row 0 reads items 1, 3, 1,
         // row 1 reads item 2 then padding. Targets: 1 (a repeat), 4 (new).

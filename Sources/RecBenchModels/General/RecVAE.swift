@@ -31,7 +31,7 @@ public struct RecVAE: LearnedModel {
         ConfigKey("hidden_dimension", "int", .int(600), "RecVAE: width of the five encoder layers."),
         SharedKeys.latentDimension(200),
         SharedKeys.dropoutProb(0.5),
-        ConfigKey("beta", "float", .double(0.2), "RecVAE: constant KL weight, used when gamma is 0."),
+        SharedKeys.beta(0.2),
         ConfigKey("gamma", "float", .double(0.005), "RecVAE: KL weight per interaction of the user (γ·|x_u|)."),
         ConfigKey("mixture_weights", "list of float", .list([.double(0.15), .double(0.75), .double(0.1)]),
                   "RecVAE: weights of the standard, old-posterior and wide components of the prior."),
