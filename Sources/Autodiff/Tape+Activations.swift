@@ -60,6 +60,22 @@ extension Tape {
         }
     }
 
+    /// 1 / √max(a, floor), elementwise (a graph's D^{−½} with RecBole's clamp of empty degrees);
+    /// the gradient is −½ y³ where a > floor, else 0.
+    public func reciprocalSqrt(_ a: Variable, floor: Float) -> Variable {
+        var value = a.value
+        for i in 0..<value.values.count { value.values[i] = 1 / Swift.max(value.values[i], floor).squareRoot() }
+        let out = Variable(value, requiresGrad: a.requiresGrad)
+        return record(out) {
+            var d = out.grad!
+            for i in 0..<d.values.count {
+                let y = out.value.values[i]
+                d.values[i] *= a.value.values[i] > floor ? -0.5 * y * y * y : 0
+            }
+            a.accumulate(d)
+        }
+    }
+
     /// a².
     public func square(_ a: Variable) -> Variable {
         let compute = self.compute

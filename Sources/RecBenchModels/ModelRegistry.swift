@@ -30,6 +30,7 @@ public enum ModelRegistry {
         NGCF.self,
         NAIS.self,
         NNCF.self,
+        DGCF.self,
         GCMC.self,
         ALS.self,
         FM.self,

@@ -153,6 +153,36 @@ import Autodiff
         #expect(y.values[1] == 0)
     }
 
+    @Test func reciprocalSqrt() {
+        var x = ops.m(3, 4, 97)
+        for i in x.values.indices { x.values[i] = 0.3 + x.values[i] * x.values[i] }
+        x.values[5] = 0.01   // below the floor: clamped, no gradient (as the numeric one, the floor being flat)
+        ops.check([x]) { t, v in t.reciprocalSqrt(v[0], floor: 0.05) }
+        let y = Tape(compute: .serial).reciprocalSqrt(Variable(x), floor: 0.05).value
+        #expect(abs(y.values[0] - 1 / x.values[0].squareRoot()) < 1e-6 && abs(y.values[5] - 1 / Float(0.05).squareRoot()) < 1e-6)
+    }
+
+    @Test func distanceCorrelation() {
+        ops.check([ops.m(6, 2, 98), ops.m(6, 3, 99)]) { t, v in t.distanceCorrelation(v[0], v[1]) }
+        // Against the textbook statistic (Székely et al. 2007) in Double, where the floors are
+        // negligible: dCor² = V₁₂ / √(V₁₁ V₂₂), V_ab = Σ A_ij B_ij / n² over double-centred
+        // distances. RecBole's dcov₁₂ / √(dcov₁₁ dcov₂₂) with dcov = √V is its square root.
+        func centred(_ m: Matrix) -> [Double] {
+            let n = m.rows
+            let d = (0..<(n * n)).map { k in (0..<m.columns).reduce(0.0) { $0 + pow(Double(m[k / n, $1] - m[k % n, $1]), 2) }.squareRoot() }
+            let row = (0..<n).map { i in d[(i * n)..<((i + 1) * n)].reduce(0, +) / Double(n) }, all = row.reduce(0, +) / Double(n)
+            return (0..<(n * n)).map { k in d[k] - row[k / n] - row[k % n] + all }
+        }
+        func v(_ p: [Double], _ q: [Double]) -> Double { zip(p, q).reduce(0) { $0 + $1.0 * $1.1 } }
+        let a = ops.m(8, 3, 100), b = ops.m(8, 2, 101)
+        let (x, y) = (centred(a), centred(b))
+        let textbook = (v(x, y) / (v(x, x) * v(y, y)).squareRoot()).squareRoot()
+        let got = Double(Tape(compute: .serial).distanceCorrelation(Variable(a), Variable(b)).value.values[0])
+        #expect(abs(got - textbook) < 1e-3, "dCor \(got), textbook \(textbook)")
+        let own = Double(Tape(compute: .serial).distanceCorrelation(Variable(a), Variable(a)).value.values[0])
+        #expect(abs(own - 1) < 1e-4, "dCor(x, x) = \(own)")
+    }
+
     @Test func repeatExploreNLL() {
         // Two sequences over 3 steps (padding id 5 of classes 0…5): row 0 reads items 1, 3, 1,
         // row 1 reads item 2 then padding. Targets: 1 (a repeat), 4 (new).

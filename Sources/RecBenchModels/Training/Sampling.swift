@@ -42,4 +42,13 @@ public enum Sampling {
             if !history.contains(row: user, column: item) { return Int32(item) }
         }
     }
+
+    /// `count` distinct values below `bound`, uniformly (Python's `random.sample`: a partial
+    /// Fisher-Yates shuffle; `count` is at most `bound`).
+    public static func distinct(_ count: Int, below bound: Int, rng: inout SeededGenerator) -> [Int32] {
+        precondition(count <= bound, "distinct: \(count) values below \(bound)")
+        var pool = (0..<Int32(bound)).map { $0 }
+        for k in 0..<count { pool.swapAt(k, k + rng.nextInt(below: bound - k)) }
+        return Array(pool[0..<count])
+    }
 }

@@ -1,0 +1,186 @@
+import Linalg
+import Autodiff
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+
+/// DGCF (Wang et al. 2020, "Disentangled Graph Collaborative Filtering"), as RecBole 1.2.1
+/// builds it: each embedding split into K intent factors, each factor propagated over its own
+/// weighting of the user-item graph, the weights refined by routing.
+///
+///     every forward: A = 1 (edges × K), both directions of every train pair
+///     per layer, T iterations, from the layer's input E (factor k: columns of E_k):
+///       S = softmax_k(A);  d_k(n) = Σ_{e from n} S_ek;  w_ek = S_ek / √(d_k(head) d_k(tail))
+///       F_k(h) = Σ_{e: h → t} w_ek E_k(t)
+///       A += ⟨normalise(F_k(head)), tanh(normalise(E_k(tail)))⟩     (not after the last layer's last iteration: unused)
+///     layer output [F_1 | … | F_K];  e = mean of E_0 and the layer outputs
+///     loss = BPR(e) + λ (‖E_0[u]‖ + ‖E_0[i]‖ + ‖E_0[j]‖) / batch
+///            + γ Σ_{k<K} dCor(e_k, e_{k+1}) / ((K+1)K/2)       over C sampled users and C sampled items
+///     score(u, ·) = e_u · e_itemsᵀ
+///
+/// C = ⌊max(users, items) / (train rows ÷ batch + 1)⌋ (RecBole's, without its padding ids).
+/// Embeddings Xavier-normal; gradients flow through the routing, as in RecBole.
+public struct DGCF: LearnedModel {
+    public static let name = "DGCF"
+    public static let summary = "Disentangled graph CF: intent factors each propagated over a routed weighting of the user-item graph (Wang et al. 2020)"
+    public static let kind = ModelKind.graph
+    public static let parameters: [ConfigKey] = [
+        SharedKeys.embeddingSize(64),
+        ConfigKey("n_factors", "int", .int(4), "DGCF: intent factors K (embedding_size must be a multiple)."),
+        ConfigKey("n_iterations", "int", .int(2), "DGCF: routing iterations per layer."),
+        SharedKeys.layerCount(1),
+        SharedKeys.regWeight(1e-3),
+        ConfigKey("cor_weight", "float", .double(0.01), "DGCF: weight γ of the distance-correlation term between adjacent factors.")
+            .searched(.loguniform(low: -9.210340371976184, high: -2.302585092994046)),   // 1e-4 … 0.1
+    ]
+    public static let testSettings: [[String: ConfigValue]] = [
+        ["embedding_size": .int(4), "n_factors": .int(2), "reg_weight": .double(0.1), "cor_weight": .double(0.5)],
+        ["embedding_size": .int(6), "n_factors": .int(3), "n_iterations": .int(1), "n_layers": .int(2), "cor_weight": .double(0)],
+    ]
+
+    let width: Int, factors: Int, iterations: Int, layers: Int, regWeight: Float, corWeight: Float
+    public var parameters = Parameters()
+    public var trainingSummary: TrainingSummary?
+    var training = GraphTraining()
+    var routing = IntentRouting()
+    /// Users and items drawn per batch for the correlation term.
+    var correlationSample = 0
+
+    public init(parameters: ModelParameters) throws {
+        width = try parameters.int("embedding_size", in: 1...4096)
+        factors = try parameters.int("n_factors", in: 1...4096)
+        guard width % factors == 0 else {
+            throw parameters.invalid("n_factors", "is \(factors), which does not divide embedding_size \(width): "
+                + "each factor takes embedding_size / n_factors columns")
+        }
+        iterations = try parameters.int("n_iterations", in: 1...100)
+        layers = try parameters.int("n_layers", in: 1...16)
+        regWeight = Float(try parameters.double("reg_weight", in: 0...1e6))
+        corWeight = Float(try parameters.double("cor_weight", in: 0...1e6))
+    }
+
+    public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
+        training = GraphTraining(data)
+        routing = IntentRouting(training.graph, factors: factors, width: width)
+        let batches = training.exampleCount / context.training.batchSize + 1
+        correlationSample = min(data.userCount, data.itemCount, max(data.userCount, data.itemCount) / batches)
+        var initial = Parameters()
+        for (name, rows) in [("user_embedding", data.userCount), ("item_embedding", data.itemCount)] {
+            initial.add(name, Initializer.xavierNormal(fanIn: rows, fanOut: width, rng: &rng))
+        }
+        return initial
+    }
+
+    public func exampleCount(_ data: TrainingData) -> Int { training.exampleCount }
+
+    /// The mean of E_0 and every layer's routed propagation, for every node.
+    func propagated(_ p: [String: Variable], tape: Tape) -> Variable {
+        var e = training.graph.nodes(p, tape: tape), sum = e
+        var a = tape.constant(Matrix(rows: routing.edges, columns: factors, values: [Float](repeating: 1, count: routing.edges * factors)))
+        for l in 0..<layers {
+            // The last layer's last agreement would feed no later weighting: not computed.
+            let routed = l < layers - 1 ? iterations : iterations - 1
+            let tails = routed > 0 ? routing.normalisedTails(e, tape: tape) : nil
+            var out = e
+            for t in 0..<iterations {
+                out = routing.propagate(e, weights: routing.weights(a, tape: tape), tape: tape)
+                if t < routed { a = tape.add(a, routing.agreement(out, tails!, tape: tape)) }
+            }
+            e = out
+            sum = tape.add(sum, e)
+        }
+        return tape.affine(sum, scale: 1 / Float(layers + 1))
+    }
+
+    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
+        let t = training.triples(batch.examples, rng: &rng)
+        let all = propagated(p, tape: tape)
+        var loss = tape.add(training.bpr(all, t, tape: tape), training.penalty(training.graph.nodes(p, tape: tape), t, weight: regWeight, tape: tape))
+        if factors > 1 && corWeight > 1e-9 && correlationSample > 1 {
+            let users = Sampling.distinct(correlationSample, below: training.graph.users, rng: &rng)
+            let items = training.graph.itemNodes(Sampling.distinct(correlationSample, below: training.graph.items, rng: &rng))
+            let sample = tape.gather(all, rows: users + items), k = width / factors
+            let parts = (0..<factors).map { tape.columns(sample, $0 * k..<($0 + 1) * k) }
+            let total = (1..<(factors - 1)).reduce(tape.distanceCorrelation(parts[0], parts[1])) { sum, k in
+                tape.add(sum, tape.distanceCorrelation(parts[k], parts[k + 1]))
+            }
+            loss = tape.add(loss, tape.affine(total, scale: corWeight / Float((factors + 1) * factors / 2)))
+        }
+        return loss
+    }
+
+    /// Per batch: T·L routed propagations over the 2R edges (gather, scale, scatter, and the
+    /// routing's two gathers: ~4 multiply-adds per edge and column), forward and backward;
+    /// validation: users × items × width.
+    public func cost(_ s: WorkShape) -> ModelCost? {
+        let perBatch = Double(iterations * layers) * 2 * Double(s.trainPairs) * Double(width) * 4 * 2 * 3
+        let batches = (Double(s.trainPairs) / 4096).rounded(.up)
+        let flops = batches * perBatch + 2 * Double(s.users) * Double(s.items) * Double(width)
+        return ModelCost(nominal: flops, executed: flops, scoringInner: width)
+    }
+
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
+    }
+
+    /// The propagated table (routing from A = 1, as each RecBole forward), once per evaluation pass.
+    public func preparedForScoring(compute: Compute) -> any Scorer {
+        let tape = Tape(compute: compute)
+        return training.graph.factorScores(propagated(tape.leaves(parameters) { _ in false }, tape: tape).value)
+    }
+}
+
+/// DGCF's per-factor graph weighting over the directed edges of a `UserItemGraph`.
+struct IntentRouting: Sendable {
+    let heads: [Int32], tails: [Int32], nodes: Int, factors: Int, width: Int
+    /// nodes × edges, 1 where the edge leaves the node (sums over a node's edges), and its transpose.
+    let outgoing: SparseMatrix, outgoingT: SparseMatrix
+    /// factors × width, 1 where the column belongs to the factor (spreads a per-factor weight over its columns).
+    let spread: Matrix
+
+    init() {
+        heads = []; tails = []; nodes = 0; factors = 1; width = 1
+        outgoing = SparseMatrix(rows: 0, columns: 0); outgoingT = outgoing; spread = Matrix(rows: 1, columns: 1)
+    }
+
+    init(_ graph: UserItemGraph, factors: Int, width: Int) {
+        heads = graph.heads; tails = graph.tails; nodes = graph.nodeCount; self.factors = factors; self.width = width
+        outgoing = SparseMatrix(rows: nodes, columns: heads.count, rowIndices: heads, columnIndices: (0..<Int32(heads.count)).map { $0 })
+        outgoingT = outgoing.transposed()
+        var s = Matrix(rows: factors, columns: width)
+        for c in 0..<width { s[c / (width / factors), c] = 1 }
+        spread = s
+    }
+
+    var edges: Int { heads.count }
+
+    /// w_ek = S_ek / √(d_k(head) d_k(tail)), S = softmax over the factors of A, d_k(n) = Σ_{e from n} S_ek (clamped at 1e−8).
+    func weights(_ a: Variable, tape: Tape) -> Variable {
+        let s = tape.exp(tape.logSoftmaxRows(a))
+        let inverse = tape.reciprocalSqrt(tape.matmul(outgoing, s, transposed: outgoingT), floor: 1e-8)
+        return tape.mul(tape.mul(s, tape.gather(inverse, rows: heads)), tape.gather(inverse, rows: tails))
+    }
+
+    /// F(h) = Σ_{e: h → t} w_e ⊙ E(t), each factor's weight over its columns.
+    func propagate(_ e: Variable, weights w: Variable, tape: Tape) -> Variable {
+        let messages = tape.mul(tape.gather(e, rows: tails), tape.matmul(w, tape.constant(spread)))
+        return tape.matmul(outgoing, messages, transposed: outgoingT)
+    }
+
+    /// tanh(normalise(E_k)) per factor, for the tails of the routing's agreement.
+    func normalisedTails(_ e: Variable, tape: Tape) -> Variable {
+        tape.tanh(factorNormalised(e, tape: tape))
+    }
+
+    /// ⟨normalise(F_k(head)), tanh(normalise(E_k(tail)))⟩ per edge and factor.
+    func agreement(_ f: Variable, _ tails: Variable, tape: Tape) -> Variable {
+        let product = tape.mul(tape.gather(factorNormalised(f, tape: tape), rows: heads), tape.gather(tails, rows: self.tails))
+        return tape.matmul(product, tape.constant(spread.transposed()))
+    }
+
+    /// Each factor's columns of each row scaled to unit length.
+    func factorNormalised(_ x: Variable, tape: Tape) -> Variable {
+        let rows = x.value.rows
+        return tape.reshaped(tape.normalizeRows(tape.reshaped(x, rows: rows * factors, columns: width / factors)), rows: rows, columns: width)
+    }
+}
