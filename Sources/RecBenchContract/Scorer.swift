@@ -21,3 +21,14 @@ extension Scorer {
     /// Nothing is shared between users' scores: the scorer itself.
     public func preparedForScoring(compute: Compute) -> any Scorer { self }
 }
+
+/// A model whose scores all come from its prepared scorer (propagated tables, item towers):
+/// scoring without an evaluation pass prepares first. A conforming model must implement
+/// `preparedForScoring`, or the two defaults would call each other.
+public protocol ScoresWhenPrepared: Scorer {}
+
+extension ScoresWhenPrepared {
+    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
+    }
+}

@@ -16,7 +16,7 @@ import RecBenchContract
 /// Full ranking: the FM part is FM's one GEMM; the first MLP layer splits into a user half
 /// and an item half (each computed once), so a user × every item costs one broadcast add,
 /// then the remaining layers as GEMMs over the items.
-public struct DeepFM: ContextModel {
+public struct DeepFM: ContextModel, ScoresWhenPrepared {
     public static let name = "DeepFM"
     public static let summary = "FM plus an MLP over the field embeddings, trained pointwise on sampled negatives"
     public static let kind = ModelKind.factorisation
@@ -67,10 +67,6 @@ public struct DeepFM: ContextModel {
         }
         let deep = tape.linear(h, p["deep.\(hidden.count).weight"]!, p["deep.\(hidden.count).bias"]!)
         return tape.add(fm.logits(inputs!, embedded: embedded, users: users, items: items, p, tape: tape), deep)
-    }
-
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 
     /// The FM part's item tower and the items' half of the first deep layer, built once for

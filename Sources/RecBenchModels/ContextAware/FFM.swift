@@ -15,7 +15,7 @@ import RecBenchContract
 /// `fields` null (RecBole's default) puts every feature in a group of its own. Full ranking
 /// splits z into user pairs, item pairs and the |U|·|I| cross pairs, whose vectors are
 /// concatenated so that every user × every item is one GEMM of width |U|·|I|·d + 2.
-public struct FFM: ContextModel {
+public struct FFM: ContextModel, ScoresWhenPrepared {
     public static let name = "FFM"
     public static let summary = "Field-aware factorization machine: one vector per feature and field group, trained pointwise on sampled negatives"
     public static let kind = ModelKind.factorisation
@@ -90,10 +90,6 @@ public struct FFM: ContextModel {
         let firstOrder = tape.add(tape.pooledLookup(p["first_order"]!, inputs.lookups(users: users, items: items, mean: false)),
                                   tape.gather(p["bias"]!, rows: [Int32](repeating: 0, count: users.count)))
         return tape.add(firstOrder, tape.sliceDots(embedded, pairs, width: d))
-    }
-
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 
     /// The item tower (every item's rows, the global bias in its last column), built once for

@@ -13,7 +13,7 @@ import RecBenchContract
 ///
 /// Full ranking splits z into a user part, an item part and ⟨S_u, S_i⟩ (S: a side's Σ e_f),
 /// so every user × every item is one GEMM of width `embedding_size` + 2.
-public struct FM: ContextModel {
+public struct FM: ContextModel, ScoresWhenPrepared {
     public static let name = "FM"
     public static let summary = "Factorization machine over user, item and side-feature fields, trained pointwise on sampled negatives"
     public static let kind = ModelKind.factorisation
@@ -42,10 +42,6 @@ public struct FM: ContextModel {
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout _: inout SeededGenerator?) -> Variable {
         let embedded = machine.embedded(inputs!, users: users, items: items, p, tape: tape)
         return machine.logits(inputs!, embedded: embedded, users: users, items: items, p, tape: tape)
-    }
-
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 
     /// The item tower, built once for a whole evaluation pass.

@@ -20,7 +20,7 @@ import RecBenchContract
 ///
 /// C = ⌊max(users, items) / (train rows ÷ batch + 1)⌋ (RecBole's, without its padding ids).
 /// Embeddings Xavier-normal; gradients flow through the routing, as in RecBole.
-public struct DGCF: LearnedModel {
+public struct DGCF: LearnedModel, ScoresWhenPrepared {
     public static let name = "DGCF"
     public static let summary = "Disentangled graph CF: intent factors each propagated over a routed weighting of the user-item graph (Wang et al. 2020)"
     public static let kind = ModelKind.graph
@@ -117,10 +117,6 @@ public struct DGCF: LearnedModel {
         let batches = (Double(s.trainPairs) / 4096).rounded(.up)
         let flops = batches * perBatch + 2 * Double(s.users) * Double(s.items) * Double(width)
         return ModelCost(nominal: flops, executed: flops, scoringInner: width)
-    }
-
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 
     /// The propagated table (routing from A = 1, as each RecBole forward), once per evaluation pass.

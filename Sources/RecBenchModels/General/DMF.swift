@@ -17,7 +17,7 @@ import RecBenchContract
 ///
 /// Linear weights N(0, 0.01²), biases 0 (RecBole's init). RecBole's `embedding_size` key is
 /// not read by its DMF, so recbench does not declare it.
-public struct DMF: PointwiseModel {
+public struct DMF: PointwiseModel, ScoresWhenPrepared {
     public static let name = "DMF"
     public static let summary = "Two MLP towers over a user's row and an item's column of the interaction matrix (Xue et al. 2017)"
     public static let kind = ModelKind.factorisation
@@ -109,10 +109,6 @@ public struct DMF: PointwiseModel {
         let sparseInput = 2 * Double(s.trainPairs) / Double(max(1, s.users)) * Double(userWidths[0]) * 2
         return ModelCost(nominal: rowsTrained * 6 * (dense + tower) + scoring, executed: rowsTrained * 6 * tower + rowsTrained * 3 * sparseInput + scoring,
                          scoringInner: userWidths.last!)
-    }
-
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 
     /// Every user's and every item's tower output, once per evaluation pass.

@@ -18,7 +18,7 @@ import RecBenchContract
 /// d × d products instead of users × items scores. RecBole pads each user's history to the
 /// longest one with its padding item 0, whose embedding is not zero, and counts the padding
 /// slots as positives of that item; recbench's positives are the user's train items only.
-public struct ENMF: LearnedModel {
+public struct ENMF: LearnedModel, ScoresWhenPrepared {
     public static let name = "ENMF"
     public static let summary = "Matrix factorisation trained on every (user, item) pair without sampling (Chen et al. 2020)"
     public static let kind = ModelKind.factorisation
@@ -85,10 +85,6 @@ public struct ENMF: LearnedModel {
         let gram = 2.0 * Double(shape.users + shape.items) * Double(width * width)
         let positives = 2.0 * Double(shape.trainPairs) * Double(width)
         return ModelCost(nominal: 3 * (gram + positives), executed: 3 * (gram + positives), scoringInner: width)
-    }
-
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 
     /// (P ⊙ h) and Q: one GEMM per block of users.

@@ -18,7 +18,7 @@ import RecBenchContract
 ///
 /// Init as RecBole's: W ~ U(±√(2/(nodes + gcn_output_dim))), W_d ~ U(±√(2/(embedding_size +
 /// gcn_output_dim))), Q_b = 1.1 × a random orthogonal matrix, C ~ U(±√(2/(B + classes))).
-public struct GCMC: LearnedModel {
+public struct GCMC: LearnedModel, ScoresWhenPrepared {
     public static let name = "GCMC"
     public static let summary = "Graph auto-encoder: one graph convolution over node identities, a bilinear decoder (van den Berg et al. 2017)"
     public static let kind = ModelKind.factorisation
@@ -122,10 +122,6 @@ public struct GCMC: LearnedModel {
         let batches = (Double(s.trainInteractions) / 4096).rounded(.up)
         let flops = batches * perBatch + 2 * Double(s.users) * Double(s.items) * Double(width)
         return ModelCost(nominal: flops, executed: flops, scoringInner: width)
-    }
-
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 
     /// z_u (Σ_b C_b1 Q_b) and z_items, once per evaluation pass: the class-1 logit as one GEMM.

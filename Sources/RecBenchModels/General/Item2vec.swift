@@ -22,7 +22,7 @@ import RecBenchContract
 /// session keep their random v: they score 0 and add 0 (their normalised vector is zero).
 /// Training runs on one thread and is reproducible; `hogwild: true` makes it lock-free on
 /// every thread (Hogwild!, as word2vec and gensim do), faster but not reproducible.
-public struct Item2vec: LearnedModel {
+public struct Item2vec: LearnedModel, ScoresWhenPrepared {
     public static let name = "Item2vec"
     public static let summary = "Skip-gram with negative sampling over purchase sessions; scores by cosine to the user's items"
     public static let kind = ModelKind.embedding
@@ -180,10 +180,6 @@ public struct Item2vec: LearnedModel {
     }
 
     /// X_bin · V̂ · V̂ᵀ for the batch: one sparse × dense product and one GEMM.
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
-    }
-
     /// The unit-length item vectors, computed once for a whole evaluation pass.
     public func preparedForScoring(compute: Compute) -> any Scorer {
         let unit = Self.unitRows(parameters["input"], inSession: inSession), userItems = self.userItems

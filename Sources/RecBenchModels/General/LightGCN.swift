@@ -16,7 +16,7 @@ import RecBenchContract
 ///
 /// Every batch propagates the whole graph (sparse × dense products, forward and backward,
 /// Â being its own transpose), as RecBole does.
-public struct LightGCN: LearnedModel {
+public struct LightGCN: LearnedModel, ScoresWhenPrepared {
     public static let name = "LightGCN"
     public static let summary = "Graph convolution without transforms: embeddings averaged over propagations on the normalised user-item graph, BPR loss"
     public static let kind = ModelKind.factorisation
@@ -60,10 +60,6 @@ public struct LightGCN: LearnedModel {
         // The penalty is on the ego rows: E_0 = [users; items], as the propagated table is indexed.
         return tape.add(training.bpr(propagated(p, tape: tape), t, tape: tape),
                         training.penalty(training.graph.nodes(p, tape: tape), t, weight: regWeight, tape: tape))
-    }
-
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 
     /// The propagated embeddings, computed once for a whole evaluation pass.

@@ -19,7 +19,7 @@ import RecBenchContract
 /// Embeddings N(0, 0.01²), W Xavier-normal, b and the item biases 0, w all ones (RecBole's
 /// init). Full ranking attends over the user's history once per candidate: per user, one
 /// GEMM of an item block with every history item's scaled W, in item blocks of bounded size.
-public struct NAIS: PointwiseModel {
+public struct NAIS: PointwiseModel, ScoresWhenPrepared {
     public static let name = "NAIS"
     public static let summary = "Neural attentive item similarity: attention over the user's items, smoothed by β (He et al. 2018)"
     public static let kind = ModelKind.attention
@@ -110,10 +110,6 @@ public struct NAIS: PointwiseModel {
         let layer = Double((concat ? 2 : 1) * width * hidden + hidden + width)
         let flops = 2 * squares * 3 * 2 * layer + 2 * n * Double(s.items) * (concat ? Double(hidden + width) : layer)
         return ModelCost(nominal: flops, executed: flops)
-    }
-
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 
     public func preparedForScoring(compute: Compute) -> any Scorer {

@@ -16,7 +16,7 @@ import RecBenchContract
 ///     score(u, ·) = e_u · e_itemsᵀ
 ///
 /// Embeddings and weights Xavier-normal, biases 0 (RecBole's init).
-public struct NGCF: LearnedModel {
+public struct NGCF: LearnedModel, ScoresWhenPrepared {
     public static let name = "NGCF"
     public static let summary = "Graph convolution with feature transforms and bi-interaction messages, layers concatenated (Wang et al. 2019)"
     public static let kind = ModelKind.factorisation
@@ -116,10 +116,6 @@ public struct NGCF: LearnedModel {
         let total = widths.reduce(0, +)
         let flops = batches * perBatch + 2 * Double(s.users) * Double(s.items) * Double(total)
         return ModelCost(nominal: flops, executed: flops, scoringInner: total)
-    }
-
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 
     /// The propagated representations (no dropout), once per evaluation pass.

@@ -18,7 +18,7 @@ import RecBenchContract
 /// Embeddings N(0, 0.01²), the padding rows included (trainable, as in RecBole); convolutions
 /// and linear layers as torch initialises them. Full ranking: each side's convolution once
 /// per user and item, the first layer split by part, the rest as GEMMs over item tiles.
-public struct NNCF: PointwiseModel {
+public struct NNCF: PointwiseModel, ScoresWhenPrepared {
     public static let name = "NNCF"
     public static let summary = "Neural CF with convolved neighbourhood embeddings of the user and the item (Bai et al. 2017)"
     public static let kind = ModelKind.convolutional
@@ -164,10 +164,6 @@ public struct NNCF: PointwiseModel {
         let pairs = Double(s.users) * Double(s.items)
         let flops = 2 * Double(s.trainInteractions) * 6 * weights + 2 * conv + 2 * pairs * (weights - widths[0] * widths[1] + Double(width) * widths[1])
         return ModelCost(nominal: flops, executed: flops)
-    }
-
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 }
 

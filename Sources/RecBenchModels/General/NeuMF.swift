@@ -16,7 +16,7 @@ import RecBenchContract
 /// Full ranking: the GMF part is one GEMM ((p_u ⊙ w_GMF) · Qᵀ); the MLP's first layer splits
 /// into a user half and an item half (each computed once), then the rest runs as GEMMs over
 /// the items (`SplitMLP`).
-public struct NeuMF: PointwiseModel {
+public struct NeuMF: PointwiseModel, ScoresWhenPrepared {
     public static let name = "NeuMF"
     public static let summary = "Neural collaborative filtering: GMF and an MLP over user and item embeddings, trained pointwise on sampled negatives"
     public static let kind = ModelKind.factorisation
@@ -88,10 +88,6 @@ public struct NeuMF: PointwiseModel {
         let flops = 2 * Double(s.trainInteractions) * 6 * (mlpWeights + predict)
             + 2 * pairs * (Double(mf) + mlpWeights - first + Double(hidden.last!))
         return ModelCost(nominal: flops, executed: flops)
-    }
-
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 
     /// The items' half of the MLP's first layer, computed once for a whole evaluation pass.

@@ -22,7 +22,7 @@ import RecBenchContract
 /// Each epoch: `n_enc_epochs` passes updating the encoder (dropout on, its own Adam), then
 /// the old encoder becomes a copy of the encoder, then `n_dec_epochs` passes updating the
 /// decoder (dropout off, a second Adam).
-public struct RecVAE: LearnedModel {
+public struct RecVAE: LearnedModel, ScoresWhenPrepared {
     public static let name = "RecVAE"
     public static let summary = "VAE with a composite prior and alternating encoder/decoder updates (Shenbin et al. 2020)"
     public static let kind = ModelKind.autoencoder
@@ -182,10 +182,6 @@ public struct RecVAE: LearnedModel {
         let nominal = encPasses * (4 * E + 3 * F1 + 2 * D) + decPasses * (2 * E + 2 * F1 + 2 * D) + (E + F1 + D)
         let executed = encPasses * (3 * E + 2 * S1 + 2 * D) + (E + S1) + decPasses * 2 * D + D
         return ModelCost(nominal: nominal, executed: executed, scoringInner: latent)
-    }
-
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 
     /// Decides once per evaluation pass where the users' codes come from: the posterior

@@ -16,7 +16,7 @@ import RecBenchContract
 ///     score(u, ·) = e_u · e_itemsᵀ
 ///
 /// Embeddings Xavier-uniform, Θ_k ~ N(0.01, 0.02²) (RecBole's).
-public struct SpectralCF: LearnedModel {
+public struct SpectralCF: LearnedModel, ScoresWhenPrepared {
     public static let name = "SpectralCF"
     public static let summary = "Graph filters on the user-item graph's Laplacian, layers concatenated (Zheng et al. 2018)"
     public static let kind = ModelKind.factorisation
@@ -79,10 +79,6 @@ public struct SpectralCF: LearnedModel {
         let batches = (Double(s.trainInteractions) / 4096).rounded(.up)
         let flops = batches * perBatch + 2 * Double(s.users) * Double(s.items) * d * Double(layers + 1)
         return ModelCost(nominal: flops, executed: flops, scoringInner: width * (layers + 1))
-    }
-
-    public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 
     /// The propagated representations, once per evaluation pass.
