@@ -61,7 +61,7 @@ import Autodiff
                 checked += 1
             }
         }
-        #expect(checked > 10)
+        #expect(checked > 5)   // LR has one weight per field value and a bias: 7 entries on the fixture
     }
 
     /// Every registered model with a gradient pass, in each of its declared test settings;

@@ -89,6 +89,13 @@ public struct ContextInputs: Sendable {
     }
 }
 
+extension ContextInputs {
+    /// The pairs' field embeddings e_f from the table "embedding", one variable per field.
+    public func embedded(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> [Variable] {
+        (0..<fieldCount).map { tape.pooledLookup(p["embedding"]!, [lookup($0, users: users, items: items, mean: true)]) }
+    }
+}
+
 /// Scores of a user batch × every item as one GEMM: a model that splits its score into a
 /// user-only part a_u, an item-only part c_i and a cross term ⟨x_u, y_i⟩ hands the towers
 /// [x_u | a_u | 1] and [y_i | 1 | c_i], and `block = U · Iᵀ` is the whole score (no user

@@ -30,68 +30,38 @@ public struct DeepFM: ContextModel, ScoresWhenPrepared {
         ["embedding_size": .int(3), "mlp_hidden_size": .list([.int(5), .int(3)]), "dropout_prob": .double(0.2)],
     ]
 
-    let embeddingSize: Int, hidden: [Int], dropout: Float
     public var parameters = Parameters()
     public var trainingSummary: TrainingSummary?
     public var inputs: ContextInputs?
     public var sampler: PointwiseSampler?
-    let fm: FactorizationMachine
+    let fm: FactorizationMachine, deep: FieldMLP
 
     public init(parameters: ModelParameters) throws {
-        embeddingSize = try parameters.int("embedding_size", in: 1...1024)
-        hidden = try parameters.intList("mlp_hidden_size", in: 1...65536)
-        guard !hidden.isEmpty else { throw parameters.invalid("mlp_hidden_size", "needs at least one layer") }
-        dropout = Float(try parameters.double("dropout_prob", in: 0...0.99))
-        fm = FactorizationMachine(embeddingSize: embeddingSize)
+        deep = try FieldMLP(parameters, activation: .relu)
+        fm = FactorizationMachine(embeddingSize: deep.embeddingSize)
     }
 
-    /// The MLP: F·d inputs → hidden… → 1 (weights in × out, Xavier-normal, zero biases).
-    var mlp: MLP { MLP([(inputs?.fieldCount ?? 0) * embeddingSize] + hidden + [1], prefix: "deep") }
-
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        var initial = fm.initialParameters(prepareInputs(data, context: context), rng: &rng)
-        mlp.initialize(&initial, rng: &rng)
+        let inputs = prepareInputs(data, context: context)
+        var initial = fm.initialParameters(inputs, rng: &rng)
+        deep.initialize(&initial, fields: inputs.fieldCount, rng: &rng)
         return initial
     }
 
     /// z(u, i) for each listed pair; dropout before each hidden layer while training.
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
         let embedded = fm.embedded(inputs!, users: users, items: items, p, tape: tape)
-        var h = tape.concatColumns(embedded)
-        for l in 0..<hidden.count {
-            if var draws = rng, dropout > 0 {
-                h = tape.mul(h, tape.constant(MLP.dropoutMask(rows: h.value.rows, columns: h.value.columns, rate: dropout, rng: &draws, compute: tape.compute)))
-                rng = draws
-            }
-            h = tape.relu(tape.linear(h, p["deep.\(l).weight"]!, p["deep.\(l).bias"]!))
-        }
-        let deep = tape.linear(h, p["deep.\(hidden.count).weight"]!, p["deep.\(hidden.count).bias"]!)
-        return tape.add(fm.logits(inputs!, embedded: embedded, users: users, items: items, p, tape: tape), deep)
+        return tape.add(fm.logits(inputs!, embedded: embedded, users: users, items: items, p, tape: tape), deep.logits(embedded, p, tape: tape, dropout: &rng))
     }
 
     /// The FM part's item tower and the items' half of the first deep layer, built once for
     /// a whole evaluation pass; each batch adds its users' halves.
     public func preparedForScoring(compute: Compute) -> any Scorer {
-        let inputs = inputs!, fmScores = fm.preparedScores(inputs, parameters: parameters, compute: compute)
-        let itemHalf = half(inputs.itemFields, entities: Array(0..<Int32(inputs.itemCount))[...], compute: compute)
-        let layers = (1...hidden.count).map { (parameters["deep.\($0).weight"], parameters["deep.\($0).bias"]) }
-        let mlp = SplitMLP(firstBias: parameters["deep.0.bias"], layers: layers)
-        return PreparedScores { [self] users, block, compute in
+        let fmScores = fm.preparedScores(inputs!, parameters: parameters, compute: compute)
+        let deepScores = deep.preparedScores(inputs!, parameters: parameters, compute: compute)
+        return PreparedScores { users, block, compute in
             fmScores.scores(for: users, into: &block, compute: compute)
-            mlp.addScores(userHalf: half(inputs.userFields, entities: users, compute: compute), itemHalf: itemHalf, into: &block, compute: compute)
+            deepScores(users, &block, compute)
         }
-    }
-
-    /// One side's part of the first layer: Σ over the side's fields of e_f · W₁[rows of f],
-    /// ReLU'd only after the halves meet.
-    func half(_ fields: [Int], entities: ArraySlice<Int32>, compute: Compute) -> Matrix {
-        let inputs = inputs!, d = embeddingSize, w = parameters["deep.0.weight"], table = parameters["embedding"]
-        var out = Matrix(rows: entities.count, columns: w.columns)
-        for f in fields {
-            let e = inputs.pooled(f, entities: entities, table: table, compute: compute)
-            let rows = Matrix(rows: d, columns: w.columns, values: Array(w.values[f * d * w.columns..<(f + 1) * d * w.columns]))
-            BLAS.gemm(e, rows, alpha: 1, beta: 1, into: &out, compute: compute)
-        }
-        return out
     }
 }

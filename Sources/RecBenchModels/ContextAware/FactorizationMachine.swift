@@ -30,7 +30,7 @@ public struct FactorizationMachine: Sendable {
 
     /// The pairs' field embeddings e_f, one variable per field.
     public func embedded(_ inputs: ContextInputs, users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> [Variable] {
-        (0..<inputs.fieldCount).map { tape.pooledLookup(p["embedding"]!, [inputs.lookup($0, users: users, items: items, mean: true)]) }
+        inputs.embedded(users: users, items: items, p, tape: tape)
     }
 
     /// z_FM(u, i) from the pairs' field embeddings e_f.

@@ -133,11 +133,13 @@ public struct SplitMLP: Sendable {
     /// 1,682 items, and an item-major layout, measured no faster: the GEMMs run at ~90 % of
     /// one core's sgemm rate either way.)
     static let tileItems = 256
+    /// The hidden layers' activation (RecBole's MLPLayers: ReLU, or tanh for FNN).
+    public let activation: HiddenActivation
 
     /// The layers after the split first layer.
-    public init(firstBias: Matrix, layers: [(weight: Matrix, bias: Matrix)]) {
+    public init(firstBias: Matrix, layers: [(weight: Matrix, bias: Matrix)], activation: HiddenActivation = .relu) {
         precondition(layers.last?.weight.columns == 1, "SplitMLP: the last layer gives one score per pair")
-        self.firstBias = firstBias; self.layers = layers
+        self.firstBias = firstBias; self.layers = layers; self.activation = activation
     }
 
     /// Adds the MLP's output for every (row of `userHalf`, row of `itemHalf`) pair to `block`
@@ -168,7 +170,7 @@ public struct SplitMLP: Sendable {
             for (r, i) in items.enumerated() {
                 let row = b.write[0] + r * width, y = b.read[1] + i * width
                 for j in stride(from: 0, to: width, by: 8) {
-                    Lanes.relu(Lanes.load(x, j, count: width) + Lanes.load(y, j, count: width) + Lanes.load(b1, j, count: width))
+                    activation.apply(Lanes.load(x, j, count: width) + Lanes.load(y, j, count: width) + Lanes.load(b1, j, count: width))
                         .store(row, j, count: width)
                 }
             }
@@ -177,7 +179,7 @@ public struct SplitMLP: Sendable {
         for layer in layers.dropLast() {
             var next = Matrix(repeatingRow: layer.bias, count: items.count, compute: .serial)
             BLAS.gemm(hidden, layer.weight, alpha: 1, beta: 1, into: &next, compute: .serial)
-            hidden = next.map(.serial) { Lanes.relu($0) }
+            hidden = next.map(.serial) { [activation] in activation.apply($0) }
         }
         let last = layers.last!, inner = hidden.columns, bias = last.bias.values[0]
         hidden.values.withUnsafeBufferPointer { hv in
@@ -192,4 +194,16 @@ public struct SplitMLP: Sendable {
             }
         }
     }
+}
+
+/// The activation after each hidden layer of an MLP.
+public enum HiddenActivation: String, Sendable {
+    case relu, tanh
+
+    /// On the tape.
+    public func callAsFunction(_ x: Variable, tape: Tape) -> Variable { self == .relu ? tape.relu(x) : tape.tanh(x) }
+
+    /// On eight lanes.
+    @inline(__always)
+    public func apply(_ x: Lanes) -> Lanes { self == .relu ? Lanes.relu(x) : Lanes.tanh(x) }
 }
