@@ -40,6 +40,7 @@ public enum ModelRegistry {
         FNN.self,
         WideDeep.self,
         FwFM.self,
+        PNN.self,
         FPMC.self,
         GRU4Rec.self,
         NARM.self,

@@ -146,6 +146,7 @@ extension HostileCase {
         .set("NNCF neighbours too few to convolve", ["neigh_num=8"], ["'neigh_num'", "at least 9 neighbours"], model: "NNCF"),
         .set("NNCF knn neighbours", ["neigh_info_method=knn"], ["'neigh_info_method'", "TypeError"], model: "NNCF"),
         .set("DGCF factors not dividing the width", ["n_factors=5"], ["'n_factors'", "does not divide embedding_size 64"], model: "DGCF"),
+        .set("FNN without hidden layers", ["mlp_hidden_size=[]"], ["'mlp_hidden_size'", "at least one layer"], model: "FNN"),
         .set("NAIS with two penalty weights", ["reg_weights=[0.1, 0.1]"], ["'reg_weights'", "needs 3 weights"], model: "NAIS"),
         .set("negative split ratio", ["eval_args={split: {RS: [0.8, -0.1, 0.3]}}"], ["'eval_args.split.RS'"]),
         .set("four split ratios", ["eval_args={split: {RS: [0.5, 0.2, 0.2, 0.1]}}"], ["'eval_args.split.RS'"]),

@@ -35,9 +35,9 @@ public struct FieldMLP: Sendable {
         initialize(&parameters, fields: inputs.fieldCount, rng: &rng)
     }
 
-    /// The layers' initial weights for `fields` fields.
-    public func initialize(_ parameters: inout Parameters, fields: Int, rng: inout SeededGenerator) {
-        MLP([fields * embeddingSize] + hidden + [1], prefix: prefix).initialize(&parameters, rng: &rng)
+    /// The layers' initial weights for `fields` fields (or an input `width` of its own: PNN's products).
+    public func initialize(_ parameters: inout Parameters, fields: Int, width: Int? = nil, rng: inout SeededGenerator) {
+        MLP([width ?? fields * embeddingSize] + hidden + [1], prefix: prefix).initialize(&parameters, rng: &rng)
     }
 
     /// deep(u, i) from the pairs' field embeddings; dropout before each hidden layer while training.
