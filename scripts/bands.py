@@ -22,11 +22,11 @@ FEATURES = ('load_col={inter: [user_id, item_id, timestamp], user: [user_id, age
             'item: [item_id, release_year, class]}')
 # Models without a RecBole row of their own are held to a related row (the reference README says why).
 HELD_TO = {'MacridVAE': 'MultiVAE', 'FFM': 'FM', 'DeepFM': 'FM',
-           # Issue 33's first five, provisionally, until RecBole's own runs of them are made here.
-           'LR': 'FM', 'FNN': 'FM', 'WideDeep': 'FM', 'FwFM': 'FM', 'PNN': 'FM'}
+           # Issue 33's first six, provisionally, until RecBole's own runs of them are made here.
+           'LR': 'FM', 'FNN': 'FM', 'WideDeep': 'FM', 'FwFM': 'FM', 'PNN': 'FM', 'AFM': 'FM'}
 DEFAULT = ['BPR', 'MultiVAE', 'MultiDAE', 'CDAE', 'RecVAE', 'MacridVAE', 'LightGCN', 'NeuMF', 'FM', 'FFM', 'DeepFM', 'Item2vec',
            'FPMC', 'STAMP', 'GRU4Rec', 'NARM', 'SASRec', 'BERT4Rec']
-CONTEXT = {'FM', 'FFM', 'DeepFM', 'LR', 'FNN', 'WideDeep', 'FwFM', 'PNN'}
+CONTEXT = {'FM', 'FFM', 'DeepFM', 'LR', 'FNN', 'WideDeep', 'FwFM', 'PNN', 'AFM'}
 SEQUENTIAL = {'FPMC', 'GRU4Rec', 'NARM', 'STAMP', 'SASRec', 'BERT4Rec'}
 # The settings gensim's figures were measured at (reference README, "Item2vec").
 EXTRA = {'Item2vec': ['threads=1', 'epochs=20', 'stopping_step=20', 'session_gap=86400', 'subsample=0']}

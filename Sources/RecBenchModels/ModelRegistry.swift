@@ -41,6 +41,7 @@ public enum ModelRegistry {
         WideDeep.self,
         FwFM.self,
         PNN.self,
+        AFM.self,
         FPMC.self,
         GRU4Rec.self,
         NARM.self,

@@ -1,0 +1,152 @@
+import Foundation
+import Linalg
+import Autodiff
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+
+/// AFM (Xiao et al. 2017, "Attentional Factorization Machines"), as RecBole 1.2.1's `AFM`
+/// trains it: FM's pairwise interactions weighted by an attention network.
+///
+///     x_fg = e_f ⊙ e_g  (f < g),  a = softmax_fg(hᵀ ReLU(W x_fg))       (W: `attention_size` × d, no bias)
+///     z(u, i) = b + Σ_f w_f + pᵀ dropout(Σ_fg a_fg x_fg)
+///     loss = BCE(σ(z), label) + λ ‖W‖                                      (`reg_weight`, unsquared)
+///
+/// Embeddings and W Xavier-normal; h and p N(0, 1) (RecBole's `torch.randn`, which its init
+/// leaves alone). Full ranking: pairs within one side give that side's constant logits and values;
+/// each cross pair's logits for every item are one GEMM per user (E_g · diag(e_f(u)) Wᵀ), then
+/// the softmax over the pairs per item.
+public struct AFM: ContextModel, ScoresWhenPrepared {
+    public static let name = "AFM"
+    public static let summary = "Attentional FM: pairwise field interactions weighted by an attention network (Xiao et al. 2017)"
+    public static let kind = ModelKind.attention
+    public static let family = ModelFamily.contextAware
+    public static let parameters: [ConfigKey] = [
+        SharedKeys.embeddingSize(10),
+        ConfigKey("attention_size", "int", .int(25), "AFM: width of the attention network's hidden layer."),
+        SharedKeys.dropoutProb(0.3),
+        SharedKeys.regWeight(2),
+    ]
+    public static let testSettings: [[String: ConfigValue]] = [
+        ["embedding_size": .int(3), "attention_size": .int(4), "dropout_prob": .double(0.2), "reg_weight": .double(0.1)],
+    ]
+
+    public var parameters = Parameters()
+    public var trainingSummary: TrainingSummary?
+    public var inputs: ContextInputs?
+    public var sampler: PointwiseSampler?
+    let width: Int, attention: Int, dropout: Float, regWeight: Float
+
+    public init(parameters: ModelParameters) throws {
+        width = try parameters.int("embedding_size", in: 1...1024)
+        attention = try parameters.int("attention_size", in: 1...4096)
+        dropout = Float(try parameters.double("dropout_prob", in: 0...0.99))
+        regWeight = Float(try parameters.double("reg_weight", in: 0...1e6))
+    }
+
+    /// The field pairs f < g, in RecBole's order.
+    var pairs: [(Int, Int)] {
+        let f = inputs?.fieldCount ?? 0
+        return (0..<f).flatMap { a in ((a + 1)..<f).map { (a, $0) } }
+    }
+
+    public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
+        let inputs = prepareInputs(data, context: context)
+        var initial = Parameters()
+        initial.add("embedding", inputs.table(width: width, columns: width, rng: &rng))
+        FirstOrderTerm.initialize(&initial, inputs, rng: &rng)
+        initial.add("attention.weight", Initializer.xavierNormal(fanIn: width, fanOut: attention, rng: &rng))
+        initial.add("attention.h", Initializer.normal(rows: attention, columns: 1, std: 1, rng: &rng))
+        initial.add("p", Initializer.normal(rows: 1, columns: width, std: 1, rng: &rng))
+        return initial
+    }
+
+    public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
+        let e = inputs!.embedded(users: users, items: items, p, tape: tape), n = pairs.count, batch = users.count
+        let products = pairs.map { tape.mul(e[$0.0], e[$0.1]) }
+        // p ⊙ the pooled vector's dropout mask, one row per example: the same for all its pairs.
+        var q = tape.matmul(tape.constant(Matrix(rows: batch, columns: 1, repeating: 1)), p["p"]!)
+        if var draws = rng, dropout > 0 {
+            q = tape.mul(q, tape.constant(MLP.dropoutMask(rows: batch, columns: width, rate: dropout, rng: &draws, compute: tape.compute)))
+            rng = draws
+        }
+        // Rows example-major (b · pairs + k), so each example's pairs are one segment.
+        let x = tape.reshaped(tape.concatColumns(products), rows: batch * n, columns: width)
+        let scores = tape.matmul(tape.relu(tape.matmul(x, p["attention.weight"]!)), p["attention.h"]!)
+        let values = tape.reshaped(tape.concatColumns(products.map { tape.rowDot($0, q) }), rows: batch * n, columns: 1)
+        let pooled = tape.smoothedAttention(logits: scores, values: values, offsets: (0...batch).map { $0 * n }, beta: 1)
+        return tape.add(FirstOrderTerm.logits(inputs!, users: users, items: items, p, tape: tape), pooled)
+    }
+
+    /// BCE of the batch's positives and negatives plus λ ‖W‖.
+    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
+        let b = sampler!.batch(batch.examples, rng: &rng)
+        var draws: SeededGenerator? = rng
+        defer { rng = draws! }
+        let loss = tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape, dropout: &draws), labels: b.labels)
+        return regWeight > 0 ? tape.add(loss, tape.affine(tape.norm(p["attention.weight"]!), scale: regWeight)) : loss
+    }
+}
+
+extension AFM {
+    /// The item-only pairs' logits and values for every item, once per evaluation pass; per
+    /// user, its own pairs' and each cross pair's (one GEMM over the items), then the softmax.
+    public func preparedForScoring(compute: Compute) -> any Scorer {
+        let inputs = inputs!, entities = Array(0..<Int32(inputs.itemCount))[...]
+        let wide = FirstOrderTerm.preparedScores(inputs, parameters: parameters, compute: compute)
+        let items = embeddings(inputs.itemFields, entities: entities, compute: compute)
+        let own = pairs.filter { inputs.itemFields.contains($0.0) && inputs.itemFields.contains($0.1) }.map { attend(items[$0.0]!, items[$0.1]!) }
+        return PreparedScores { [self] users, block, compute in
+            wide.scores(for: users, into: &block, compute: compute)
+            let user = embeddings(inputs.userFields, entities: users, compute: compute), columns = block.columns, list = Array(users)
+            block.values.withUnsafeMutableBufferPointer { out in
+                let shared = UnsafeShared(out.baseAddress!)   // each worker adds to its own users' rows
+                compute.forEachChunk(count: list.count, chunkSize: 1) { rows in
+                    for row in rows {
+                        var terms = own.map { (logits: $0.logits, values: $0.values) }
+                        for (a, b) in pairs where !(inputs.itemFields.contains(a) && inputs.itemFields.contains(b)) {
+                            if let ua = user[a], let ub = user[b] {
+                                let t = attend(ua.rows(row..<row + 1), ub.rows(row..<row + 1))
+                                terms.append(([Float](repeating: t.logits[0], count: columns), [Float](repeating: t.values[0], count: columns)))
+                            } else {
+                                let (f, g) = user[a] != nil ? (a, b) : (b, a)
+                                terms.append(cross(user[f]!.row(row), items[g]!))
+                            }
+                        }
+                        for j in 0..<columns {
+                            let top = terms.map { $0.logits[j] }.max()!
+                            var total: Float = 0, weighted: Float = 0
+                            for t in terms { let w = Foundation.exp(t.logits[j] - top); total += w; weighted += w * t.values[j] }
+                            shared.value[row * columns + j] += weighted / total
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    func embeddings(_ fields: [Int], entities: ArraySlice<Int32>, compute: Compute) -> [Int: Matrix] {
+        Dictionary(uniqueKeysWithValues: fields.map { ($0, inputs!.pooled($0, entities: entities, table: parameters["embedding"], compute: compute)) })
+    }
+
+    /// Row by row: the attention logit hᵀReLU(W(a ⊙ b)) and the value pᵀ(a ⊙ b).
+    func attend(_ a: Matrix, _ b: Matrix) -> (logits: [Float], values: [Float]) {
+        let x = Matrix(rows: a.rows, columns: width, values: zip(a.values, b.values).map { $0 * $1 })
+        let hidden = BLAS.gemm(x, parameters["attention.weight"], compute: .serial).map(.serial) { Lanes.relu($0) }
+        let h = parameters["attention.h"].values, p = parameters["p"].values
+        return ((0..<a.rows).map { r in (0..<attention).reduce(Float(0)) { $0 + hidden[r, $1] * h[$1] } },
+                (0..<a.rows).map { r in (0..<width).reduce(Float(0)) { $0 + x[r, $1] * p[$1] } })
+    }
+
+    /// A cross pair for one user's e_f and every item's e_g: the logits from one GEMM of the
+    /// items with diag(e_f) W, the values from the items times p ⊙ e_f.
+    func cross(_ ef: ArraySlice<Float>, _ items: Matrix) -> (logits: [Float], values: [Float]) {
+        let e = Array(ef), w = parameters["attention.weight"], h = parameters["attention.h"].values, p = parameters["p"].values
+        var scaled = w
+        for k in 0..<width { for c in 0..<attention { scaled.values[k * attention + c] *= e[k] } }
+        let hidden = BLAS.gemm(items, scaled, compute: .serial).map(.serial) { Lanes.relu($0) }
+        let q = (0..<width).map { p[$0] * e[$0] }
+        return ((0..<items.rows).map { r in (0..<attention).reduce(Float(0)) { $0 + hidden[r, $1] * h[$1] } },
+                (0..<items.rows).map { r in (0..<width).reduce(Float(0)) { $0 + items[r, $1] * q[$1] } })
+    }
+}
