@@ -32,7 +32,7 @@ extension Tape {
                 weights[j] = Foundation.exp(l.value.values[j] - top)
                 total += weights[j]; weighted += weights[j] * v.value.values[j]
             }
-            scale[s] = Foundation.exp((1 - beta) * top) / Foundation.pow(total, beta)
+            scale[s] = Foundation.exp((1 - beta) * top - beta * Foundation.log(total))   // one exp: no ∞ / ∞ for β > 1
             ratio[s] = weighted / total
             out.values[s] = scale[s] * weighted
         }

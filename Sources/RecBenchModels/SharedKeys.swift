@@ -52,6 +52,11 @@ public enum SharedKeys {
                       + "NAIS: source embeddings, target embeddings, attention weights).")
     }
 
+    /// RecBole's grouping of input columns into fields (FFM, FwFM).
+    public static let fieldGroups = ConfigKey("fields", "map or null", .null,
+        "Field groups, group → list of columns (every model input column in exactly one group); null: every column is its own group "
+            + "(FFM; FwFM takes null only: RecBole's grouping there misaligns its embeddings, see docs/models.md).")
+
     /// RecBole's name for a model's second coefficient.
     public static func beta(_ value: Double) -> ConfigKey {
         ConfigKey("beta", "float", .double(value),

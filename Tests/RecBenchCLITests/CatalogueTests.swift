@@ -147,6 +147,7 @@ extension HostileCase {
         .set("NNCF knn neighbours", ["neigh_info_method=knn"], ["'neigh_info_method'", "TypeError"], model: "NNCF"),
         .set("DGCF factors not dividing the width", ["n_factors=5"], ["'n_factors'", "does not divide embedding_size 64"], model: "DGCF"),
         .set("FNN without hidden layers", ["mlp_hidden_size=[]"], ["'mlp_hidden_size'", "at least one layer"], model: "FNN"),
+        .set("FwFM with field groups", ["fields={0: [user_id], 1: [item_id]}"], ["'fields'", "every feature as its own field"], model: "FwFM"),
         .set("NAIS with two penalty weights", ["reg_weights=[0.1, 0.1]"], ["'reg_weights'", "needs 3 weights"], model: "NAIS"),
         .set("negative split ratio", ["eval_args={split: {RS: [0.8, -0.1, 0.3]}}"], ["'eval_args.split.RS'"]),
         .set("four split ratios", ["eval_args={split: {RS: [0.5, 0.2, 0.2, 0.1]}}"], ["'eval_args.split.RS'"]),

@@ -114,7 +114,8 @@ extension AFM {
                             }
                         }
                         for j in 0..<columns {
-                            let top = terms.map { $0.logits[j] }.max()!
+                            var top = -Float.infinity
+                            for t in terms { top = max(top, t.logits[j]) }
                             var total: Float = 0, weighted: Float = 0
                             for t in terms { let w = Foundation.exp(t.logits[j] - top); total += w; weighted += w * t.values[j] }
                             shared.value[row * columns + j] += weighted / total

@@ -22,8 +22,7 @@ public struct FFM: ContextModel, ScoresWhenPrepared {
     public static let family = ModelFamily.contextAware
     public static let parameters: [ConfigKey] = [
         SharedKeys.embeddingSize(10),
-        ConfigKey("fields", "map or null", .null,
-                  "FFM: field groups, group → list of columns (every model input column in exactly one group); null: every column is its own group."),
+        SharedKeys.fieldGroups,
     ]
     /// Every column its own group, and the ids in one group with the features in another
     /// (the test fixture's columns).

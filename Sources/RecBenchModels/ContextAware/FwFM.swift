@@ -25,6 +25,7 @@ public struct FwFM: ContextModel, ScoresWhenPrepared {
     public static let parameters: [ConfigKey] = [
         SharedKeys.embeddingSize(10),
         SharedKeys.dropoutProb(0),
+        SharedKeys.fieldGroups,
     ]
     public static let testSettings: [[String: ConfigValue]] = [["embedding_size": .int(3), "dropout_prob": .double(0.2)]]
 
@@ -39,6 +40,10 @@ public struct FwFM: ContextModel, ScoresWhenPrepared {
     public init(parameters: ModelParameters) throws {
         embeddingSize = try parameters.int("embedding_size", in: 1...1024)
         dropout = Float(try parameters.double("dropout_prob", in: 0...0.99))
+        guard try parameters.groups("fields") == nil else {
+            throw parameters.invalid("fields", "FwFM takes every feature as its own field (null): RecBole 1.2.1's grouping numbers features "
+                + "in another order than its embeddings, so a grouped run would pair the wrong weights")
+        }
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {

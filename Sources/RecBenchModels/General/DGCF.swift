@@ -18,7 +18,8 @@ import RecBenchContract
 ///            + γ Σ_{k<K} dCor(e_k, e_{k+1}) / ((K+1)K/2)       over C sampled users and C sampled items
 ///     score(u, ·) = e_u · e_itemsᵀ
 ///
-/// C = ⌊max(users, items) / (train rows ÷ batch + 1)⌋ (RecBole's, without its padding ids).
+/// C = ⌊max(users, items) / (train rows ÷ batch + 1)⌋ (RecBole's, without its padding ids), at most
+/// min(users, items) (RecBole raises there). A pair repeated in train is one edge (RecBole: parallel edges).
 /// Embeddings Xavier-normal; gradients flow through the routing, as in RecBole.
 public struct DGCF: LearnedModel, ScoresWhenPrepared {
     public static let name = "DGCF"
@@ -73,9 +74,9 @@ public struct DGCF: LearnedModel, ScoresWhenPrepared {
 
     public func exampleCount(_ data: TrainingData) -> Int { training.exampleCount }
 
-    /// The mean of E_0 and every layer's routed propagation, for every node.
-    func propagated(_ p: [String: Variable], tape: Tape) -> Variable {
-        var e = training.graph.nodes(p, tape: tape), sum = e
+    /// The mean of E_0 (every node's embedding) and every layer's routed propagation.
+    func propagated(_ e0: Variable, tape: Tape) -> Variable {
+        var e = e0, sum = e0
         var a = tape.constant(Matrix(rows: routing.edges, columns: factors, values: [Float](repeating: 1, count: routing.edges * factors)))
         for l in 0..<layers {
             // The last layer's last agreement would feed no later weighting: not computed.
@@ -94,15 +95,15 @@ public struct DGCF: LearnedModel, ScoresWhenPrepared {
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
         let t = training.triples(batch.examples, rng: &rng)
-        let all = propagated(p, tape: tape)
-        var loss = tape.add(training.bpr(all, t, tape: tape), training.penalty(training.graph.nodes(p, tape: tape), t, weight: regWeight, tape: tape))
+        let e0 = training.graph.nodes(p, tape: tape), all = propagated(e0, tape: tape)
+        var loss = tape.add(training.bpr(all, t, tape: tape), training.penalty(e0, t, weight: regWeight, tape: tape))
         if factors > 1 && corWeight > 1e-9 && correlationSample > 1 {
             let users = Sampling.distinct(correlationSample, below: training.graph.users, rng: &rng)
             let items = training.graph.itemNodes(Sampling.distinct(correlationSample, below: training.graph.items, rng: &rng))
             let sample = tape.gather(all, rows: users + items), k = width / factors
             let parts = (0..<factors).map { tape.columns(sample, $0 * k..<($0 + 1) * k) }
-            let total = (1..<(factors - 1)).reduce(tape.distanceCorrelation(parts[0], parts[1])) { sum, k in
-                tape.add(sum, tape.distanceCorrelation(parts[k], parts[k + 1]))
+            let total = (1..<(factors - 1)).reduce(tape.distanceCorrelation(parts[0], parts[1])) { sum, j in
+                tape.add(sum, tape.distanceCorrelation(parts[j], parts[j + 1]))
             }
             loss = tape.add(loss, tape.affine(total, scale: corWeight / Float((factors + 1) * factors / 2)))
         }
@@ -122,7 +123,7 @@ public struct DGCF: LearnedModel, ScoresWhenPrepared {
     /// The propagated table (routing from A = 1, as each RecBole forward), once per evaluation pass.
     public func preparedForScoring(compute: Compute) -> any Scorer {
         let tape = Tape(compute: compute)
-        return training.graph.factorScores(propagated(tape.leaves(parameters) { _ in false }, tape: tape).value)
+        return training.graph.factorScores(propagated(training.graph.nodes(tape.leaves(parameters) { _ in false }, tape: tape), tape: tape).value)
     }
 }
 

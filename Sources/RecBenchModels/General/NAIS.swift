@@ -36,6 +36,7 @@ public struct NAIS: PointwiseModel, ScoresWhenPrepared {
     public static let testSettings: [[String: ConfigValue]] = [
         ["embedding_size": .int(3), "weight_size": .int(4), "reg_weights": .list([.double(0.01), .double(0.02), .double(0.03)])],
         ["embedding_size": .int(4), "weight_size": .int(3), "algorithm": .string("concat"), "alpha": .double(0.5), "beta": .double(1), "split_to": .int(3)],
+        ["embedding_size": .int(2), "weight_size": .int(2), "beta": .double(2), "split_to": .int(50)],   // more blocks than items: one item each
     ]
 
     /// Scratch for one block of attention logits (items × history × weight_size floats).
@@ -211,7 +212,7 @@ struct NAISScorer: Sendable {
                             let e = Foundation.exp(a[j] - top)
                             total += e; weighted += e * similarity.values[r * n + j]
                         }
-                        pooled = Foundation.exp((1 - beta) * top) * weighted / Foundation.pow(total, beta)
+                        pooled = Foundation.exp((1 - beta) * top - beta * Foundation.log(total)) * weighted
                     }
                     shared.value[row * columns + firstItem + r] = coefficient * pooled + itemBias[firstItem + r]
                 }

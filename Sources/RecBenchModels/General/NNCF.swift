@@ -126,7 +126,7 @@ public struct NNCF: PointwiseModel, ScoresWhenPrepared {
 
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
         // Each side's convolution once per distinct id of the batch, then gathered per pair.
-        let (us, uIndex) = Self.distinct(users), (its, iIndex) = Self.distinct(items)
+        let (us, uIndex) = Self.firstSeen(users), (its, iIndex) = Self.firstSeen(items)
         let cu = convolved(us, neighbours: userNeighbours, embedding: p["user_neigh_embedding"]!, side: "user_conv", p, tape: tape)
         let ci = convolved(its, neighbours: itemNeighbours, embedding: p["item_neigh_embedding"]!, side: "item_conv", p, tape: tape)
         let mf = tape.mul(tape.gather(p["user_embedding"]!, rows: users), tape.gather(p["item_embedding"]!, rows: items))
@@ -143,7 +143,7 @@ public struct NNCF: PointwiseModel, ScoresWhenPrepared {
     }
 
     /// The distinct ids in first-seen order, and each listed id's position among them.
-    static func distinct(_ ids: [Int32]) -> ([Int32], [Int32]) {
+    static func firstSeen(_ ids: [Int32]) -> ([Int32], [Int32]) {
         var position: [Int32: Int32] = [:], unique: [Int32] = []
         let index = ids.map { id in
             if let k = position[id] { return k }
