@@ -97,6 +97,34 @@ extension Tape {
         }
     }
 
+    /// Column-wise batch normalisation with a learned 1 × n scale and shift (torch's BatchNorm1d,
+    /// `eps` added to the variance). `statistics` nil: the batch's own mean and biased variance,
+    /// with gradients through them (training); returned with the unbiased variance, which the
+    /// running statistics average. Given: those fixed statistics (evaluation).
+    public func batchNorm(_ a: Variable, scale gamma: Variable, shift beta: Variable, eps: Float,
+                          statistics: (mean: Matrix, variance: Matrix)? = nil) -> (output: Variable, mean: Matrix, variance: Matrix) {
+        let batch = statistics ?? BatchNormKernels.statistics(a.value)
+        let (value, normalized, inverseStd) = BatchNormKernels.forward(a.value, mean: batch.mean, variance: batch.variance,
+                                                                      scale: gamma.value, shift: beta.value, eps: eps)
+        let out = Variable(value, requiresGrad: a.requiresGrad || gamma.requiresGrad || beta.requiresGrad)
+        let compute = self.compute, fixed = statistics != nil
+        let output = record(out) {
+            let g = out.grad!
+            if gamma.requiresGrad { gamma.accumulate(g.zipMap(normalized, compute) { $0 * $1 }.columnSums(compute)) }
+            if beta.requiresGrad { beta.accumulate(g.columnSums(compute)) }
+            guard a.requiresGrad else { return }
+            if fixed {
+                a.accumulate(BatchNormKernels.scaledColumns(g, gamma.value, inverseStd))
+            } else {
+                a.accumulate(BatchNormKernels.inputGradient(g, normalized: normalized, inverseStd: inverseStd, scale: gamma.value))
+            }
+        }
+        let n = Float(a.value.rows)
+        let unbiased = fixed || n < 2
+            ? batch.variance : Matrix(rows: 1, columns: batch.variance.columns, values: batch.variance.values.map { $0 * n / (n - 1) })
+        return (output, batch.mean, unbiased)
+    }
+
     // Embedding-sized work (a batch of 64-wide rows) runs on the calling thread: waking a
     // worker costs more than the rows do.
 

@@ -11,6 +11,9 @@ public final class Tape {
     public let profile: OpProfile?
     /// When the previous op was recorded (profiling only).
     private var mark = ContinuousClock.now
+    /// Model state the batch's forward pass moved (BatchNorm's running statistics), by
+    /// parameter name: the trainer writes it into the parameters after the step.
+    public private(set) var statistics: [String: Matrix] = [:]
 
     /// An empty tape whose ops run with `compute`, charging their times to `profile` if given.
     public init(compute: Compute, profile: OpProfile? = nil) {
@@ -24,6 +27,9 @@ public final class Tape {
         leaf.compute = compute
         return leaf
     }
+
+    /// Records the new value of the running statistic `name`.
+    public func setStatistic(_ name: String, _ value: Matrix) { statistics[name] = value }
 
     /// A constant leaf (no gradient).
     public func constant(_ value: Matrix) -> Variable { Variable(value) }

@@ -42,6 +42,7 @@ public enum ModelRegistry {
         FwFM.self,
         PNN.self,
         AFM.self,
+        NFM.self,
         FPMC.self,
         GRU4Rec.self,
         NARM.self,

@@ -172,6 +172,23 @@ import Autodiff
         check([m(3, 5, 17, scale: 2), m(1, 5, 18), m(1, 5, 19)]) { t, v in t.layerNorm(v[0], scale: v[1], shift: v[2], eps: 0.1) }
     }
 
+    @Test func batchNorm() {
+        // The batch's own statistics (training) and fixed ones (evaluation).
+        check([m(6, 3, 22, scale: 2), m(1, 3, 23), m(1, 3, 24)]) { t, v in t.batchNorm(v[0], scale: v[1], shift: v[2], eps: 0.1).output }
+        let fixed = (mean: Matrix(rows: 1, columns: 3, values: [0.5, -1, 2]), variance: Matrix(rows: 1, columns: 3, values: [1, 0.25, 4]))
+        check([m(4, 3, 25, scale: 2), m(1, 3, 26), m(1, 3, 27)]) { t, v in
+            t.batchNorm(v[0], scale: v[1], shift: v[2], eps: 0.1, statistics: fixed).output
+        }
+        // Column 0 holds 1, 2, 3, 6: mean 3, biased variance 3.5, unbiased 14 / 3.
+        let x = Matrix(rows: 4, columns: 2, values: [1, 0, 2, 0, 3, 0, 6, 0])
+        let tape = Tape(compute: .serial)
+        let (y, mean, variance) = tape.batchNorm(tape.constant(x), scale: tape.constant(Matrix(rows: 1, columns: 2, values: [2, 1])),
+                                                 shift: tape.constant(Matrix(rows: 1, columns: 2, values: [1, 5])), eps: 0)
+        #expect(mean.values == [3, 0])
+        #expect(abs(variance.values[0] - 14 / 3) < 1e-5 && variance.values[1] == 0)
+        #expect(abs(y.value[3, 0] - (2 * 3 / Float(3.5).squareRoot() + 1)) < 1e-5)
+    }
+
     @Test func logSoftmaxAndSparseRowDot() {
         check([m(3, 5, 20, scale: 2)]) { t, v in t.logSoftmaxRows(v[0]) }
         let x = SparseMatrix(rows: 3, columns: 5, rowIndices: [0, 1, 1, 2], columnIndices: [4, 0, 2, 3], values: [1, 1, 0.5, 2])

@@ -88,9 +88,13 @@ func featureFixture(numerical: [String] = ["price"]) throws -> (SplitData, Datas
         var model = try Fixtures.model(M.self, overrides)
         var rng = SeededGenerator(seed: 5)
         var parameters = model.prepare(data, context: FitContext(seed: 5, compute: Compute(threads: 1), logger: Logger(label: "test")), rng: &rng)
-        // Random values everywhere (the bias starts at 0), large enough that every term matters.
+        // Random values everywhere (the bias starts at 0), large enough that every term matters;
+        // running statistics (BN's) positive, as a variance must be.
         for name in parameters.names {
-            parameters.update(name) { m in for i in m.values.indices { m.values[i] = Float(rng.nextUnitFloat() * 2 - 1) } }
+            let positive = parameters.statistics.contains(name)
+            parameters.update(name) { m in
+                for i in m.values.indices { m.values[i] = Float(positive ? rng.nextUnitFloat() + 0.5 : rng.nextUnitFloat() * 2 - 1) }
+            }
         }
         model.parameters = parameters
         var block = Matrix(rows: d.userCount, columns: d.itemCount)
@@ -117,5 +121,24 @@ func featureFixture(numerical: [String] = ["price"]) throws -> (SplitData, Datas
 
     @Test func everyPointwiseModelIsChecked() {
         #expect(Self.checked.count >= 4, "checked: \(Self.checked)")
+    }
+}
+
+/// BatchNorm's running statistics are model state the trainer moves after each batch (they
+/// are never trained, and evaluation reads them).
+@Suite struct BatchNormTrainingTests {
+    @Test func runningStatisticsMoveWithTrainingAndStayStatistics() throws {
+        let (split, d) = try featureFixture()
+        let model = try #require(try fitted(NFM.self, on: split, dataset: d, ["embedding_size": .int(3), "mlp_hidden_size": .list([.int(4)])],
+                                            epochs: 3) as? NFM)
+        let p = model.parameters
+        #expect(p.statistics == ["bi.bn.running_mean", "bi.bn.running_var", "deep.0.bn.running_mean", "deep.0.bn.running_var"])
+        for name in p.statistics {
+            let values = p[name].values, initial: Float = name.hasSuffix("var") ? 1 : 0
+            #expect(values.allSatisfy(\.isFinite) && values.contains { abs($0 - initial) > 1e-4 }, "\(name): \(values)")
+            if name.hasSuffix("var") { #expect(values.allSatisfy { $0 > 0 }, "\(name)") }
+        }
+        // γ is trained (it moved from 1); the running mean is not a gradient step's result.
+        #expect(p["deep.0.bn.weight"].values.contains { abs($0 - 1) > 1e-4 })
     }
 }

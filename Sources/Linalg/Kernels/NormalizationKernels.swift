@@ -58,3 +58,55 @@ public enum LayerNormKernels {
         return outputs[0]
     }
 }
+
+/// Column-wise batch normalisation (torch's BatchNorm1d over a batch's rows).
+public enum BatchNormKernels {
+    /// Each column's mean and biased variance over the rows (Double sums: a batch is thousands of rows).
+    public static func statistics(_ x: Matrix) -> (mean: Matrix, variance: Matrix) {
+        let rows = x.rows, n = x.columns
+        var sums = [Double](repeating: 0, count: n), squares = [Double](repeating: 0, count: n)
+        for r in 0..<rows { for j in 0..<n { sums[j] += Double(x.values[r * n + j]) } }
+        let means = sums.map { $0 / Double(max(1, rows)) }
+        for r in 0..<rows { for j in 0..<n { let d = Double(x.values[r * n + j]) - means[j]; squares[j] += d * d } }
+        return (Matrix(rows: 1, columns: n, values: means.map(Float.init)),
+                Matrix(rows: 1, columns: n, values: squares.map { Float($0 / Double(max(1, rows))) }))
+    }
+
+    /// x̂ = (x − μ) / √(σ² + ε) per column, and y = γ ⊙ x̂ + β; also each column's 1 / √(σ² + ε).
+    public static func forward(_ x: Matrix, mean: Matrix, variance: Matrix, scale gamma: Matrix, shift beta: Matrix, eps: Float)
+        -> (value: Matrix, normalized: Matrix, inverseStd: Matrix) {
+        let rows = x.rows, n = x.columns
+        let inverse = Matrix(rows: 1, columns: n, values: variance.values.map { 1 / ($0 + eps).squareRoot() })
+        var y = Matrix(rows: rows, columns: n), xn = Matrix(rows: rows, columns: n)
+        for r in 0..<rows {
+            for j in 0..<n {
+                let h = (x.values[r * n + j] - mean.values[j]) * inverse.values[j]
+                xn.values[r * n + j] = h
+                y.values[r * n + j] = gamma.values[j] * h + beta.values[j]
+            }
+        }
+        return (y, xn, inverse)
+    }
+
+    /// d/dx when μ and σ² are the batch's own: γ/√(σ²+ε)/N · (N·g − Σ g − x̂ · Σ g·x̂) per column.
+    public static func inputGradient(_ g: Matrix, normalized xn: Matrix, inverseStd: Matrix, scale gamma: Matrix) -> Matrix {
+        let rows = g.rows, n = g.columns, count = Float(rows)
+        var sums = [Float](repeating: 0, count: n), dots = [Float](repeating: 0, count: n)
+        for r in 0..<rows { for j in 0..<n { sums[j] += g.values[r * n + j]; dots[j] += g.values[r * n + j] * xn.values[r * n + j] } }
+        var out = Matrix(rows: rows, columns: n)
+        for r in 0..<rows {
+            for j in 0..<n {
+                let k = gamma.values[j] * inverseStd.values[j] / count
+                out.values[r * n + j] = k * (count * g.values[r * n + j] - sums[j] - xn.values[r * n + j] * dots[j])
+            }
+        }
+        return out
+    }
+
+    /// g ⊙ a ⊙ b with a and b 1 × n rows (d/dx under fixed statistics: g · γ / √(σ² + ε)).
+    public static func scaledColumns(_ g: Matrix, _ a: Matrix, _ b: Matrix) -> Matrix {
+        var out = g
+        for r in 0..<g.rows { for j in 0..<g.columns { out.values[r * g.columns + j] *= a.values[j] * b.values[j] } }
+        return out
+    }
+}

@@ -4,29 +4,31 @@ import RecBenchSupport
 import RecBenchData
 import RecBenchContract
 
-/// The deep part the context-aware models share (DeepFM, WideDeep, FNN): RecBole's
+/// The deep part the context-aware models share (DeepFM, WideDeep, FNN, NFM, DCN): RecBole's
 /// `MLPLayers` over the field embeddings side by side, then one linear output.
 ///
-///     h_0 = [e_1 | … | e_F],  h_l = act(W_l · dropout(h_{l−1}) + b_l),  deep = w · h_L + b
+///     h_0 = [e_1 | … | e_F],  h_l = act(BN(W_l · dropout(h_{l−1}) + b_l)),  deep = w · h_L + b
 ///
-/// Weights Xavier-normal, biases 0 (RecBole's init). Full ranking splits the first layer into
-/// a user half and an item half (each a sum over its side's fields of e_f · W₁[rows of f],
-/// computed once), then `SplitMLP` runs the rest over tiles of items.
+/// BN only with `batchNorm` (RecBole's `bn=True`: DCN, NFM, DSSM). Weights Xavier-normal,
+/// biases 0 (RecBole's init). Full ranking splits the first layer into a user half and an
+/// item half (each a sum over its side's fields of e_f · W₁[rows of f], computed once), then
+/// `SplitMLP` runs the rest over tiles of items, each BN folded into its linear layer.
 public struct FieldMLP: Sendable {
-    public let embeddingSize: Int, hidden: [Int], dropout: Float, activation: HiddenActivation
+    public let embeddingSize: Int, hidden: [Int], dropout: Float, activation: HiddenActivation, batchNorm: Bool
     /// Parameter-name prefix.
     public let prefix = "deep"
 
-    public init(embeddingSize: Int, hidden: [Int], dropout: Float, activation: HiddenActivation) {
+    public init(embeddingSize: Int, hidden: [Int], dropout: Float, activation: HiddenActivation, batchNorm: Bool = false) {
         self.embeddingSize = embeddingSize; self.hidden = hidden; self.dropout = dropout; self.activation = activation
+        self.batchNorm = batchNorm
     }
 
     /// From the model's `embedding_size`, `mlp_hidden_size` (at least one layer) and `dropout_prob`.
-    public init(_ parameters: ModelParameters, activation: HiddenActivation) throws {
+    public init(_ parameters: ModelParameters, activation: HiddenActivation, batchNorm: Bool = false) throws {
         let hidden = try parameters.intList("mlp_hidden_size", in: 1...65536)
         guard !hidden.isEmpty else { throw parameters.invalid("mlp_hidden_size", "needs at least one layer") }
         self.init(embeddingSize: try parameters.int("embedding_size", in: 1...1024), hidden: hidden,
-                  dropout: Float(try parameters.double("dropout_prob", in: 0...0.99)), activation: activation)
+                  dropout: Float(try parameters.double("dropout_prob", in: 0...0.99)), activation: activation, batchNorm: batchNorm)
     }
 
     /// The field embeddings table ("embedding", RecBole's initialisation) and the layers.
@@ -35,31 +37,77 @@ public struct FieldMLP: Sendable {
         initialize(&parameters, fields: inputs.fieldCount, rng: &rng)
     }
 
-    /// The layers' initial weights for `fields` fields (or an input `width` of its own: PNN's products).
-    public func initialize(_ parameters: inout Parameters, fields: Int, width: Int? = nil, rng: inout SeededGenerator) {
-        MLP([width ?? fields * embeddingSize] + hidden + [1], prefix: prefix).initialize(&parameters, rng: &rng)
+    /// The layers' initial weights for `fields` fields (or an input `width` of its own: PNN's
+    /// products); `output` false leaves the output layer to the model (DCN's), `outputBias`
+    /// false gives it none (NFM's).
+    public func initialize(_ parameters: inout Parameters, fields: Int, width: Int? = nil, output: Bool = true, outputBias: Bool = true,
+                           rng: inout SeededGenerator) {
+        let sizes = [width ?? fields * embeddingSize] + hidden
+        for l in 0..<hidden.count {
+            parameters.add("\(prefix).\(l).weight", Initializer.xavierNormal(fanIn: sizes[l], fanOut: sizes[l + 1], rng: &rng))
+            parameters.add("\(prefix).\(l).bias", Matrix(rows: 1, columns: sizes[l + 1]))
+            if batchNorm { norm(l).initialize(&parameters, width: sizes[l + 1]) }
+        }
+        guard output else { return }
+        parameters.add("\(prefix).\(hidden.count).weight", Initializer.xavierNormal(fanIn: hidden.last!, fanOut: 1, rng: &rng))
+        if outputBias { parameters.add("\(prefix).\(hidden.count).bias", Matrix(rows: 1, columns: 1)) }
     }
 
-    /// deep(u, i) from the pairs' field embeddings; dropout before each hidden layer while training.
+    /// Layer l's batch normalisation.
+    func norm(_ l: Int) -> BatchNorm { BatchNorm(prefix: "\(prefix).\(l).bn") }
+
+    /// deep(u, i) from the pairs' field embeddings; dropout before each hidden layer (and BN
+    /// on the batch's statistics) while training.
     public func logits(_ embedded: [Variable], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
+        let h = hiddenOutput(embedded, p, tape: tape, dropout: &rng), w = p["\(prefix).\(hidden.count).weight"]!
+        guard let b = p["\(prefix).\(hidden.count).bias"] else { return tape.matmul(h, w) }
+        return tape.linear(h, w, b)
+    }
+
+    /// h_L, the last hidden layer's output.
+    public func hiddenOutput(_ embedded: [Variable], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
         var h = embedded.count == 1 ? embedded[0] : tape.concatColumns(embedded)
+        let training = rng != nil
         for l in 0..<hidden.count {
             if var draws = rng, dropout > 0 {
                 h = tape.mul(h, tape.constant(MLP.dropoutMask(rows: h.value.rows, columns: h.value.columns, rate: dropout, rng: &draws, compute: tape.compute)))
                 rng = draws
             }
-            h = activation(tape.linear(h, p["\(prefix).\(l).weight"]!, p["\(prefix).\(l).bias"]!), tape: tape)
+            h = tape.linear(h, p["\(prefix).\(l).weight"]!, p["\(prefix).\(l).bias"]!)
+            if batchNorm { h = norm(l)(h, p, tape: tape, training: training) }
+            h = activation(h, tape: tape)
         }
-        return tape.linear(h, p["\(prefix).\(hidden.count).weight"]!, p["\(prefix).\(hidden.count).bias"]!)
+        return h
+    }
+
+    /// The parameters with each hidden layer's BN folded into its linear layer (evaluation).
+    public func folded(_ parameters: Parameters) -> Parameters {
+        guard batchNorm else { return parameters }
+        var out = parameters
+        for l in 0..<hidden.count {
+            let (w, b) = norm(l).folded(weight: parameters["\(prefix).\(l).weight"], bias: parameters["\(prefix).\(l).bias"], parameters)
+            out["\(prefix).\(l).weight"] = w
+            out["\(prefix).\(l).bias"] = b
+        }
+        return out
+    }
+
+    /// The layers after the first as `SplitMLP` takes them, from `folded` parameters (`output`
+    /// nil: this MLP's own output layer, a missing bias as 0).
+    public func splitMLP(folded p: Parameters, output: (weight: Matrix, bias: Matrix)? = nil) -> SplitMLP {
+        let last = hidden.count
+        let bias = p.names.contains("\(prefix).\(last).bias") ? p["\(prefix).\(last).bias"] : Matrix(rows: 1, columns: 1)
+        let out = output ?? (p["\(prefix).\(last).weight"], bias)
+        let layers = (1..<last).map { (p["\(prefix).\($0).weight"], p["\(prefix).\($0).bias"]) } + [out]
+        return SplitMLP(firstBias: p["\(prefix).0.bias"], layers: layers, activation: activation)
     }
 
     /// The items' half of the first layer, built once per evaluation pass; the returned
     /// closure adds each batch's deep scores to the block.
     public func preparedScores(_ inputs: ContextInputs, parameters: Parameters, compute: Compute)
         -> @Sendable (ArraySlice<Int32>, inout Matrix, Compute) -> Void {
+        let parameters = folded(parameters), mlp = splitMLP(folded: parameters)
         let itemHalf = half(inputs, inputs.itemFields, entities: Array(0..<Int32(inputs.itemCount))[...], parameters: parameters, compute: compute)
-        let layers = (1...hidden.count).map { (parameters["\(prefix).\($0).weight"], parameters["\(prefix).\($0).bias"]) }
-        let mlp = SplitMLP(firstBias: parameters["\(prefix).0.bias"], layers: layers, activation: activation)
         return { [self] users, block, compute in
             mlp.addScores(userHalf: half(inputs, inputs.userFields, entities: users, parameters: parameters, compute: compute), itemHalf: itemHalf,
                           into: &block, compute: compute)

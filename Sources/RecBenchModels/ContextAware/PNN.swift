@@ -96,24 +96,15 @@ extension PNN {
         let inputs = inputs!, entities = Array(0..<Int32(inputs.itemCount))[...]
         let itemHalf = half(inputs.itemFields, entities: entities, compute: compute)
         let itemEmbeddings = embeddings(inputs.itemFields, entities: entities, compute: compute)
-        let layers = (1...deep.hidden.count).map { (parameters["deep.\($0).weight"], parameters["deep.\($0).bias"]) }
-        let mlp = SplitMLP(firstBias: parameters["deep.0.bias"], layers: layers, activation: .relu)
+        let mlp = deep.splitMLP(folded: parameters)   // PNN has no BN
         return PreparedScores { [self] users, block, compute in
+            for i in 0..<block.values.count { block.values[i] = 0 }
             let userHalf = half(inputs.userFields, entities: users, compute: compute)
-            let userEmbeddings = embeddings(inputs.userFields, entities: users, compute: compute), columns = block.columns
-            block.values.withUnsafeMutableBufferPointer { out in
-                let shared = UnsafeShared(out.baseAddress!)   // each worker writes its own users' rows
-                compute.forEachChunk(count: users.count, chunkSize: 1) { rows in
-                    for row in rows {
-                        var items = itemHalf
-                        for g in inputs.itemFields {
-                            guard let weights = crossWeights(userEmbeddings, row: row, itemField: g) else { continue }
-                            BLAS.gemm(itemEmbeddings[g]!, weights, alpha: 1, beta: 1, into: &items, compute: .serial)
-                        }
-                        var scores = Matrix(rows: 1, columns: columns)
-                        mlp.addScores(userHalf: userHalf.rows(row..<row + 1), itemHalf: items, into: &scores, compute: .serial)
-                        for j in 0..<columns { shared.value[row * columns + j] = scores.values[j] }
-                    }
+            let userEmbeddings = embeddings(inputs.userFields, entities: users, compute: compute)
+            mlp.addScores(userHalf: userHalf, itemHalf: itemHalf, into: &block, compute: compute) { row, items in
+                for g in inputs.itemFields {
+                    guard let weights = crossWeights(userEmbeddings, row: row, itemField: g) else { continue }
+                    BLAS.gemm(itemEmbeddings[g]!, weights, alpha: 1, beta: 1, into: &items, compute: .serial)
                 }
             }
         }

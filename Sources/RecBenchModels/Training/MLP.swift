@@ -160,6 +160,26 @@ public struct SplitMLP: Sendable {
         }
     }
 
+    /// As `addScores`, but each user's item half first gets a term of its own (a product of
+    /// user and item embeddings that crosses the split: PNN's cross pairs, NFM's
+    /// bi-interaction), added by `cross(row, &items)`; one user at a time per worker.
+    public func addScores(userHalf: Matrix, itemHalf: Matrix, into block: inout Matrix, compute: Compute,
+                          cross: @Sendable (Int, inout Matrix) -> Void) {
+        let columns = block.columns
+        block.values.withUnsafeMutableBufferPointer { out in
+            let shared = UnsafeShared(out.baseAddress!)   // each worker writes its own users' rows
+            compute.forEachChunk(count: userHalf.rows, chunkSize: 1) { rows in
+                for row in rows {
+                    var items = itemHalf
+                    cross(row, &items)
+                    var scores = Matrix(rows: 1, columns: columns)
+                    addScores(userHalf: userHalf.rows(row..<row + 1), itemHalf: items, into: &scores, compute: .serial)
+                    for j in 0..<columns { shared.value[row * columns + j] += scores.values[j] }
+                }
+            }
+        }
+    }
+
     /// One user × a tile of items: h = ReLU(user half + item half + b₁), the middle layers
     /// (GEMM over a bias-filled output, ReLU), then the last layer's dot product into `out`.
     func addTile(user u: Int, items: Range<Int>, userHalf: Matrix, itemHalf: Matrix, into out: UnsafeMutablePointer<Float>) {
@@ -198,12 +218,24 @@ public struct SplitMLP: Sendable {
 
 /// The activation after each hidden layer of an MLP.
 public enum HiddenActivation: String, Sendable {
-    case relu, tanh
+    case relu, tanh, sigmoid
 
     /// On the tape.
-    public func callAsFunction(_ x: Variable, tape: Tape) -> Variable { self == .relu ? tape.relu(x) : tape.tanh(x) }
+    public func callAsFunction(_ x: Variable, tape: Tape) -> Variable {
+        switch self {
+        case .relu: tape.relu(x)
+        case .tanh: tape.tanh(x)
+        case .sigmoid: tape.sigmoid(x)
+        }
+    }
 
     /// On eight lanes.
     @inline(__always)
-    public func apply(_ x: Lanes) -> Lanes { self == .relu ? Lanes.relu(x) : Lanes.tanh(x) }
+    public func apply(_ x: Lanes) -> Lanes {
+        switch self {
+        case .relu: Lanes.relu(x)
+        case .tanh: Lanes.tanh(x)
+        case .sigmoid: Lanes.sigmoid(x)
+        }
+    }
 }

@@ -10,6 +10,8 @@ public struct Parameters: Sendable, Equatable {
     /// Names in creation order.
     public private(set) var names: [String] = []
     private var tensors: [String: Matrix] = [:]
+    /// Names of running statistics: model state the forward pass moves, never trained.
+    public private(set) var statistics: Set<String> = []
 
     /// No parameters yet.
     public init() {}
@@ -34,6 +36,13 @@ public struct Parameters: Sendable, Equatable {
         precondition(tensors[name] == nil, "parameter \(name) added twice")
         names.append(name)
         tensors[name] = value
+    }
+
+    /// Adds a running statistic (a constant leaf on the tape; the trainer writes what the
+    /// batch's forward pass recorded for it).
+    public mutating func addStatistic(_ name: String, _ value: Matrix) {
+        add(name, value)
+        statistics.insert(name)
     }
 
     /// Copies `other`'s values into this set's own storage (same names and shapes), in
@@ -118,17 +127,19 @@ extension Parameters {
     public func copy() -> Parameters {
         var fresh = Parameters()
         for name in names {
-            let m = self[name]
-            fresh.add(name, Matrix(rows: m.rows, columns: m.columns, values: m.values.withUnsafeBufferPointer { Array($0) }))
+            let m = self[name], value = Matrix(rows: m.rows, columns: m.columns, values: m.values.withUnsafeBufferPointer { Array($0) })
+            if statistics.contains(name) { fresh.addStatistic(name, value) } else { fresh.add(name, value) }
         }
         return fresh
     }
 }
 
 extension Tape {
-    /// Every parameter as a leaf: trainable when `trainable(name)`, else constant.
+    /// Every parameter as a leaf: trainable when `trainable(name)` and not a running statistic, else constant.
     public func leaves(_ parameters: Parameters, trainable: (String) -> Bool = { _ in true }) -> [String: Variable] {
-        Dictionary(uniqueKeysWithValues: parameters.names.map { ($0, trainable($0) ? parameter(parameters[$0]) : constant(parameters[$0])) })
+        Dictionary(uniqueKeysWithValues: parameters.names.map { name in
+            (name, trainable(name) && !parameters.statistics.contains(name) ? parameter(parameters[name]) : constant(parameters[name]))
+        })
     }
 
     /// The gradients of the trainable leaves (zero for a leaf the loss did not reach).

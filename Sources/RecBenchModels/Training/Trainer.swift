@@ -101,14 +101,15 @@ public struct Trainer {
         for (b, examples) in batches.enumerated() {
             state.steps += 1
             let batch = TrainingBatch(examples: examples, pass: pass, step: state.steps)
-            let (value, gradients) = { () -> (Double, [String: Matrix]) in
+            let (value, gradients, statistics) = { () -> (Double, [String: Matrix], [String: Matrix]) in
                 let tape = Tape(compute: compute, profile: context.profile)
                 let leaves = tape.leaves(state.parameters, trainable: pass.updates)
                 let batchLoss = model.loss(batch, leaves, tape: tape, rng: &rng)
                 tape.backward(batchLoss)
-                return (Double(batchLoss.value.values[0]), Tape.gradients(leaves))
+                return (Double(batchLoss.value.values[0]), Tape.gradients(leaves), tape.statistics)
             }()
             time("optimizer step") { optimizer.step(&state.parameters, gradients: gradients, compute: compute) }
+            for (name, value) in statistics { state.parameters[name] = value }
             total += value
             context.onBatch?(b + 1, batches.count)
         }
