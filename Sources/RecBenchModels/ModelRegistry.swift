@@ -43,6 +43,8 @@ public enum ModelRegistry {
         PNN.self,
         AFM.self,
         NFM.self,
+        DCN.self,
+        DSSM.self,
         FPMC.self,
         GRU4Rec.self,
         NARM.self,

@@ -78,14 +78,8 @@ public struct AFM: ContextModel, ScoresWhenPrepared {
         return tape.add(FirstOrderTerm.logits(inputs!, users: users, items: items, p, tape: tape), pooled)
     }
 
-    /// BCE of the batch's positives and negatives plus λ ‖W‖.
-    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let b = sampler!.batch(batch.examples, rng: &rng)
-        var draws: SeededGenerator? = rng
-        defer { rng = draws! }
-        let loss = tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape, dropout: &draws), labels: b.labels)
-        return regWeight > 0 ? tape.add(loss, tape.affine(tape.norm(p["attention.weight"]!), scale: regWeight)) : loss
-    }
+    /// λ ‖W‖ of the attention layer.
+    public func penalty(_ p: [String: Variable], tape: Tape) -> Variable? { normPenalty(["attention.weight"], weight: regWeight, p, tape: tape) }
 }
 
 extension AFM {

@@ -16,19 +16,19 @@ import RecBenchContract
 public struct FieldMLP: Sendable {
     public let embeddingSize: Int, hidden: [Int], dropout: Float, activation: HiddenActivation, batchNorm: Bool
     /// Parameter-name prefix.
-    public let prefix = "deep"
+    public let prefix: String
 
-    public init(embeddingSize: Int, hidden: [Int], dropout: Float, activation: HiddenActivation, batchNorm: Bool = false) {
+    public init(embeddingSize: Int, hidden: [Int], dropout: Float, activation: HiddenActivation, batchNorm: Bool = false, prefix: String = "deep") {
         self.embeddingSize = embeddingSize; self.hidden = hidden; self.dropout = dropout; self.activation = activation
-        self.batchNorm = batchNorm
+        self.batchNorm = batchNorm; self.prefix = prefix
     }
 
     /// From the model's `embedding_size`, `mlp_hidden_size` (at least one layer) and `dropout_prob`.
-    public init(_ parameters: ModelParameters, activation: HiddenActivation, batchNorm: Bool = false) throws {
+    public init(_ parameters: ModelParameters, activation: HiddenActivation, batchNorm: Bool = false, prefix: String = "deep") throws {
         let hidden = try parameters.intList("mlp_hidden_size", in: 1...65536)
         guard !hidden.isEmpty else { throw parameters.invalid("mlp_hidden_size", "needs at least one layer") }
         self.init(embeddingSize: try parameters.int("embedding_size", in: 1...1024), hidden: hidden,
-                  dropout: Float(try parameters.double("dropout_prob", in: 0...0.99)), activation: activation, batchNorm: batchNorm)
+                  dropout: Float(try parameters.double("dropout_prob", in: 0...0.99)), activation: activation, batchNorm: batchNorm, prefix: prefix)
     }
 
     /// The field embeddings table ("embedding", RecBole's initialisation) and the layers.

@@ -77,15 +77,9 @@ public struct PNN: ContextModel, ScoresWhenPrepared {
         return deep.logits(x, p, tape: tape, dropout: &rng)
     }
 
-    /// BCE of the batch's positives and negatives plus λ Σ_l ‖W_l‖ over the MLP's hidden layers.
-    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let b = sampler!.batch(batch.examples, rng: &rng)
-        var draws: SeededGenerator? = rng
-        defer { rng = draws! }
-        let loss = tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape, dropout: &draws), labels: b.labels)
-        guard regWeight > 0 else { return loss }
-        let norms = (0..<deep.hidden.count).map { tape.norm(p["deep.\($0).weight"]!) }
-        return tape.add(loss, tape.affine(norms.dropFirst().reduce(norms[0]) { tape.add($0, $1) }, scale: regWeight))
+    /// λ Σ_l ‖W_l‖ over the MLP's hidden layers.
+    public func penalty(_ p: [String: Variable], tape: Tape) -> Variable? {
+        normPenalty((0..<deep.hidden.count).map { "deep.\($0).weight" }, weight: regWeight, p, tape: tape)
     }
 }
 

@@ -92,15 +92,10 @@ public struct NAIS: PointwiseModel, ScoresWhenPrepared {
         return tape.add(z, tape.gather(p["item_bias"]!, rows: items))
     }
 
-    /// BCE of the batch's positives and negatives plus RecBole's norm penalties.
-    public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let b = sampler!.batch(batch.examples, rng: &rng)
-        var none: SeededGenerator? = nil
-        var loss = tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape, dropout: &none), labels: b.labels)
-        for (name, weight) in zip(["item_src", "item_dst", "attention.weight"], regWeights) where weight > 0 {
-            loss = tape.add(loss, tape.affine(tape.norm(p[name]!), scale: weight, shift: 0))
-        }
-        return loss
+    /// Σ_k λ_k ‖W_k‖ over the source and target embeddings and the attention weight.
+    public func penalty(_ p: [String: Variable], tape: Tape) -> Variable? {
+        let terms = zip(["item_src", "item_dst", "attention.weight"], regWeights).compactMap { normPenalty([$0], weight: $1, p, tape: tape) }
+        return terms.first.map { terms.dropFirst().reduce($0) { tape.add($0, $1) } }
     }
 
     /// Per training row (a positive or a negative of user u): u's n_u history rows through the

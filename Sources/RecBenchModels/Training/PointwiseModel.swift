@@ -11,6 +11,8 @@ public protocol PointwiseModel: LearnedModel {
     var sampler: PointwiseSampler? { get set }
     /// z(u, i) for each listed pair; `dropout` draws masks while training (nil: evaluation).
     func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout: inout SeededGenerator?) -> Variable
+    /// A regularisation term added to every batch's loss (default none).
+    func penalty(_ p: [String: Variable], tape: Tape) -> Variable?
 }
 
 extension PointwiseModel {
@@ -18,12 +20,23 @@ extension PointwiseModel {
 
     public func examplesPerBatch(_ training: TrainingSettings) -> Int { sampler!.positivesPerBatch(training.batchSize) }
 
-    /// BCE of the batch's positives and their drawn negatives (dropout drawn after them).
+    public func penalty(_ p: [String: Variable], tape: Tape) -> Variable? { nil }
+
+    /// BCE of the batch's positives and their drawn negatives (dropout drawn after them), plus
+    /// the model's penalty.
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
         let b = sampler!.batch(batch.examples, rng: &rng)
         var draws: SeededGenerator? = rng
         defer { rng = draws! }
-        return tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape, dropout: &draws), labels: b.labels)
+        let loss = tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape, dropout: &draws), labels: b.labels)
+        return penalty(p, tape: tape).map { tape.add(loss, $0) } ?? loss
+    }
+
+    /// λ Σ ‖W‖ over `names` (unsquared Frobenius norms, RecBole's `RegLoss`); nil when λ is 0.
+    public func normPenalty(_ names: [String], weight: Float, _ p: [String: Variable], tape: Tape) -> Variable? {
+        guard weight > 0, !names.isEmpty else { return nil }
+        let norms = names.map { tape.norm(p[$0]!) }
+        return tape.affine(norms.dropFirst().reduce(norms[0]) { tape.add($0, $1) }, scale: weight)
     }
 
     /// z(u, i) for each listed pair without dropout (the reference of the fast scorers).

@@ -1,0 +1,74 @@
+import Linalg
+import Autodiff
+import RecBenchSupport
+import RecBenchData
+import RecBenchContract
+
+/// DSSM (Huang et al. 2013, "Learning Deep Structured Semantic Models for Web Search"), as
+/// RecBole 1.2.1's `DSSM` trains it: a user tower over the user's fields and an item tower over
+/// the item's, each a tanh MLP with BN (after its last layer too), scored by their cosine.
+///
+///     u = MLP_tanh,BN(dropout([e_f]_{f ∈ user})),  v = MLP_tanh,BN(dropout([e_f]_{f ∈ item}))
+///     z(u, i) = cos(u, v)                          (‖·‖ clamped at 1e-8, as torch's)
+///     loss = BCE(σ(z), label) over positives and uniform negatives
+///
+/// The cosine is the logit, so a prediction stays within σ(±1), as in RecBole. Full ranking is
+/// a true two-tower GEMM of the unit-length towers (each computed once per entity).
+public struct DSSM: ContextModel, ScoresWhenPrepared {
+    public static let name = "DSSM"
+    public static let summary = "Two towers, a tanh MLP with batch norm over the user's fields and one over the item's, scored by cosine (Huang et al. 2013)"
+    public static let kind = ModelKind.factorisation
+    public static let family = ModelFamily.contextAware
+    public static let parameters: [ConfigKey] = [
+        SharedKeys.embeddingSize(10),
+        SharedKeys.mlpHiddenSize([256, 256, 256]),
+        SharedKeys.dropoutProb(0.3),
+    ]
+    public static let testSettings: [[String: ConfigValue]] = [
+        ["embedding_size": .int(3), "mlp_hidden_size": .list([.int(4), .int(3)]), "dropout_prob": .double(0.2)],
+    ]
+    static let eps: Float = 1e-8
+
+    public var parameters = Parameters()
+    public var trainingSummary: TrainingSummary?
+    public var inputs: ContextInputs?
+    public var sampler: PointwiseSampler?
+    let userTower: FieldMLP, itemTower: FieldMLP
+
+    public init(parameters: ModelParameters) throws {
+        userTower = try FieldMLP(parameters, activation: .tanh, batchNorm: true, prefix: "user_tower")
+        itemTower = try FieldMLP(parameters, activation: .tanh, batchNorm: true, prefix: "item_tower")
+    }
+
+    public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
+        let inputs = prepareInputs(data, context: context), d = userTower.embeddingSize
+        var initial = Parameters()
+        initial.add("embedding", inputs.table(width: d, columns: d, rng: &rng))
+        userTower.initialize(&initial, fields: inputs.userFields.count, output: false, rng: &rng)
+        itemTower.initialize(&initial, fields: inputs.itemFields.count, output: false, rng: &rng)
+        return initial
+    }
+
+    public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
+        let e = inputs!.embedded(users: users, items: items, p, tape: tape)
+        let u = userTower.hiddenOutput(inputs!.userFields.map { e[$0] }, p, tape: tape, dropout: &rng)
+        let v = itemTower.hiddenOutput(inputs!.itemFields.map { e[$0] }, p, tape: tape, dropout: &rng)
+        return tape.rowDot(tape.normalizeRows(u, eps: Self.eps), tape.normalizeRows(v, eps: Self.eps))
+    }
+
+    /// The item tower once per evaluation pass; each batch's user tower and one GEMM.
+    public func preparedForScoring(compute: Compute) -> any Scorer {
+        let items = tower(itemTower, inputs!.itemFields, entities: Array(0..<Int32(inputs!.itemCount))[...], compute: compute)
+        return PreparedScores { [self] users, block, compute in
+            BLAS.gemm(tower(userTower, inputs!.userFields, entities: users, compute: compute), items, transposeB: true, into: &block, compute: compute)
+        }
+    }
+
+    /// One side's unit-length tower outputs (evaluation: BN on its running statistics).
+    func tower(_ mlp: FieldMLP, _ fields: [Int], entities: ArraySlice<Int32>, compute: Compute) -> Matrix {
+        let tape = Tape(compute: compute), table = parameters["embedding"]
+        let e = fields.map { tape.constant(inputs!.pooled($0, entities: entities, table: table, compute: compute)) }
+        var none: SeededGenerator? = nil
+        return tape.normalizeRows(mlp.hiddenOutput(e, tape.leaves(parameters) { _ in false }, tape: tape, dropout: &none), eps: Self.eps).value
+    }
+}
