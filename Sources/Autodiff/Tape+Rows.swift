@@ -55,6 +55,38 @@ extension Tape {
         }
     }
 
+    /// Each row's outer product of a's row and b's, flattened: out[r, h · m + j] = a[r, h] · b[r, j]
+    /// for m = b's columns (xDeepFM's CIN, channel h · m + j).
+    public func rowOuter(_ a: Variable, _ b: Variable) -> Variable {
+        let rows = a.value.rows, ha = a.value.columns, hb = b.value.columns
+        precondition(b.value.rows == rows, "rowOuter: row counts differ")
+        var value = Matrix(uninitializedRows: rows, columns: ha * hb)
+        for r in 0..<rows {
+            for h in 0..<ha {
+                let x = a.value.values[r * ha + h]
+                for j in 0..<hb { value.values[(r * ha + h) * hb + j] = x * b.value.values[r * hb + j] }
+            }
+        }
+        let out = Variable(value, requiresGrad: a.requiresGrad || b.requiresGrad)
+        return record(out) {
+            let g = out.grad!
+            var ga = Matrix(rows: a.requiresGrad ? rows : 0, columns: ha), gb = Matrix(rows: b.requiresGrad ? rows : 0, columns: hb)
+            for r in 0..<rows {
+                for h in 0..<ha {
+                    let x = a.value.values[r * ha + h], base = (r * ha + h) * hb
+                    var dot: Float = 0
+                    for j in 0..<hb {
+                        dot += g.values[base + j] * b.value.values[r * hb + j]
+                        if b.requiresGrad { gb.values[r * hb + j] += g.values[base + j] * x }
+                    }
+                    if a.requiresGrad { ga.values[r * ha + h] = dot }
+                }
+            }
+            if a.requiresGrad { a.accumulate(ga) }
+            if b.requiresGrad { b.accumulate(gb) }
+        }
+    }
+
     /// aᵀ.
     public func transpose(_ a: Variable) -> Variable {
         let out = Variable(a.value.transposed(), requiresGrad: a.requiresGrad)

@@ -45,6 +45,7 @@ public enum ModelRegistry {
         NFM.self,
         DCN.self,
         DSSM.self,
+        xDeepFM.self,
         FPMC.self,
         GRU4Rec.self,
         NARM.self,

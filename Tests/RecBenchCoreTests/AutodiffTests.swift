@@ -172,6 +172,14 @@ import Autodiff
         check([m(3, 5, 17, scale: 2), m(1, 5, 18), m(1, 5, 19)]) { t, v in t.layerNorm(v[0], scale: v[1], shift: v[2], eps: 0.1) }
     }
 
+    @Test func rowOuter() {
+        check([m(3, 2, 28), m(3, 4, 29)]) { t, v in t.rowOuter(v[0], v[1]) }
+        check([m(3, 3, 30)]) { t, v in t.rowOuter(v[0], v[0]) }
+        let tape = Tape(compute: .serial)
+        let out = tape.rowOuter(tape.constant(Matrix(rows: 1, columns: 2, values: [2, 3])), tape.constant(Matrix(rows: 1, columns: 3, values: [1, 5, 7])))
+        #expect(out.value.values == [2, 10, 14, 3, 15, 21])
+    }
+
     @Test func batchNorm() {
         // The batch's own statistics (training) and fixed ones (evaluation).
         check([m(6, 3, 22, scale: 2), m(1, 3, 23), m(1, 3, 24)]) { t, v in t.batchNorm(v[0], scale: v[1], shift: v[2], eps: 0.1).output }

@@ -55,11 +55,8 @@ public struct ContextInputs: Sendable {
     /// width each table was declared with (`columns` may hold several, FFM's per field).
     public func table(width: Int, columns: Int, rng: inout SeededGenerator) -> Matrix {
         let fields = features.fields, offsets = features.offsets
-        var groups: [[Int]] = [fields.indices.filter { fields[$0].type == .token }]
-        groups += fields.indices.filter { fields[$0].type == .tokenSequence }.map { [$0] }
-        groups.append(fields.indices.filter { fields[$0].type == .float })
         var table = Matrix(rows: features.totalCardinality, columns: columns)
-        for group in groups where !group.isEmpty {
+        for group in tableGroups {
             let rows = group.reduce(0) { $0 + fields[$1].cardinality }
             let std = (2 / Float(rows + width)).squareRoot()
             for f in group {
@@ -69,6 +66,21 @@ public struct ContextInputs: Sendable {
             }
         }
         return table
+    }
+
+    /// The fields of each of RecBole's `nn.Embedding` tables: the token fields share one, each
+    /// `token_seq` field has its own, the float fields share one (empty groups left out).
+    public var tableGroups: [[Int]] {
+        let fields = features.fields
+        var groups: [[Int]] = [fields.indices.filter { fields[$0].type == .token }]
+        groups += fields.indices.filter { fields[$0].type == .tokenSequence }.map { [$0] }
+        groups.append(fields.indices.filter { fields[$0].type == .float })
+        return groups.filter { !$0.isEmpty }
+    }
+
+    /// The stacked table's rows of each of RecBole's tables (`tableGroups`).
+    public var tableRows: [[Int32]] {
+        tableGroups.map { group in group.flatMap { f in (0..<features.fields[f].cardinality).map { Int32(features.offsets[f] + $0) } } }
     }
 
     /// For a batch of `users`, the rows of one side's fields pooled through `table`, summed

@@ -93,9 +93,15 @@ public struct FieldMLP: Sendable {
     }
 
     /// The layers after the first as `SplitMLP` takes them, from `folded` parameters (`output`
-    /// nil: this MLP's own output layer, a missing bias as 0).
+    /// nil: this MLP's own output layer, a missing bias as 0; without one, its last hidden
+    /// layer of one unit, activated, is the score: xDeepFM's).
     public func splitMLP(folded p: Parameters, output: (weight: Matrix, bias: Matrix)? = nil) -> SplitMLP {
         let last = hidden.count
+        if output == nil, !p.names.contains("\(prefix).\(last).weight") {
+            precondition(hidden.count > 1 && hidden.last == 1, "FieldMLP: a score from the last hidden layer needs it one unit wide, after another")
+            return SplitMLP(firstBias: p["\(prefix).0.bias"], layers: (1..<last).map { (p["\(prefix).\($0).weight"], p["\(prefix).\($0).bias"]) },
+                            activation: activation, activatesScore: true)
+        }
         let bias = p.names.contains("\(prefix).\(last).bias") ? p["\(prefix).\(last).bias"] : Matrix(rows: 1, columns: 1)
         let out = output ?? (p["\(prefix).\(last).weight"], bias)
         let layers = (1..<last).map { (p["\(prefix).\($0).weight"], p["\(prefix).\($0).bias"]) } + [out]

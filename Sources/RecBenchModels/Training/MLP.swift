@@ -135,11 +135,13 @@ public struct SplitMLP: Sendable {
     static let tileItems = 256
     /// The hidden layers' activation (RecBole's MLPLayers: ReLU, or tanh for FNN).
     public let activation: HiddenActivation
+    /// Whether the score itself is activated too (xDeepFM's deep part ends in a ReLU).
+    public let activatesScore: Bool
 
     /// The layers after the split first layer.
-    public init(firstBias: Matrix, layers: [(weight: Matrix, bias: Matrix)], activation: HiddenActivation = .relu) {
+    public init(firstBias: Matrix, layers: [(weight: Matrix, bias: Matrix)], activation: HiddenActivation = .relu, activatesScore: Bool = false) {
         precondition(layers.last?.weight.columns == 1, "SplitMLP: the last layer gives one score per pair")
-        self.firstBias = firstBias; self.layers = layers; self.activation = activation
+        self.firstBias = firstBias; self.layers = layers; self.activation = activation; self.activatesScore = activatesScore
     }
 
     /// Adds the MLP's output for every (row of `userHalf`, row of `itemHalf`) pair to `block`
@@ -209,7 +211,7 @@ public struct SplitMLP: Sendable {
                     for j in stride(from: 0, to: inner, by: 8) {
                         sum += Lanes.load(hv.baseAddress! + r * inner, j, count: inner) * Lanes.load(w.baseAddress!, j, count: inner)
                     }
-                    out[r] += sum.sum() + bias
+                    out[r] += activatesScore ? activation.apply(Lanes(repeating: sum.sum() + bias))[0] : sum.sum() + bias
                 }
             }
         }
