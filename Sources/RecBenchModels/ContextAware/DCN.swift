@@ -95,20 +95,14 @@ extension DCN {
             let user = crossScalars(inputs.userFields, entities: users, compute: compute), itemCount = block.columns
             let userHalf = deep.half(inputs, inputs.userFields, entities: users, parameters: folded, compute: compute)
             mlp.addScores(userHalf: userHalf, itemHalf: itemHalf, into: &block, compute: compute)
-            block.values.withUnsafeMutableBufferPointer { out in
-                let shared = UnsafeShared(out.baseAddress!)   // each worker adds to its own users' rows
-                compute.forEachChunk(count: users.count, chunkSize: 16) { rows in
-                    var c = [Float](repeating: 1, count: itemCount)
-                    for row in rows {
-                        for i in 0..<itemCount { c[i] = 1 }
-                        for l in 0..<crossLayers {
-                            let a = user[row, l], k = constants[l]
-                            for i in 0..<itemCount { c[i] = c[i] * (1 + a + items[i, l]) + k }
-                        }
-                        let a = user[row, crossLayers], k = constants[crossLayers]
-                        for i in 0..<itemCount { shared.value[row * itemCount + i] += c[i] * (a + items[i, crossLayers]) + k }
-                    }
+            block.updateRows(compute: compute, chunkSize: 16) { row, out in
+                var c = [Float](repeating: 1, count: itemCount)
+                for l in 0..<crossLayers {
+                    let a = user[row, l], k = constants[l]
+                    for i in 0..<itemCount { c[i] = c[i] * (1 + a + items[i, l]) + k }
                 }
+                let a = user[row, crossLayers], k = constants[crossLayers]
+                for i in 0..<itemCount { out[i] += c[i] * (a + items[i, crossLayers]) + k }
             }
         }
     }

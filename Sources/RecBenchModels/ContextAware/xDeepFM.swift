@@ -129,18 +129,15 @@ extension xDeepFM {
         return PreparedScores { [self] users, block, compute in
             wide.scores(for: users, into: &block, compute: compute)
             deepScores(users, &block, compute)
-            let userFields = Dictionary(uniqueKeysWithValues: inputs.userFields.map { ($0, inputs.pooled($0, entities: users, table: table, compute: compute)) })
+            let userFields = Dictionary(uniqueKeysWithValues: inputs.userFields.map {
+                ($0, inputs.pooled($0, entities: users, table: table, compute: compute))
+            })
             let columns = block.columns
-            block.values.withUnsafeMutableBufferPointer { out in
-                let shared = UnsafeShared(out.baseAddress!)   // each worker adds to its own users' rows
-                compute.forEachChunk(count: users.count, chunkSize: 1) { rows in
-                    for row in rows {
-                        for start in stride(from: 0, to: columns, by: Self.tileItems) {
-                            let tile = start..<min(columns, start + Self.tileItems)
-                            let z = tileCIN(user: row, items: tile, userFields: userFields, itemFields: itemFields)
-                            for (j, i) in tile.enumerated() { shared.value[row * columns + i] += z[j] }
-                        }
-                    }
+            block.updateRows(compute: compute) { row, out in
+                for start in stride(from: 0, to: columns, by: Self.tileItems) {
+                    let tile = start..<min(columns, start + Self.tileItems)
+                    let z = tileCIN(user: row, items: tile, userFields: userFields, itemFields: itemFields)
+                    for (j, i) in tile.enumerated() { out[i] += z[j] }
                 }
             }
         }

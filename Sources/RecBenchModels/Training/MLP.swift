@@ -168,17 +168,12 @@ public struct SplitMLP: Sendable {
     public func addScores(userHalf: Matrix, itemHalf: Matrix, into block: inout Matrix, compute: Compute,
                           cross: @Sendable (Int, inout Matrix) -> Void) {
         let columns = block.columns
-        block.values.withUnsafeMutableBufferPointer { out in
-            let shared = UnsafeShared(out.baseAddress!)   // each worker writes its own users' rows
-            compute.forEachChunk(count: userHalf.rows, chunkSize: 1) { rows in
-                for row in rows {
-                    var items = itemHalf
-                    cross(row, &items)
-                    var scores = Matrix(rows: 1, columns: columns)
-                    addScores(userHalf: userHalf.rows(row..<row + 1), itemHalf: items, into: &scores, compute: .serial)
-                    for j in 0..<columns { shared.value[row * columns + j] += scores.values[j] }
-                }
-            }
+        block.updateRows(compute: compute) { row, out in
+            var items = itemHalf
+            cross(row, &items)
+            var scores = Matrix(rows: 1, columns: columns)
+            addScores(userHalf: userHalf.rows(row..<row + 1), itemHalf: items, into: &scores, compute: .serial)
+            for j in 0..<columns { out[j] += scores.values[j] }
         }
     }
 
