@@ -46,6 +46,7 @@ public enum ModelRegistry {
         DCN.self,
         DSSM.self,
         xDeepFM.self,
+        AutoInt.self,
         FPMC.self,
         GRU4Rec.self,
         NARM.self,

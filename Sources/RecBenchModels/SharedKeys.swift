@@ -57,6 +57,19 @@ public enum SharedKeys {
         "Field groups, group → list of columns (every model input column in exactly one group); null: every column is its own group "
             + "(FFM; FwFM takes null only: RecBole's grouping there misaligns its embeddings, see docs/models.md).")
 
+    /// The width of a model's attention network or space.
+    public static func attentionSize(_ width: Int) -> ConfigKey {
+        ConfigKey("attention_size", "int", .int(width),
+                  "Width of the model's attention (AFM: its attention network's hidden layer; AutoInt: the fields' projections, num_heads dividing it).")
+    }
+
+    /// Dropout probabilities at the model's several places, in order.
+    public static func dropoutProbs(_ probabilities: [Double]) -> ConfigKey {
+        ConfigKey("dropout_probs", "list of float", .list(probabilities.map { .double($0) }),
+                  "Dropout probabilities in order (NARM: item embeddings, then the joined encodings; "
+                      + "AutoInt: attention weights, MLP layers, and a third RecBole 1.2.1 reads but never applies).")
+    }
+
     /// RecBole's name for a model's second coefficient.
     public static func beta(_ value: Double) -> ConfigKey {
         ConfigKey("beta", "float", .double(value),

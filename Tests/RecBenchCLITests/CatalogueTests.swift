@@ -150,6 +150,8 @@ extension HostileCase {
         .set("NFM without hidden layers", ["mlp_hidden_size=[]"], ["'mlp_hidden_size'", "at least one layer"], model: "NFM"),
         .set("DCN without cross layers", ["cross_layer_num=0"], ["'cross_layer_num'"], model: "DCN"),
         .set("xDeepFM with an odd CIN layer", ["cin_layer_size=[100, 51, 100]"], ["'cin_layer_size'", "51 is odd", "split in half"], model: "xDeepFM"),
+        .set("AutoInt heads not dividing the attention", ["num_heads=3"], ["'num_heads'", "not a multiple of num_heads 3"], model: "AutoInt"),
+        .set("AutoInt with two dropout probabilities", ["dropout_probs=[0.2, 0.2]"], ["'dropout_probs'", "needs 3 probabilities"], model: "AutoInt"),
         .set("FwFM with field groups", ["fields={0: [user_id], 1: [item_id]}"], ["'fields'", "every feature as its own field"], model: "FwFM"),
         .set("NAIS with two penalty weights", ["reg_weights=[0.1, 0.1]"], ["'reg_weights'", "needs 3 weights"], model: "NAIS"),
         .set("negative split ratio", ["eval_args={split: {RS: [0.8, -0.1, 0.3]}}"], ["'eval_args.split.RS'"]),

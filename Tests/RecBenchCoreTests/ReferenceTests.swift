@@ -126,14 +126,14 @@ struct ReferenceTests {
     /// FM 0.0676, FFM 0.0602, DeepFM 0.0711; 2026-11-27: LR 0.0374 (its one ranking for every
     /// user), FNN 0.0765, WideDeep 0.0645, FwFM 0.0642, PNN 0.0758, AFM 0.0351 (its ‖W‖ penalty
     /// of weight 2 slows the start), NFM 0.0771 (3 epochs), DCN 0.0738 (3), DSSM 0.0349 (5: its cosine
-    /// logit learns slowly), xDeepFM 0.0617 (2 epochs, CIN [20, 20]); converged, RecBole's FM 0.1130).
+    /// logit learns slowly), xDeepFM 0.0617 (2 epochs, CIN [20, 20]), AutoInt 0.0592 (2); converged, RecBole's FM 0.1130).
     @Test func contextModelsLearnInAFewEpochs() throws {
         let runs: [(String, Int, Double, [String])] = [
             ("FM", 5, 0.055, []), ("FFM", 3, 0.05, []), ("DeepFM", 3, 0.058, []), ("LR", 5, 0.03, []), ("FNN", 2, 0.065, []),
             ("WideDeep", 5, 0.06, []), ("FwFM", 5, 0.055, []), ("PNN", 3, 0.065, []), ("AFM", 5, 0.028, []), ("NFM", 3, 0.065, []),
             ("DCN", 2, 0.055, []), ("DSSM", 5, 0.028, []),
             // A fifth of the default CIN: the defaults' validation pass alone takes 25 s.
-            ("xDeepFM", 2, 0.05, ["cin_layer_size=[20,20]"]),
+            ("xDeepFM", 2, 0.05, ["cin_layer_size=[20,20]"]), ("AutoInt", 2, 0.05, []),
         ]
         for (model, epochs, floor, extra) in runs {
             let test = try shortRun(model, try splitWithFeatures() + ["epochs=\(epochs)"] + extra)

@@ -23,7 +23,7 @@ public struct AFM: ContextModel, ScoresWhenPrepared {
     public static let family = ModelFamily.contextAware
     public static let parameters: [ConfigKey] = [
         SharedKeys.embeddingSize(10),
-        ConfigKey("attention_size", "int", .int(25), "AFM: width of the attention network's hidden layer."),
+        SharedKeys.attentionSize(25),
         SharedKeys.dropoutProb(0.3),
         SharedKeys.regWeight(2),
     ]

@@ -147,3 +147,37 @@ extension ContextModel {
         return inputs
     }
 }
+
+/// Full ranking for the part of a context-aware model whose layers mix user and item fields per
+/// pair (xDeepFM's CIN, AutoInt's attention): the items' field embeddings once per pass; per
+/// user, tiles of items whose pairs' embeddings (the user's rows repeated, the items' rows) run
+/// through the part on a tape of constants (no pullbacks kept), its GEMMs over the whole tile.
+public struct PairTileScores: Sendable {
+    let inputs: ContextInputs, table: Matrix, items: [Int: Matrix], tileItems: Int
+    /// The part: one logit per pair from the pairs' field embeddings (B × d each, field order).
+    let part: @Sendable ([Variable], Tape) -> Variable
+
+    /// Embeddings from `table`, tiles of `tileItems` items.
+    public init(_ inputs: ContextInputs, table: Matrix, tileItems: Int, compute: Compute, part: @escaping @Sendable ([Variable], Tape) -> Variable) {
+        let all = Array(0..<Int32(inputs.itemCount))[...]
+        self.inputs = inputs; self.table = table; self.tileItems = tileItems; self.part = part
+        items = Dictionary(uniqueKeysWithValues: inputs.itemFields.map { ($0, inputs.pooled($0, entities: all, table: table, compute: compute)) })
+    }
+
+    /// Adds the part's logit for each of `users` × every item to `block`.
+    public func addScores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        let user = Dictionary(uniqueKeysWithValues: inputs.userFields.map { ($0, inputs.pooled($0, entities: users, table: table, compute: compute)) })
+        let columns = block.columns, d = table.columns
+        block.updateRows(compute: compute) { row, out in
+            for start in stride(from: 0, to: columns, by: tileItems) {
+                let tile = start..<min(columns, start + tileItems), tape = Tape(compute: .serial)
+                let e = (0..<inputs.fieldCount).map { f in
+                    tape.constant(user[f].map { Matrix(repeatingRow: $0.rows(row..<row + 1), count: tile.count, compute: .serial) }
+                                  ?? Matrix(rows: tile.count, columns: d, values: Array(items[f]!.values[tile.lowerBound * d..<tile.upperBound * d])))
+                }
+                let z = part(e, tape).value.values
+                for (j, i) in tile.enumerated() { out[i] += z[j] }
+            }
+        }
+    }
+}

@@ -120,39 +120,17 @@ public struct xDeepFM: ContextModel, ScoresWhenPrepared {
 
 extension xDeepFM {
     /// The first-order towers and the MLP's item half once per evaluation pass; per user, the
-    /// CIN over tiles of items (its tape has constants only: no pullbacks are kept).
+    /// CIN over tiles of items.
     public func preparedForScoring(compute: Compute) -> any Scorer {
-        let inputs = inputs!, entities = Array(0..<Int32(inputs.itemCount))[...], table = parameters["embedding"]
-        let wide = FirstOrderTerm.preparedScores(inputs, parameters: parameters, compute: compute)
-        let deepScores = deep.preparedScores(inputs, parameters: parameters, compute: compute)
-        let itemFields = Dictionary(uniqueKeysWithValues: inputs.itemFields.map { ($0, inputs.pooled($0, entities: entities, table: table, compute: compute)) })
-        return PreparedScores { [self] users, block, compute in
+        let wide = FirstOrderTerm.preparedScores(inputs!, parameters: parameters, compute: compute)
+        let deepScores = deep.preparedScores(inputs!, parameters: parameters, compute: compute)
+        let pairs = PairTileScores(inputs!, table: parameters["embedding"], tileItems: Self.tileItems, compute: compute) { [self] e, tape in
+            cin(e, tape.leaves(parameters) { _ in false }, tape: tape)
+        }
+        return PreparedScores { users, block, compute in
             wide.scores(for: users, into: &block, compute: compute)
             deepScores(users, &block, compute)
-            let userFields = Dictionary(uniqueKeysWithValues: inputs.userFields.map {
-                ($0, inputs.pooled($0, entities: users, table: table, compute: compute))
-            })
-            let columns = block.columns
-            block.updateRows(compute: compute) { row, out in
-                for start in stride(from: 0, to: columns, by: Self.tileItems) {
-                    let tile = start..<min(columns, start + Self.tileItems)
-                    let z = tileCIN(user: row, items: tile, userFields: userFields, itemFields: itemFields)
-                    for (j, i) in tile.enumerated() { out[i] += z[j] }
-                }
-            }
+            pairs.addScores(for: users, into: &block, compute: compute)
         }
-    }
-
-    /// The CIN's term for one user and a tile of items.
-    func tileCIN(user row: Int, items tile: Range<Int>, userFields: [Int: Matrix], itemFields: [Int: Matrix]) -> [Float] {
-        let tape = Tape(compute: .serial), d = deep.embeddingSize
-        let e = (0..<inputs!.fieldCount).map { f in
-            if let user = userFields[f] {
-                return tape.constant(Matrix(repeatingRow: user.rows(row..<row + 1), count: tile.count, compute: .serial))
-            }
-            let items = itemFields[f]!
-            return tape.constant(Matrix(rows: tile.count, columns: d, values: Array(items.values[tile.lowerBound * d..<tile.upperBound * d])))
-        }
-        return cin(e, tape.leaves(parameters) { _ in false }, tape: tape).value.values
     }
 }

@@ -24,8 +24,7 @@ public struct NARM: TiedNextItemModel {
     public static let parameters: [ConfigKey] = [
         SharedKeys.embeddingSize(64), SharedKeys.hiddenSize(128),
         SharedKeys.layerCount(1),
-        ConfigKey("dropout_probs", "list of float", .list([.double(0.25), .double(0.5)]),
-                  "NARM: dropout on the item embeddings, then on the concatenated global and local encodings."),
+        SharedKeys.dropoutProbs([0.25, 0.5]),
         SharedKeys.lossType("CE"),
     ]
     public static let testSettings: [[String: ConfigValue]] = [
