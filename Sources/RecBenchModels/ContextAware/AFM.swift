@@ -65,11 +65,7 @@ public struct AFM: ContextModel, ScoresWhenPrepared {
         let e = inputs!.embedded(users: users, items: items, p, tape: tape), n = pairs.count, batch = users.count
         let products = pairs.map { tape.mul(e[$0.0], e[$0.1]) }
         // p ⊙ the pooled vector's dropout mask, one row per example: the same for all its pairs.
-        var q = tape.matmul(tape.constant(Matrix(rows: batch, columns: 1, repeating: 1)), p["p"]!)
-        if var draws = rng, dropout > 0 {
-            q = tape.mul(q, tape.constant(MLP.dropoutMask(rows: batch, columns: width, rate: dropout, rng: &draws, compute: tape.compute)))
-            rng = draws
-        }
+        let q = Dropout.apply(tape.matmul(tape.constant(Matrix(rows: batch, columns: 1, repeating: 1)), p["p"]!), rate: dropout, tape: tape, rng: &rng)
         // Rows example-major (b · pairs + k), so each example's pairs are one segment.
         let x = tape.reshaped(tape.concatColumns(products), rows: batch * n, columns: width)
         let scores = tape.matmul(tape.relu(tape.matmul(x, p["attention.weight"]!)), p["attention.h"]!)

@@ -69,11 +69,7 @@ public struct FieldMLP: Sendable {
         var h = embedded.count == 1 ? embedded[0] : tape.concatColumns(embedded)
         let training = rng != nil
         for l in 0..<hidden.count {
-            if var draws = rng, dropout > 0 {
-                h = tape.mul(h, tape.constant(MLP.dropoutMask(rows: h.value.rows, columns: h.value.columns, rate: dropout, rng: &draws, compute: tape.compute)))
-                rng = draws
-            }
-            h = tape.linear(h, p["\(prefix).\(l).weight"]!, p["\(prefix).\(l).bias"]!)
+            h = tape.linear(Dropout.apply(h, rate: dropout, tape: tape, rng: &rng), p["\(prefix).\(l).weight"]!, p["\(prefix).\(l).bias"]!)
             if batchNorm { h = norm(l)(h, p, tape: tape, training: training) }
             h = activation(h, tape: tape)
         }

@@ -132,10 +132,7 @@ public struct NNCF: PointwiseModel, ScoresWhenPrepared {
         let mf = tape.mul(tape.gather(p["user_embedding"]!, rows: users), tape.gather(p["item_embedding"]!, rows: items))
         var h = tape.concatColumns([mf, tape.gather(cu, rows: uIndex), tape.gather(ci, rows: iIndex)])
         for l in 0...hidden.count {
-            if l < hidden.count, var draws = rng, dropout > 0 {
-                h = tape.mul(h, tape.constant(MLP.dropoutMask(rows: h.value.rows, columns: h.value.columns, rate: dropout, rng: &draws, compute: tape.compute)))
-                rng = draws
-            }
+            if l < hidden.count { h = Dropout.apply(h, rate: dropout, tape: tape, rng: &rng) }
             h = tape.linear(h, p["mlp.\(l).weight"]!, p["mlp.\(l).bias"]!)
             if l < hidden.count { h = tape.relu(h) }
         }

@@ -10,4 +10,11 @@ public enum Dropout {
         guard rate > 0 else { return x }
         return tape.mul(x, tape.constant(MLP.dropoutMask(rows: x.value.rows, columns: x.value.columns, rate: rate, rng: &rng, compute: tape.compute)))
     }
+
+    /// As above while training (`rng` set: a model's `logits(…, dropout:)`); `x` in evaluation.
+    public static func apply(_ x: Variable, rate: Float, tape: Tape, rng: inout SeededGenerator?) -> Variable {
+        guard var draws = rng, rate > 0 else { return x }
+        defer { rng = draws }
+        return apply(x, rate: rate, tape: tape, rng: &draws)
+    }
 }
