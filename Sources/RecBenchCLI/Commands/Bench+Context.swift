@@ -27,7 +27,7 @@ extension Bench {
         for model in models {
             logger.notice("\(model): \(learnedRuns) × recbench run on ml-100k with features")
             let theirs = try reference.model(model)
-            let (seconds, peak, result) = try bestRun(model, assignments)
+            let (seconds, peak, result) = try bestRun(model, assignments + theirs.settings)
             let training = result.training!
             rows.append(BenchmarkRow(step: "\(model): whole process, \(training.epochsRun) epochs (best \(training.bestEpoch)), "
                                          + "test ndcg@10 \(String(format: "%.4f", result.test["ndcg@10"] ?? 0)), peak RSS \(Int(peak)) MiB",
