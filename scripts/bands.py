@@ -105,7 +105,7 @@ def main():
         return 2
     reference = recbole_rows()
     floors = set()   # models held to issue 34's per-seed floor
-    print('| model | recall@10 mean ± sd | ndcg@10 mean ± sd | ndcg@10 per seed | RecBole recall / ndcg (row) | within 0.01 |')
+    print('| model | recall@10 mean ± sd | ndcg@10 mean ± sd | ndcg@10 per seed | RecBole recall / ndcg (row) | verdict (within 0.01, or the rule named) |')
     print('|---|---|---|---|---|---|')
     for model in args or DEFAULT:
         data = context_data() if model in CONTEXT else (RAW if model in SEQUENTIAL else SPLIT)
@@ -118,8 +118,7 @@ def main():
                 print(f'| {model} | – | – | – | no RecBole run recorded | – |', flush=True)
                 continue
             theirs, label = measured[:2], f'RecBole next-item, {measured[2]} seed(s)'
-        elif model in ISSUE33 and recbole_runs(model, 'general'):
-            measured = recbole_runs(model, 'general')
+        elif model in ISSUE33 and (measured := recbole_runs(model, 'general')):
             theirs, label = measured[:2], f'RecBole, {measured[2]} seed(s), eval_step 10'
             extra = ['eval_step=10']
         elif model in ISSUE33 or HELD_TO.get(model, model) in reference:

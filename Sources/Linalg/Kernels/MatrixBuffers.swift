@@ -90,3 +90,17 @@ extension Matrix {
         return outputs[0]
     }
 }
+
+extension Matrix {
+    /// Runs `body(r, row r's storage)` for every row, rows split over `compute`'s workers in
+    /// chunks of `chunkSize`: each worker writes only its own rows (a scorer's block of users).
+    public mutating func updateRows(compute: Compute, chunkSize: Int = 1, _ body: @Sendable (Int, UnsafeMutablePointer<Float>) -> Void) {
+        let columns = self.columns, rows = self.rows
+        values.withUnsafeMutableBufferPointer { out in
+            let shared = UnsafeShared(out.baseAddress!)
+            compute.forEachChunk(count: rows, chunkSize: chunkSize) { range in
+                for r in range { body(r, shared.value + r * columns) }
+            }
+        }
+    }
+}

@@ -88,29 +88,24 @@ extension AFM {
         let own = pairs.filter { inputs.itemFields.contains($0.0) && inputs.itemFields.contains($0.1) }.map { attend(items[$0.0]!, items[$0.1]!) }
         return PreparedScores { [self] users, block, compute in
             wide.scores(for: users, into: &block, compute: compute)
-            let user = embeddings(inputs.userFields, entities: users, compute: compute), columns = block.columns, list = Array(users)
-            block.values.withUnsafeMutableBufferPointer { out in
-                let shared = UnsafeShared(out.baseAddress!)   // each worker adds to its own users' rows
-                compute.forEachChunk(count: list.count, chunkSize: 1) { rows in
-                    for row in rows {
-                        var terms = own.map { (logits: $0.logits, values: $0.values) }
-                        for (a, b) in pairs where !(inputs.itemFields.contains(a) && inputs.itemFields.contains(b)) {
-                            if let ua = user[a], let ub = user[b] {
-                                let t = attend(ua.rows(row..<row + 1), ub.rows(row..<row + 1))
-                                terms.append(([Float](repeating: t.logits[0], count: columns), [Float](repeating: t.values[0], count: columns)))
-                            } else {
-                                let (f, g) = user[a] != nil ? (a, b) : (b, a)
-                                terms.append(cross(user[f]!.row(row), items[g]!))
-                            }
-                        }
-                        for j in 0..<columns {
-                            var top = -Float.infinity
-                            for t in terms { top = max(top, t.logits[j]) }
-                            var total: Float = 0, weighted: Float = 0
-                            for t in terms { let w = Foundation.exp(t.logits[j] - top); total += w; weighted += w * t.values[j] }
-                            shared.value[row * columns + j] += weighted / total
-                        }
+            let user = embeddings(inputs.userFields, entities: users, compute: compute), columns = block.columns
+            block.updateRows(compute: compute) { row, out in
+                var terms = own.map { (logits: $0.logits, values: $0.values) }
+                for (a, b) in pairs where !(inputs.itemFields.contains(a) && inputs.itemFields.contains(b)) {
+                    if let ua = user[a], let ub = user[b] {
+                        let t = attend(ua.rows(row..<row + 1), ub.rows(row..<row + 1))
+                        terms.append(([Float](repeating: t.logits[0], count: columns), [Float](repeating: t.values[0], count: columns)))
+                    } else {
+                        let (f, g) = user[a] != nil ? (a, b) : (b, a)
+                        terms.append(cross(user[f]!.row(row), items[g]!))
                     }
+                }
+                for j in 0..<columns {
+                    var top = -Float.infinity
+                    for t in terms { top = max(top, t.logits[j]) }
+                    var total: Float = 0, weighted: Float = 0
+                    for t in terms { let w = Foundation.exp(t.logits[j] - top); total += w; weighted += w * t.values[j] }
+                    out[j] += weighted / total
                 }
             }
         }

@@ -167,6 +167,7 @@ public struct PairTileScores: Sendable {
     /// Adds the part's logit for each of `users` × every item to `block`.
     public func addScores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         let user = Dictionary(uniqueKeysWithValues: inputs.userFields.map { ($0, inputs.pooled($0, entities: users, table: table, compute: compute)) })
+        precondition(block.rows == users.count && block.columns == inputs.itemCount, "PairTileScores: block is \(block.rows)×\(block.columns)")
         let columns = block.columns, d = table.columns
         block.updateRows(compute: compute) { row, out in
             for start in stride(from: 0, to: columns, by: tileItems) {

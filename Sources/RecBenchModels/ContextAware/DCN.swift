@@ -92,6 +92,7 @@ extension DCN {
         let constants = crossConstants()
         return PreparedScores { [self] users, block, compute in
             for i in 0..<block.values.count { block.values[i] = 0 }
+            precondition(block.columns == inputs.itemCount, "DCN: block has \(block.columns) columns for \(inputs.itemCount) items")
             let user = crossScalars(inputs.userFields, entities: users, compute: compute), itemCount = block.columns
             let userHalf = deep.half(inputs, inputs.userFields, entities: users, parameters: folded, compute: compute)
             mlp.addScores(userHalf: userHalf, itemHalf: itemHalf, into: &block, compute: compute)

@@ -4,8 +4,9 @@ import RecBenchSupport
 import RecBenchData
 import RecBenchContract
 
-/// The deep part the context-aware models share (DeepFM, WideDeep, FNN, NFM, DCN): RecBole's
-/// `MLPLayers` over the field embeddings side by side, then one linear output.
+/// The deep part the context-aware models share (DeepFM, WideDeep, FNN, NFM, DCN, DSSM, xDeepFM,
+/// AutoInt): RecBole's `MLPLayers` over the field embeddings side by side, then one linear output
+/// (DCN's is the model's own, DSSM's towers have none, xDeepFM's last hidden layer is one unit).
 ///
 ///     h_0 = [e_1 | … | e_F],  h_l = act(BN(W_l · dropout(h_{l−1}) + b_l)),  deep = w · h_L + b
 ///

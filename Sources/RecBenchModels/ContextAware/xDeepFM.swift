@@ -110,11 +110,9 @@ public struct xDeepFM: ContextModel, ScoresWhenPrepared {
 
     /// λ Σ ‖W‖ over the MLP's weights, each of RecBole's first-order tables and the CIN's weights.
     public func penalty(_ p: [String: Variable], tape: Tape) -> Variable? {
-        guard regWeight > 0 else { return nil }
-        let weights = (0..<deep.hidden.count).map { "deep.\($0).weight" } + sizes.indices.map { "cin.\($0).weight" }
-        let tables = inputs!.tableRows.map { tape.norm(tape.gather(p["first_order"]!, rows: $0)) }
-        let norms = weights.map { tape.norm(p[$0]!) } + tables
-        return tape.affine(norms.dropFirst().reduce(norms[0]) { tape.add($0, $1) }, scale: regWeight)
+        let weights = ((0..<deep.hidden.count).map { "deep.\($0).weight" } + sizes.indices.map { "cin.\($0).weight" }).map { p[$0]! }
+        let tables = inputs!.tableRows.map { tape.gather(p["first_order"]!, rows: $0) }
+        return normPenalty(weights + tables, weight: regWeight, tape: tape)
     }
 }
 

@@ -181,21 +181,15 @@ extension NNCF {
         let network = SplitMLP(firstBias: parameters["mlp.0.bias"],
                                layers: (1...hidden.count).map { (parameters["mlp.\($0).weight"], parameters["mlp.\($0).bias"]) })
         return PreparedScores { [parameters] users, block, compute in
-            let embeddings = parameters["item_embedding"], columns = block.columns, list = Array(users)
-            block.values.withUnsafeMutableBufferPointer { out in
-                let shared = UnsafeShared(out.baseAddress!)   // each worker writes its own users' rows
-                compute.forEachChunk(count: list.count, chunkSize: 1) { rows in
-                    for row in rows {
-                        let u = Int(list[row]), e = parameters["user_embedding"].row(u)
-                        var scaled = product
-                        for (k, x) in e.enumerated() { for c in 0..<first { scaled.values[k * first + c] *= x } }
-                        var items = itemHalf
-                        BLAS.gemm(embeddings, scaled, alpha: 1, beta: 1, into: &items, compute: .serial)
-                        var scores = Matrix(rows: 1, columns: columns)
-                        network.addScores(userHalf: userHalf.rows(u..<u + 1), itemHalf: items, into: &scores, compute: .serial)
-                        for j in 0..<columns { shared.value[row * columns + j] = scores.values[j] }
-                    }
+            for i in 0..<block.values.count { block.values[i] = 0 }
+            let embeddings = parameters["item_embedding"], list = Array(users)
+            // Per user, the GMF part crosses the split: E_items · diag(e_u) · W₁[GMF rows] joins the item half.
+            network.addScores(userHalf: RowKernels.gather(userHalf, rows: list), itemHalf: itemHalf, into: &block, compute: compute) { row, items in
+                var scaled = product
+                for (k, x) in parameters["user_embedding"].row(Int(list[row])).enumerated() {
+                    for c in 0..<first { scaled.values[k * first + c] *= x }
                 }
+                BLAS.gemm(embeddings, scaled, alpha: 1, beta: 1, into: &items, compute: .serial)
             }
         }
     }

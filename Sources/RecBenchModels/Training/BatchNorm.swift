@@ -18,6 +18,9 @@ public struct BatchNorm: Sendable {
 
     public init(prefix: String) { self.prefix = prefix }
 
+    /// Whether a parameter's name is a BN running statistic (a checkpoint stores names only).
+    public static func isRunningStatistic(_ name: String) -> Bool { name.hasSuffix(".running_mean") || name.hasSuffix(".running_var") }
+
     /// γ = 1, β = 0, running mean 0, running variance 1 (torch's initial state).
     public func initialize(_ parameters: inout Parameters, width: Int) {
         parameters.add("\(prefix).weight", Matrix(rows: 1, columns: width, repeating: 1))
@@ -27,14 +30,17 @@ public struct BatchNorm: Sendable {
     }
 
     /// The normalised batch: its own statistics while `training` (recording the running ones'
-    /// new values on the tape), the running ones otherwise.
+    /// new values on the tape), the running ones otherwise. A training batch has at least two rows
+    /// (a positive brings its negatives); torch refuses one, whose variance is 0.
     public func callAsFunction(_ x: Variable, _ p: [String: Variable], tape: Tape, training: Bool) -> Variable {
         let mean = p["\(prefix).running_mean"]!.value, variance = p["\(prefix).running_var"]!.value
         let (y, batchMean, batchVariance) = tape.batchNorm(x, scale: p["\(prefix).weight"]!, shift: p["\(prefix).bias"]!, eps: Self.eps,
                                                            statistics: training ? nil : (mean, variance))
         if training {
-            tape.setStatistic("\(prefix).running_mean", Self.moved(mean, toward: batchMean))
-            tape.setStatistic("\(prefix).running_var", Self.moved(variance, toward: batchVariance))
+            // A layer run twice on one tape (two calls of `logits` in one loss) moves twice, as torch's would.
+            let meanName = "\(prefix).running_mean", varianceName = "\(prefix).running_var"
+            tape.setStatistic(meanName, Self.moved(tape.statistics[meanName] ?? mean, toward: batchMean))
+            tape.setStatistic(varianceName, Self.moved(tape.statistics[varianceName] ?? variance, toward: batchVariance))
         }
         return y
     }

@@ -49,7 +49,8 @@ public enum Checkpoint {
             var values = [Float](repeating: 0, count: rows * columns)
             _ = values.withUnsafeMutableBytes { data[offset..<(offset + byteCount)].copyBytes(to: $0) }
             offset += byteCount
-            parameters.add(name, Matrix(rows: rows, columns: columns, values: values))
+            let value = Matrix(rows: rows, columns: columns, values: values)
+            if BatchNorm.isRunningStatistic(name) { parameters.addStatistic(name, value) } else { parameters.add(name, value) }
         }
         return parameters
     }

@@ -125,15 +125,15 @@ extension MLP {
 public struct SplitMLP: Sendable {
     /// b₁ (1 × width of the first layer).
     public let firstBias: Matrix
-    /// The later layers (weight in × out, bias 1 × out); ReLU after each but the last, whose
-    /// output is the score (one column).
+    /// The later layers (weight in × out, bias 1 × out); the activation after each but the last,
+    /// whose output is the score (one column; activated too with `activatesScore`).
     public let layers: [(weight: Matrix, bias: Matrix)]
     /// Items per tile: NeuMF's first-layer tile (256 × 128 floats) and the next layer's
     /// output stay in L2 while the GEMM and the dot product read them. (Tiles of 64 to
     /// 1,682 items, and an item-major layout, measured no faster: the GEMMs run at ~90 % of
     /// one core's sgemm rate either way.)
     static let tileItems = 256
-    /// The hidden layers' activation (RecBole's MLPLayers: ReLU, or tanh for FNN).
+    /// The hidden layers' activation (RecBole's MLPLayers: ReLU; tanh for FNN and DSSM, sigmoid for NFM).
     public let activation: HiddenActivation
     /// Whether the score itself is activated too (xDeepFM's deep part ends in a ReLU).
     public let activatesScore: Bool
@@ -149,15 +149,9 @@ public struct SplitMLP: Sendable {
     public func addScores(userHalf: Matrix, itemHalf: Matrix, into block: inout Matrix, compute: Compute) {
         let n = itemHalf.rows
         precondition(block.rows == userHalf.rows && block.columns == n, "SplitMLP: block is \(block.rows)×\(block.columns), expected \(userHalf.rows)×\(n)")
-        block.values.withUnsafeMutableBufferPointer { scores in
-            let rows = UnsafeShared(scores.baseAddress!)   // each worker adds to its own users' rows
-            compute.forEachChunk(count: userHalf.rows, chunkSize: 1) { users in
-                for u in users {
-                    for start in stride(from: 0, to: n, by: Self.tileItems) {
-                        let items = start..<min(n, start + Self.tileItems)
-                        addTile(user: u, items: items, userHalf: userHalf, itemHalf: itemHalf, into: rows.value + u * n + start)
-                    }
-                }
+        block.updateRows(compute: compute) { u, out in
+            for start in stride(from: 0, to: n, by: Self.tileItems) {
+                addTile(user: u, items: start..<min(n, start + Self.tileItems), userHalf: userHalf, itemHalf: itemHalf, into: out + start)
             }
         }
     }
@@ -177,8 +171,8 @@ public struct SplitMLP: Sendable {
         }
     }
 
-    /// One user × a tile of items: h = ReLU(user half + item half + b₁), the middle layers
-    /// (GEMM over a bias-filled output, ReLU), then the last layer's dot product into `out`.
+    /// One user × a tile of items: h = act(user half + item half + b₁), the middle layers
+    /// (GEMM over a bias-filled output, act), then the last layer's dot product into `out`.
     func addTile(user u: Int, items: Range<Int>, userHalf: Matrix, itemHalf: Matrix, into out: UnsafeMutablePointer<Float>) {
         let width = itemHalf.columns
         var h = [Matrix(uninitializedRows: items.count, columns: width)]

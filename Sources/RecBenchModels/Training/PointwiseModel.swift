@@ -34,8 +34,13 @@ extension PointwiseModel {
 
     /// λ Σ ‖W‖ over `names` (unsquared Frobenius norms, RecBole's `RegLoss`); nil when λ is 0.
     public func normPenalty(_ names: [String], weight: Float, _ p: [String: Variable], tape: Tape) -> Variable? {
-        guard weight > 0, !names.isEmpty else { return nil }
-        let norms = names.map { tape.norm(p[$0]!) }
+        normPenalty(names.map { p[$0]! }, weight: weight, tape: tape)
+    }
+
+    /// λ Σ ‖W‖ over `tensors` (whole parameters or row subsets of one); nil when λ is 0.
+    public func normPenalty(_ tensors: [Variable], weight: Float, tape: Tape) -> Variable? {
+        guard weight > 0, !tensors.isEmpty else { return nil }
+        let norms = tensors.map { tape.norm($0) }
         return tape.affine(norms.dropFirst().reduce(norms[0]) { tape.add($0, $1) }, scale: weight)
     }
 
