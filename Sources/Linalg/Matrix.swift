@@ -80,6 +80,26 @@ public struct Matrix: Sendable, Equatable {
         Matrix(rows: range.count, columns: columns, values: Array(values[(range.lowerBound * columns)..<(range.upperBound * columns)]))
     }
 
+    /// diag(s) · self: row r scaled by s[r] (per-user cross weights, a normalisation folded into the next layer).
+    public func scalingRows<S: Sequence<Float>>(by s: S) -> Matrix {
+        var out = self, r = 0
+        for x in s {
+            precondition(r < rows, "Matrix.scalingRows: more scales than rows")
+            for c in 0..<columns { out.values[r * columns + c] *= x }
+            r += 1
+        }
+        precondition(r == rows, "Matrix.scalingRows: \(r) scales for \(rows) rows")
+        return out
+    }
+
+    /// self · diag(s): column c scaled by s[c].
+    public func scalingColumns(by s: [Float]) -> Matrix {
+        precondition(s.count == columns, "Matrix.scalingColumns: \(s.count) scales for \(columns) columns")
+        var out = self
+        for r in 0..<rows { for c in 0..<columns { out.values[r * columns + c] *= s[c] } }
+        return out
+    }
+
     /// The transpose, as a new matrix.
     public func transposed() -> Matrix {
         var result = Matrix(rows: columns, columns: rows)

@@ -108,6 +108,23 @@ import Linalg
     }
 
     /// Every length: empty, shorter than a lane, the 16-wide body, its 8-wide and partial tails.
+    @Test func scalingRowsAndColumnsAreProductsWithADiagonal() {
+        let m = Fixtures.randomMatrix(rows: 4, columns: 3, seed: 5)
+        let rowScales: [Float] = [2, -1, 0.5, 0], columnScales: [Float] = [3, 0, -2]
+        func diagonal(_ s: [Float]) -> Matrix {
+            var d = Matrix(rows: s.count, columns: s.count)
+            for (i, x) in s.enumerated() { d[i, i] = x }
+            return d
+        }
+        let rows = m.scalingRows(by: rowScales), columns = m.scalingColumns(by: columnScales)
+        let expectedRows = naiveProduct(diagonal(rowScales), m), expectedColumns = naiveProduct(m, diagonal(columnScales))
+        #expect(rows.rows == 4 && rows.columns == 3 && columns.rows == 4 && columns.columns == 3)
+        for i in 0..<12 {
+            #expect(abs(Double(rows.values[i]) - expectedRows[i]) < 1e-6)
+            #expect(abs(Double(columns.values[i]) - expectedColumns[i]) < 1e-6)
+        }
+    }
+
     @Test func sumOfSquaresMatchesADoubleSum() {
         for count in [0, 1, 7, 8, 15, 16, 23, 33, 1001] {
             let m = Fixtures.randomMatrix(rows: 1, columns: count, seed: UInt64(count) + 11)

@@ -18,10 +18,16 @@ public struct FieldMLP: Sendable {
     public let embeddingSize: Int, hidden: [Int], dropout: Float, activation: HiddenActivation, batchNorm: Bool
     /// Parameter-name prefix.
     public let prefix: String
+    /// The score is the last hidden layer's single activated unit, with no output layer (xDeepFM's: RecBole's
+    /// `MLPLayers` ending in one unit); otherwise an output layer follows, the MLP's own or the model's.
+    public let scoresFromLastHidden: Bool
 
-    public init(embeddingSize: Int, hidden: [Int], dropout: Float, activation: HiddenActivation, batchNorm: Bool = false, prefix: String = "deep") {
+    public init(embeddingSize: Int, hidden: [Int], dropout: Float, activation: HiddenActivation, batchNorm: Bool = false, prefix: String = "deep",
+                scoresFromLastHidden: Bool = false) {
+        precondition(!scoresFromLastHidden || (hidden.count > 1 && hidden.last == 1),
+                     "FieldMLP: a score from the last hidden layer needs it one unit wide, after another")
         self.embeddingSize = embeddingSize; self.hidden = hidden; self.dropout = dropout; self.activation = activation
-        self.batchNorm = batchNorm; self.prefix = prefix
+        self.batchNorm = batchNorm; self.prefix = prefix; self.scoresFromLastHidden = scoresFromLastHidden
     }
 
     /// From the model's `embedding_size`, `mlp_hidden_size` (at least one layer) and `dropout_prob`.
@@ -90,12 +96,12 @@ public struct FieldMLP: Sendable {
     }
 
     /// The layers after the first as `SplitMLP` takes them, from `folded` parameters (`output`
-    /// nil: this MLP's own output layer, a missing bias as 0; without one, its last hidden
-    /// layer of one unit, activated, is the score: xDeepFM's).
+    /// nil: this MLP's own output layer, a missing bias as 0, or with `scoresFromLastHidden`
+    /// its last hidden unit, activated).
     public func splitMLP(folded p: Parameters, output: (weight: Matrix, bias: Matrix)? = nil) -> SplitMLP {
         let last = hidden.count
-        if output == nil, !p.names.contains("\(prefix).\(last).weight") {
-            precondition(hidden.count > 1 && hidden.last == 1, "FieldMLP: a score from the last hidden layer needs it one unit wide, after another")
+        if scoresFromLastHidden {
+            precondition(output == nil, "FieldMLP: an output layer given to an MLP that scores from its last hidden unit")
             return SplitMLP(firstBias: p["\(prefix).0.bias"], layers: (1..<last).map { (p["\(prefix).\($0).weight"], p["\(prefix).\($0).bias"]) },
                             activation: activation, activatesScore: true)
         }

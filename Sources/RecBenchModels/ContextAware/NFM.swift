@@ -63,10 +63,9 @@ public struct NFM: ContextModel, ScoresWhenPrepared {
         var p = deep.folded(parameters)
         // BN(bi) · W₁ + b₁ = bi · diag(s) W₁ + (t · W₁ + b₁): the pooling's BN folded into the first layer.
         let (s, t) = pooling.scaleAndShift(parameters)
-        var firstBias = p["deep.0.bias"], scaled = p["deep.0.weight"]
-        BLAS.gemm(Matrix(rows: 1, columns: d, values: t), scaled, alpha: 1, beta: 1, into: &firstBias, compute: .serial)
-        for k in 0..<d { for c in 0..<scaled.columns { scaled.values[k * scaled.columns + c] *= s[k] } }
-        p["deep.0.weight"] = scaled
+        var firstBias = p["deep.0.bias"]
+        BLAS.gemm(Matrix(rows: 1, columns: d, values: t), p["deep.0.weight"], alpha: 1, beta: 1, into: &firstBias, compute: .serial)
+        p["deep.0.weight"] = p["deep.0.weight"].scalingRows(by: s)
         p["deep.0.bias"] = firstBias
         let first = p["deep.0.weight"], mlp = deep.splitMLP(folded: p)
         let wide = FirstOrderTerm.preparedScores(inputs, parameters: parameters, compute: compute)
@@ -76,10 +75,7 @@ public struct NFM: ContextModel, ScoresWhenPrepared {
             wide.scores(for: users, into: &block, compute: compute)
             let user = sides(inputs.userFields, entities: users, compute: compute)
             mlp.addScores(userHalf: BLAS.gemm(user.pairs, first, compute: compute), itemHalf: itemHalf, into: &block, compute: compute) { row, half in
-                // T · diag(S_u) · W₁
-                var weights = first
-                for k in 0..<d { for c in 0..<first.columns { weights.values[k * first.columns + c] *= user.sum[row, k] } }
-                BLAS.gemm(items.sum, weights, alpha: 1, beta: 1, into: &half, compute: .serial)
+                BLAS.gemm(items.sum, first.scalingRows(by: user.sum.row(row)), alpha: 1, beta: 1, into: &half, compute: .serial)   // T · diag(S_u) · W₁
             }
         }
     }

@@ -50,7 +50,7 @@ public struct xDeepFM: ContextModel, ScoresWhenPrepared {
         // RecBole 1.2.1 accepts an empty list (one linear layer, ReLU'd); recbench's split scorer needs a hidden layer.
         guard !hidden.isEmpty else { throw parameters.invalid("mlp_hidden_size", "needs at least one layer") }
         deep = FieldMLP(embeddingSize: try parameters.int("embedding_size", in: 1...1024), hidden: hidden + [1],
-                        dropout: Float(try parameters.double("dropout_prob", in: 0...0.99)), activation: .relu)
+                        dropout: Float(try parameters.double("dropout_prob", in: 0...0.99)), activation: .relu, scoresFromLastHidden: true)
         direct = try parameters.bool("direct")
         sizes = try parameters.intList("cin_layer_size", in: 1...4096)
         guard !sizes.isEmpty else { throw parameters.invalid("cin_layer_size", "needs at least one layer") }

@@ -89,9 +89,6 @@ public struct ENMF: LearnedModel, ScoresWhenPrepared {
 
     /// (P ⊙ h) and Q: one GEMM per block of users.
     public func preparedForScoring(compute: Compute) -> any Scorer {
-        var users = parameters["user_embedding"]
-        let h = parameters["h"]
-        for r in 0..<users.rows { for c in 0..<users.columns { users.values[r * users.columns + c] *= h.values[c] } }
-        return FactorScores(users: users, items: parameters["item_embedding"])
+        FactorScores(users: parameters["user_embedding"].scalingColumns(by: parameters["h"].values), items: parameters["item_embedding"])
     }
 }

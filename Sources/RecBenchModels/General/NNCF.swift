@@ -174,7 +174,7 @@ extension NNCF {
         let users = Int32(parameters["user_embedding"].rows), items = Int32(parameters["item_embedding"].rows)
         let cu = convolved(Array(0..<users), neighbours: userNeighbours, embedding: p["user_neigh_embedding"]!, side: "user_conv", p, tape: tape).value
         let ci = convolved(Array(0..<items), neighbours: itemNeighbours, embedding: p["item_neigh_embedding"]!, side: "item_conv", p, tape: tape).value
-        let w1 = parameters["mlp.0.weight"], part = windows * channels, first = w1.columns
+        let w1 = parameters["mlp.0.weight"], part = windows * channels
         let userHalf = BLAS.gemm(cu, w1.rows(width..<width + part), compute: compute)
         let itemHalf = BLAS.gemm(ci, w1.rows(width + part..<width + 2 * part), compute: compute)
         let product = w1.rows(0..<width)
@@ -185,11 +185,8 @@ extension NNCF {
             let embeddings = parameters["item_embedding"], list = Array(users)
             // Per user, the GMF part crosses the split: E_items · diag(e_u) · W₁[GMF rows] joins the item half.
             network.addScores(userHalf: RowKernels.gather(userHalf, rows: list), itemHalf: itemHalf, into: &block, compute: compute) { row, items in
-                var scaled = product
-                for (k, x) in parameters["user_embedding"].row(Int(list[row])).enumerated() {
-                    for c in 0..<first { scaled.values[k * first + c] *= x }
-                }
-                BLAS.gemm(embeddings, scaled, alpha: 1, beta: 1, into: &items, compute: .serial)
+                BLAS.gemm(embeddings, product.scalingRows(by: parameters["user_embedding"].row(Int(list[row]))), alpha: 1, beta: 1, into: &items,
+                          compute: .serial)
             }
         }
     }

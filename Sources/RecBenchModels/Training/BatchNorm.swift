@@ -62,8 +62,6 @@ public struct BatchNorm: Sendable {
     /// layer: W·diag(s) and b ⊙ s + t (scoring folds it away).
     public func folded(weight: Matrix, bias: Matrix, _ parameters: Parameters) -> (weight: Matrix, bias: Matrix) {
         let (s, t) = scaleAndShift(parameters), n = weight.columns
-        var w = weight
-        for r in 0..<w.rows { for j in 0..<n { w.values[r * n + j] *= s[j] } }
-        return (w, Matrix(rows: 1, columns: n, values: (0..<n).map { bias.values[$0] * s[$0] + t[$0] }))
+        return (weight.scalingColumns(by: s), Matrix(rows: 1, columns: n, values: (0..<n).map { bias.values[$0] * s[$0] + t[$0] }))
     }
 }
