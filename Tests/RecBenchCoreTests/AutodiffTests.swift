@@ -187,6 +187,18 @@ import Autodiff
         check([m(4, 3, 25, scale: 2), m(1, 3, 26), m(1, 3, 27)]) { t, v in
             t.batchNorm(v[0], scale: v[1], shift: v[2], eps: 0.1, statistics: fixed).output
         }
+        // 21 columns: two groups of 16 in the column sums, partial lanes at the end of each row.
+        check([m(5, 21, 28, scale: 2), m(1, 21, 29), m(1, 21, 30)]) { t, v in t.batchNorm(v[0], scale: v[1], shift: v[2], eps: 0.1).output }
+        // Split over two workers: the same statistics as Double sums over each column.
+        let wide = m(37, 21, 31, scale: 3)
+        let (_, means, variances) = Tape(compute: Compute(workers: 2, blasThreads: 1)).batchNorm(
+            Variable(wide), scale: Variable(Matrix(rows: 1, columns: 21, values: [Float](repeating: 1, count: 21))),
+            shift: Variable(Matrix(rows: 1, columns: 21)), eps: 0)
+        for j in 0..<21 {
+            let column = (0..<37).map { Double(wide[$0, j]) }, mu = column.reduce(0, +) / 37
+            #expect(abs(Double(means.values[j]) - mu) < 1e-5)
+            #expect(abs(Double(variances.values[j]) - column.map { ($0 - mu) * ($0 - mu) }.reduce(0, +) / 36) < 1e-4)
+        }
         // Column 0 holds 1, 2, 3, 6: mean 3, biased variance 3.5, unbiased 14 / 3.
         let x = Matrix(rows: 4, columns: 2, values: [1, 0, 2, 0, 3, 0, 6, 0])
         let tape = Tape(compute: .serial)

@@ -59,54 +59,127 @@ public enum LayerNormKernels {
     }
 }
 
-/// Column-wise batch normalisation (torch's BatchNorm1d over a batch's rows).
+/// Column-wise batch normalisation (torch's BatchNorm1d over a batch's rows). Column sums run
+/// over groups of 16 columns (one cache line of a row), each column's down its rows in order,
+/// so no result depends on how workers split the groups; elementwise parts split the rows.
 public enum BatchNormKernels {
+    /// Lanes `j ..< j + 8` of row `r` (zeros past the row's end).
+    @inline(__always)
+    static func load(_ p: UnsafePointer<Float>, row r: Int, _ j: Int, columns n: Int) -> Lanes {
+        j < n ? Lanes.load(p + r * n, j, count: n) : Lanes()
+    }
+
     /// Each column's mean and biased variance over the rows (Double sums: a batch is thousands of rows).
-    public static func statistics(_ x: Matrix) -> (mean: Matrix, variance: Matrix) {
+    public static func statistics(_ x: Matrix, compute: Compute) -> (mean: Matrix, variance: Matrix) {
         let rows = x.rows, n = x.columns
-        var sums = [Double](repeating: 0, count: n), squares = [Double](repeating: 0, count: n)
-        for r in 0..<rows { for j in 0..<n { sums[j] += Double(x.values[r * n + j]) } }
-        let means = sums.map { $0 / Double(max(1, rows)) }
-        for r in 0..<rows { for j in 0..<n { let d = Double(x.values[r * n + j]) - means[j]; squares[j] += d * d } }
-        return (Matrix(rows: 1, columns: n, values: means.map(Float.init)),
-                Matrix(rows: 1, columns: n, values: squares.map { Float($0 / Double(max(1, rows))) }))
+        var outputs = [Matrix(rows: 1, columns: n), Matrix(rows: 1, columns: n)]
+        guard rows > 0 && n > 0 else { return (outputs[0], outputs[1]) }
+        Matrix.withBuffers(reading: [x], writing: &outputs) { b in
+            compute.forEachChunk(count: (n + 15) / 16, chunkSize: 1) { groups in
+                let (x, mean, variance) = (b.read[0], b.write[0], b.write[1])
+                for j in groups.map({ $0 * 16 }) {
+                    var m0 = SIMD8<Double>(), m1 = SIMD8<Double>()
+                    for r in 0..<rows {
+                        m0 += SIMD8<Double>(load(x, row: r, j, columns: n)); m1 += SIMD8<Double>(load(x, row: r, j + 8, columns: n))
+                    }
+                    m0 /= Double(rows); m1 /= Double(rows)
+                    var q0 = SIMD8<Double>(), q1 = SIMD8<Double>()
+                    for r in 0..<rows {
+                        let d0 = SIMD8<Double>(load(x, row: r, j, columns: n)) - m0, d1 = SIMD8<Double>(load(x, row: r, j + 8, columns: n)) - m1
+                        q0 += d0 * d0; q1 += d1 * d1
+                    }
+                    for l in 0..<min(16, n - j) {
+                        mean[j + l] = Float(l < 8 ? m0[l] : m1[l - 8])
+                        variance[j + l] = Float((l < 8 ? q0[l] : q1[l - 8]) / Double(rows))
+                    }
+                }
+            }
+        }
+        return (outputs[0], outputs[1])
     }
 
     /// x̂ = (x − μ) / √(σ² + ε) per column, and y = γ ⊙ x̂ + β; also each column's 1 / √(σ² + ε).
-    public static func forward(_ x: Matrix, mean: Matrix, variance: Matrix, scale gamma: Matrix, shift beta: Matrix, eps: Float)
-        -> (value: Matrix, normalized: Matrix, inverseStd: Matrix) {
+    public static func forward(_ x: Matrix, mean: Matrix, variance: Matrix, scale gamma: Matrix, shift beta: Matrix, eps: Float,
+                               compute: Compute) -> (value: Matrix, normalized: Matrix, inverseStd: Matrix) {
         let rows = x.rows, n = x.columns
         let inverse = Matrix(rows: 1, columns: n, values: variance.values.map { 1 / ($0 + eps).squareRoot() })
-        var y = Matrix(rows: rows, columns: n), xn = Matrix(rows: rows, columns: n)
-        for r in 0..<rows {
-            for j in 0..<n {
-                let h = (x.values[r * n + j] - mean.values[j]) * inverse.values[j]
-                xn.values[r * n + j] = h
-                y.values[r * n + j] = gamma.values[j] * h + beta.values[j]
+        var outputs = [Matrix(uninitializedRows: rows, columns: n), Matrix(uninitializedRows: rows, columns: n)]
+        guard rows > 0 && n > 0 else { return (outputs[0], outputs[1], inverse) }
+        Matrix.withBuffers(reading: [x, mean, inverse, gamma, beta], writing: &outputs) { b in
+            compute.forEachChunk(count: rows, chunkSize: max(1, elementwiseChunk / n)) { range in
+                let (x, mu, inv, g, bias, y, xn) = (b.read[0], b.read[1], b.read[2], b.read[3], b.read[4], b.write[0], b.write[1])
+                for r in range {
+                    for j in stride(from: 0, to: n, by: 8) {
+                        let h = (Lanes.load(x + r * n, j, count: n) - Lanes.load(mu, j, count: n)) * Lanes.load(inv, j, count: n)
+                        h.store(xn + r * n, j, count: n)
+                        (Lanes.load(g, j, count: n) * h + Lanes.load(bias, j, count: n)).store(y + r * n, j, count: n)
+                    }
+                }
             }
         }
-        return (y, xn, inverse)
+        return (outputs[0], outputs[1], inverse)
     }
 
-    /// d/dx when μ and σ² are the batch's own: γ/√(σ²+ε)/N · (N·g − Σ g − x̂ · Σ g·x̂) per column.
-    public static func inputGradient(_ g: Matrix, normalized xn: Matrix, inverseStd: Matrix, scale gamma: Matrix) -> Matrix {
-        let rows = g.rows, n = g.columns, count = Float(rows)
-        var sums = [Float](repeating: 0, count: n), dots = [Float](repeating: 0, count: n)
-        for r in 0..<rows { for j in 0..<n { sums[j] += g.values[r * n + j]; dots[j] += g.values[r * n + j] * xn.values[r * n + j] } }
-        var out = Matrix(rows: rows, columns: n)
-        for r in 0..<rows {
-            for j in 0..<n {
-                let k = gamma.values[j] * inverseStd.values[j] / count
-                out.values[r * n + j] = k * (count * g.values[r * n + j] - sums[j] - xn.values[r * n + j] * dots[j])
+    /// Each column's Σ g (row 0: β's gradient) and Σ g·x̂ (row 1: γ's), which the input gradient needs too.
+    public static func gradientSums(_ g: Matrix, normalized xn: Matrix, compute: Compute) -> Matrix {
+        let rows = g.rows, n = g.columns
+        var columnSums = [Matrix(rows: 2, columns: n)]
+        guard rows > 0 && n > 0 else { return columnSums[0] }
+        Matrix.withBuffers(reading: [g, xn], writing: &columnSums) { b in
+            compute.forEachChunk(count: (n + 15) / 16, chunkSize: 1) { groups in
+                let (g, xn, sums) = (b.read[0], b.read[1], b.write[0])
+                for j in groups.map({ $0 * 16 }) {
+                    var s0 = Lanes(), s1 = Lanes(), d0 = Lanes(), d1 = Lanes()
+                    for r in 0..<rows {
+                        let g0 = load(g, row: r, j, columns: n), g1 = load(g, row: r, j + 8, columns: n)
+                        s0 += g0; s1 += g1
+                        d0 += g0 * load(xn, row: r, j, columns: n); d1 += g1 * load(xn, row: r, j + 8, columns: n)
+                    }
+                    s0.store(sums, j, count: n); d0.store(sums + n, j, count: n)
+                    if j + 8 < n { s1.store(sums, j + 8, count: n); d1.store(sums + n, j + 8, count: n) }
+                }
             }
         }
-        return out
+        return columnSums[0]
+    }
+
+    /// d/dx when μ and σ² are the batch's own: γ/√(σ²+ε)/N · (N·g − Σ g − x̂ · Σ g·x̂) per column, given `gradientSums`.
+    public static func inputGradient(_ g: Matrix, normalized xn: Matrix, inverseStd: Matrix, scale gamma: Matrix, sums: Matrix,
+                                     compute: Compute) -> Matrix {
+        let rows = g.rows, n = g.columns, count = Float(rows)
+        var outputs = [Matrix(uninitializedRows: rows, columns: n)]
+        guard rows > 0 && n > 0 else { return outputs[0] }
+        Matrix.withBuffers(reading: [g, xn, inverseStd, gamma, sums], writing: &outputs) { b in
+            compute.forEachChunk(count: rows, chunkSize: max(1, elementwiseChunk / n)) { range in
+                let (g, xn, inv, scale, sums, out) = (b.read[0], b.read[1], b.read[2], b.read[3], b.read[4], b.write[0])
+                for r in range {
+                    for j in stride(from: 0, to: n, by: 8) {
+                        let k = Lanes.load(scale, j, count: n) * Lanes.load(inv, j, count: n) / count
+                        let d = count * Lanes.load(g + r * n, j, count: n) - Lanes.load(sums, j, count: n)
+                            - Lanes.load(xn + r * n, j, count: n) * Lanes.load(sums + n, j, count: n)
+                        (k * d).store(out + r * n, j, count: n)
+                    }
+                }
+            }
+        }
+        return outputs[0]
     }
 
     /// g ⊙ a ⊙ b with a and b 1 × n rows (d/dx under fixed statistics: g · γ / √(σ² + ε)).
-    public static func scaledColumns(_ g: Matrix, _ a: Matrix, _ b: Matrix) -> Matrix {
-        var out = g
-        for r in 0..<g.rows { for j in 0..<g.columns { out.values[r * g.columns + j] *= a.values[j] * b.values[j] } }
-        return out
+    public static func scaledColumns(_ g: Matrix, _ a: Matrix, _ b: Matrix, compute: Compute) -> Matrix {
+        let rows = g.rows, n = g.columns
+        var outputs = [Matrix(uninitializedRows: rows, columns: n)]
+        guard rows > 0 && n > 0 else { return outputs[0] }
+        Matrix.withBuffers(reading: [g, a, b], writing: &outputs) { p in
+            compute.forEachChunk(count: rows, chunkSize: max(1, elementwiseChunk / n)) { range in
+                let (g, a, b, out) = (p.read[0], p.read[1], p.read[2], p.write[0])
+                for r in range {
+                    for j in stride(from: 0, to: n, by: 8) {
+                        (Lanes.load(g + r * n, j, count: n) * (Lanes.load(a, j, count: n) * Lanes.load(b, j, count: n))).store(out + r * n, j, count: n)
+                    }
+                }
+            }
+        }
+        return outputs[0]
     }
 }
