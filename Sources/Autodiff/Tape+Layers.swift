@@ -162,6 +162,17 @@ extension Tape {
         }
     }
 
+    /// Σ over `pairs` of weight · (slice a ⊙ slice b), each slice `width` columns: rows × width
+    /// (FwFM's weighted field-pair products).
+    public func sliceProducts(_ parts: [Variable], _ pairs: [SlicePair], width: Int) -> Variable {
+        let values = parts.map(\.value), compute = self.compute
+        let out = Variable(RowKernels.sliceProducts(values, pairs, width: width, compute: compute), requiresGrad: parts.contains { $0.requiresGrad })
+        return record(out) {
+            let grads = RowKernels.sliceProductGradients(out.grad!, values, pairs, width: width, compute: compute)
+            for (part, grad) in zip(parts, grads) where part.requiresGrad { part.accumulate(grad) }
+        }
+    }
+
     /// Σ_j a[ra[r], j] · b[rb[r], j]: the row dots of listed rows of two tables (or one), rows
     /// × 1, without gathering the rows; the pullback scatter-adds g[r] times the other side's
     /// row into each side's gradient (BPR's and LightGCN's scores of a batch).

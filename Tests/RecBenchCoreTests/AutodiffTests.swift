@@ -118,10 +118,26 @@ import Autodiff
         #expect(Tape(compute: .serial).relu(Variable(Matrix(rows: 1, columns: 3, values: [-1, 0, 2]))).value.values == [0, 0, 2])
     }
 
+    @Test func sliceProducts() {
+        // Weighted pairs within and across parts, an 11-wide slice (partial lane), rows split over two workers.
+        let pairs = [SlicePair(0, 0, 1, 11, weight: 0.5), SlicePair(0, 11, 2, 0, weight: -2), SlicePair(1, 0, 1, 11, weight: 1.5)]
+        check([m(3, 22, 32), m(3, 22, 33), m(3, 11, 34)]) { t, v in t.sliceProducts(v, pairs, width: 11) }
+        let parts = [m(5, 22, 35), m(5, 22, 36), m(5, 11, 37)]
+        let out = Tape(compute: Compute(workers: 2, blasThreads: 1)).sliceProducts(parts.map { Variable($0) }, pairs, width: 11).value
+        #expect(out.rows == 5 && out.columns == 11)
+        for r in 0..<5 {
+            for k in 0..<11 {
+                let expected = pairs.reduce(Float(0)) { $0 + $1.weight * parts[$1.a][r, $1.aStart + k] * parts[$1.b][r, $1.bStart + k] }
+                #expect(abs(out[r, k] - expected) < 1e-5)
+            }
+        }
+    }
+
     @Test func sliceDots() {
         // Three parts, pairs within one part and across parts, an 11-wide slice (partial lane).
         let pairs = [SlicePair(0, 0, 1, 11), SlicePair(0, 11, 2, 0), SlicePair(1, 0, 1, 11)]
         check([m(3, 22, 16), m(3, 22, 17), m(3, 11, 18)]) { t, v in t.sliceDots(v, pairs, width: 11) }
+        check([m(3, 22, 16), m(3, 22, 17), m(3, 11, 18)]) { t, v in t.sliceDots(v, pairs.map { SlicePair($0.a, $0.aStart, $0.b, $0.bStart, weight: 0.7) }, width: 11) }
         // Forward by hand for one pair.
         let a = m(2, 4, 19), b = m(2, 6, 20)
         let out = Tape(compute: .serial).sliceDots([Variable(a), Variable(b)], [SlicePair(0, 1, 1, 3)], width: 3).value

@@ -58,9 +58,8 @@ public struct FwFM: ContextModel, ScoresWhenPrepared {
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
         let fields = inputs!.fieldCount
         let e = inputs!.embedded(users: users, items: items, p, tape: tape)
-        var pairs: [Variable] = []
-        for f in 0..<fields { for g in (f + 1)..<fields { pairs.append(tape.affine(tape.mul(e[f], e[g]), scale: pairWeights[f, g])) } }
-        var interaction = pairs.dropFirst().reduce(pairs[0]) { tape.add($0, $1) }
+        let pairs = (0..<fields).flatMap { f in ((f + 1)..<fields).map { g in SlicePair(f, 0, g, 0, weight: pairWeights[f, g]) } }
+        var interaction = tape.sliceProducts(e, pairs, width: embeddingSize)
         if var draws = rng, dropout > 0 {
             interaction = Dropout.apply(interaction, rate: dropout, tape: tape, rng: &draws)
             rng = draws
