@@ -137,7 +137,8 @@ import Autodiff
         // Three parts, pairs within one part and across parts, an 11-wide slice (partial lane).
         let pairs = [SlicePair(0, 0, 1, 11), SlicePair(0, 11, 2, 0), SlicePair(1, 0, 1, 11)]
         check([m(3, 22, 16), m(3, 22, 17), m(3, 11, 18)]) { t, v in t.sliceDots(v, pairs, width: 11) }
-        check([m(3, 22, 16), m(3, 22, 17), m(3, 11, 18)]) { t, v in t.sliceDots(v, pairs.map { SlicePair($0.a, $0.aStart, $0.b, $0.bStart, weight: 0.7) }, width: 11) }
+        let weighted = pairs.map { SlicePair($0.a, $0.aStart, $0.b, $0.bStart, weight: 0.7) }
+        check([m(3, 22, 16), m(3, 22, 17), m(3, 11, 18)]) { t, v in t.sliceDots(v, weighted, width: 11) }
         // Forward by hand for one pair.
         let a = m(2, 4, 19), b = m(2, 6, 20)
         let out = Tape(compute: .serial).sliceDots([Variable(a), Variable(b)], [SlicePair(0, 1, 1, 3)], width: 3).value
