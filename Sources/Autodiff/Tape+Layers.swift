@@ -162,13 +162,14 @@ extension Tape {
         }
     }
 
-    /// Σ over `pairs` of weight · (slice a ⊙ slice b), each slice `width` columns: rows × width
-    /// (FwFM's weighted field-pair products).
-    public func sliceProducts(_ parts: [Variable], _ pairs: [SlicePair], width: Int) -> Variable {
+    /// weight · (slice a ⊙ slice b) for each of `pairs`, each slice `width` columns: summed (rows ×
+    /// width: FwFM's weighted field pairs) or side by side (`summed` false: rows × pairs·width, AFM's).
+    public func sliceProducts(_ parts: [Variable], _ pairs: [SlicePair], width: Int, summed: Bool = true) -> Variable {
         let values = parts.map(\.value), compute = self.compute
-        let out = Variable(RowKernels.sliceProducts(values, pairs, width: width, compute: compute), requiresGrad: parts.contains { $0.requiresGrad })
+        let out = Variable(RowKernels.sliceProducts(values, pairs, width: width, summed: summed, compute: compute),
+                           requiresGrad: parts.contains { $0.requiresGrad })
         return record(out) {
-            let grads = RowKernels.sliceProductGradients(out.grad!, values, pairs, width: width, compute: compute)
+            let grads = RowKernels.sliceProductGradients(out.grad!, values, pairs, width: width, summed: summed, compute: compute)
             for (part, grad) in zip(parts, grads) where part.requiresGrad { part.accumulate(grad) }
         }
     }

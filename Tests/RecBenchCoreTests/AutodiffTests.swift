@@ -122,13 +122,16 @@ import Autodiff
         // Weighted pairs within and across parts, an 11-wide slice (partial lane), rows split over two workers.
         let pairs = [SlicePair(0, 0, 1, 11, weight: 0.5), SlicePair(0, 11, 2, 0, weight: -2), SlicePair(1, 0, 1, 11, weight: 1.5)]
         check([m(3, 22, 32), m(3, 22, 33), m(3, 11, 34)]) { t, v in t.sliceProducts(v, pairs, width: 11) }
-        let parts = [m(5, 22, 35), m(5, 22, 36), m(5, 11, 37)]
-        let out = Tape(compute: Compute(workers: 2, blasThreads: 1)).sliceProducts(parts.map { Variable($0) }, pairs, width: 11).value
-        #expect(out.rows == 5 && out.columns == 11)
+        check([m(3, 22, 32), m(3, 22, 33), m(3, 11, 34)]) { t, v in t.sliceProducts(v, pairs, width: 11, summed: false) }
+        let parts = [m(5, 22, 35), m(5, 22, 36), m(5, 11, 37)], tape = Tape(compute: Compute(workers: 2, blasThreads: 1))
+        let summed = tape.sliceProducts(parts.map { Variable($0) }, pairs, width: 11).value
+        let apart = tape.sliceProducts(parts.map { Variable($0) }, pairs, width: 11, summed: false).value
+        #expect(summed.rows == 5 && summed.columns == 11 && apart.rows == 5 && apart.columns == 33)
         for r in 0..<5 {
             for k in 0..<11 {
-                let expected = pairs.reduce(Float(0)) { $0 + $1.weight * parts[$1.a][r, $1.aStart + k] * parts[$1.b][r, $1.bStart + k] }
-                #expect(abs(out[r, k] - expected) < 1e-5)
+                let terms = pairs.map { $0.weight * parts[$0.a][r, $0.aStart + k] * parts[$0.b][r, $0.bStart + k] }
+                #expect(abs(summed[r, k] - terms.reduce(0, +)) < 1e-5)
+                for (i, term) in terms.enumerated() { #expect(abs(apart[r, i * 11 + k] - term) < 1e-5) }
             }
         }
     }

@@ -203,11 +203,12 @@ public enum RowKernels {
         return grads
     }
 
-    /// Σ over `pairs` of weight · parts[a][r, aStart..<aStart+d] ⊙ parts[b][r, bStart..<bStart+d]
-    /// per row r: rows × d (FwFM's weighted field-pair products, one pass instead of an op per pair).
-    public static func sliceProducts(_ parts: [Matrix], _ pairs: [SlicePair], width d: Int, compute: Compute) -> Matrix {
-        let rows = parts.first?.rows ?? 0, widths = parts.map(\.columns)
-        var outputs = [Matrix(rows: rows, columns: d)]
+    /// weight · parts[a][r, aStart..<aStart+d] ⊙ parts[b][r, bStart..<bStart+d] for each of `pairs`,
+    /// summed (rows × d: FwFM's weighted field pairs) or side by side (`summed` false: rows × pairs·d,
+    /// AFM's pair vectors): one pass instead of an op per pair.
+    public static func sliceProducts(_ parts: [Matrix], _ pairs: [SlicePair], width d: Int, summed: Bool, compute: Compute) -> Matrix {
+        let rows = parts.first?.rows ?? 0, widths = parts.map(\.columns), n = summed ? d : d * pairs.count
+        var outputs = [Matrix(rows: rows, columns: n)]
         guard rows > 0 && d > 0 && !pairs.isEmpty else { return outputs[0] }
         Matrix.withBuffers(reading: parts, writing: &outputs) { b in
             let shared = UnsafeShared(pairs.map { p in (b.read[p.a] + p.aStart, widths[p.a], b.read[p.b] + p.bStart, widths[p.b], p.weight) })
@@ -216,10 +217,11 @@ public enum RowKernels {
                 for r in range {
                     for j in stride(from: 0, to: d, by: 8) {
                         var sum = Lanes()
-                        for (x, xWidth, y, yWidth, w) in terms {
-                            sum += w * (Lanes.load(x + r * xWidth, j, count: d) * Lanes.load(y + r * yWidth, j, count: d))
+                        for (k, (x, xWidth, y, yWidth, w)) in terms.enumerated() {
+                            let product = w * (Lanes.load(x + r * xWidth, j, count: d) * Lanes.load(y + r * yWidth, j, count: d))
+                            if summed { sum += product } else { product.store(out + r * n + k * d, j, count: d) }
                         }
-                        sum.store(out + r * d, j, count: d)
+                        if summed { sum.store(out + r * n, j, count: d) }
                     }
                 }
             }
@@ -227,23 +229,25 @@ public enum RowKernels {
         return outputs[0]
     }
 
-    /// The pullback of `sliceProducts`: each pair's slice gets weight · G ⊙ the other slice.
-    public static func sliceProductGradients(_ g: Matrix, _ parts: [Matrix], _ pairs: [SlicePair], width d: Int, compute: Compute) -> [Matrix] {
-        let rows = g.rows, widths = parts.map(\.columns)
+    /// The pullback of `sliceProducts`: each pair's slice gets weight · G ⊙ the other slice (G
+    /// the pair's own block when not `summed`).
+    public static func sliceProductGradients(_ g: Matrix, _ parts: [Matrix], _ pairs: [SlicePair], width d: Int, summed: Bool,
+                                             compute: Compute) -> [Matrix] {
+        let rows = g.rows, widths = parts.map(\.columns), n = g.columns
         var grads = parts.map { Matrix(rows: $0.rows, columns: $0.columns) }
         guard rows > 0 && d > 0 && !pairs.isEmpty else { return grads }
         Matrix.withBuffers(reading: parts + [g], writing: &grads) { b in
-            let shared = UnsafeShared(pairs.flatMap { p in
-                [(b.write[p.a] + p.aStart, widths[p.a], b.read[p.b] + p.bStart, widths[p.b], p.weight),
-                 (b.write[p.b] + p.bStart, widths[p.b], b.read[p.a] + p.aStart, widths[p.a], p.weight)]
+            // Per pair, both directions: (its block in G, gradient slice, its row width, other slice, its row width, weight).
+            let shared = UnsafeShared(pairs.enumerated().flatMap { k, p in
+                [(summed ? 0 : k * d, b.write[p.a] + p.aStart, widths[p.a], b.read[p.b] + p.bStart, widths[p.b], p.weight),
+                 (summed ? 0 : k * d, b.write[p.b] + p.bStart, widths[p.b], b.read[p.a] + p.aStart, widths[p.a], p.weight)]
             })
             compute.forEachChunk(count: rows, chunkSize: max(1, elementwiseChunk / (d * pairs.count))) { range in   // workers own rows
                 let upstream = b.read[parts.count], terms = shared.value
                 for r in range {
                     for j in stride(from: 0, to: d, by: 8) {
-                        let gw = Lanes.load(upstream + r * d, j, count: d)
-                        for (to, toWidth, from, fromWidth, w) in terms {
-                            let t = to + r * toWidth
+                        for (block, to, toWidth, from, fromWidth, w) in terms {
+                            let t = to + r * toWidth, gw = Lanes.load(upstream + r * n + block, j, count: d)
                             (Lanes.load(t, j, count: d) + w * (gw * Lanes.load(from + r * fromWidth, j, count: d))).store(t, j, count: d)
                         }
                     }
