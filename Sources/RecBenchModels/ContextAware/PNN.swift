@@ -67,7 +67,11 @@ public struct PNN: ContextModel, ScoresWhenPrepared {
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
         let e = inputs!.embedded(users: users, items: items, p, tape: tape), d = deep.embeddingSize
         var x = e
-        if inner { x.append(tape.concatColumns(pairs.map { tape.rowDot(e[$0.0], e[$0.1]) })) }
+        if inner {   // each pair's e_f ⊙ e_g side by side, then summed per d-wide block: rows × pairs
+            let products = tape.sliceProducts(e, pairs.map { SlicePair($0.0, 0, $0.1, 0) }, width: d, summed: false)
+            let rows = users.count, blocks = tape.reshaped(products, rows: rows * pairs.count, columns: d)
+            x.append(tape.reshaped(tape.sumRows(blocks), rows: rows, columns: pairs.count))
+        }
         if outer {
             let kernel = p["outer.kernel"]!
             x.append(tape.concatColumns(pairs.enumerated().map { k, pair in
