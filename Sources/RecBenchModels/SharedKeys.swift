@@ -27,7 +27,7 @@ public enum SharedKeys {
     /// The hidden layers of the model's MLP.
     public static func mlpHiddenSize(_ widths: [Int]) -> ConfigKey {
         ConfigKey("mlp_hidden_size", "list of int", .list(widths.map { .int($0) }),
-                  "Widths of the MLP's hidden layers (ReLU after each; the auto-encoders' encoder, mirrored in the decoder).")
+                  "Widths of the MLP's hidden layers, each followed by the model's activation (the auto-encoders' encoder, mirrored in the decoder).")
     }
 
     /// The weight of the model's regulariser.
