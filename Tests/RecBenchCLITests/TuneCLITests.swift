@@ -121,6 +121,26 @@ import Testing
         #expect(Self.tunedRecords(w).count == 1)
     }
 
+    /// A shard of a time-budgeted search cannot know when the others stop, so it runs no test and
+    /// says how to; `--finish` then runs the test alone, no new trial.
+    @Test func timeBudgetedShardLeavesTheTestToAnUnshardedRerun() throws {
+        let w = try Self.workspace()
+        let budgeted = Self.tune.filter { $0 != "--trials" && $0 != "8" } + ["--sampler", "random", "--budget-seconds", "1.5", "--shard", "1/2"]
+        let shard = try w.run(budgeted)
+        #expect(shard.status == 0, "\(shard.stderr)")
+        #expect(shard.stdout.contains("not run by a shard of a time-budgeted search"), "\(shard.stdout)")
+        #expect(Self.tunedRecords(w).isEmpty)
+        let stored = try Self.trials(w)
+        #expect(!stored.isEmpty && stored.keys.allSatisfy { $0 % 2 == 0 })
+        let final = try w.run(budgeted.filter { $0 != "--shard" && $0 != "1/2" } + ["--finish"])
+        #expect(final.status == 0 && !final.stderr.contains("trial "), "\(final.stderr)")
+        #expect(final.stdout.contains("test (tuned)"), "\(final.stdout)")
+        let after = try Self.trials(w)
+        #expect(Self.tunedRecords(w).count == 1 && after.count == stored.count)
+        let refused = try w.run(budgeted + ["--finish"])   // --finish with --shard
+        #expect(refused.status != 0 && refused.stderr.contains("--finish"), "\(refused.stderr)")
+    }
+
     /// `sweep --tune N`: each model with a space gets a tuned run beside its default one (Pop
     /// has none and says so), the report sets them side by side, and a rerun does nothing.
     @Test func aTunedSweepReportsDefaultAgainstTuned() throws {

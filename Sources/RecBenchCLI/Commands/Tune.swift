@@ -55,13 +55,17 @@ public struct Tune: ParsableCommand {
     @Option(help: ArgumentHelp("Run only shard i of N: trials k with k mod N = i − 1.", valueName: "i/N"))
     public var shard: String?
 
+    @Flag(help: "Run no new trial: only the test run of the best stored trial (after a time-budgeted sharded search).")
+    public var finish = false
+
     @OptionGroup public var logging: LoggingOptions
 
     public enum SamplerName: String, ExpressibleByArgument, CaseIterable, Sendable { case tpe, random }
     public enum PrunerName: String, ExpressibleByArgument, CaseIterable, Sendable { case median, halving, none }
 
     public func validate() throws {
-        guard trials != nil || budgetSeconds != nil else { throw ValidationError("give --trials N, --budget-seconds S, or both") }
+        guard trials != nil || budgetSeconds != nil || finish else { throw ValidationError("give --trials N, --budget-seconds S, or both") }
+        if finish, shard != nil { throw ValidationError("--finish runs the test once for the whole search: give it without --shard") }
         if let trials, trials < 1 { throw ValidationError("--trials must be at least 1, got \(trials)") }
         if let budgetSeconds, !(budgetSeconds > 0) { throw ValidationError("--budget-seconds must be positive, got \(budgetSeconds)") }
         guard startupTrials >= 0 else { throw ValidationError("--startup-trials must be at least 0") }
@@ -75,10 +79,10 @@ public struct Tune: ParsableCommand {
                 run: RunRequest(model: model, configFiles: experiment.config, assignments: experiment.assignments, dataset: experiment.dataset),
                 space: try space.map(SearchSpace.file), sampler: sampler == .tpe ? TPESampler(startupTrials: startupTrials) : RandomSampler(),
                 pruner: [.median: MedianPruner(), .halving: HalvingPruner()][pruner], trials: trials, budgetSeconds: budgetSeconds,
-                shard: try shard.map(Shard.init(parsing:)))
+                shard: try shard.map(Shard.init(parsing:)), finishOnly: finish)
             let quiet = logging.quiet
             let outcome = try Search.run(request, logger: logger) { event in if !quiet { Tune.report(event) } }
-            Tune.summary(outcome)
+            Tune.summary(outcome, timeBudgetedShard: trials == nil && shard != nil)
         }
     }
 
@@ -115,7 +119,7 @@ public struct Tune: ParsableCommand {
 
     static func describe(_ values: [String: ConfigValue]) -> String { TuningRecord.describe(values, separator: " ") }
 
-    static func summary(_ outcome: SearchOutcome) {
+    static func summary(_ outcome: SearchOutcome, timeBudgetedShard: Bool) {
         let trials = outcome.trials
         let counts = [TrialRecord.State.finished, .pruned, .failed].map { s in "\(trials.filter { $0.state == s }.count) \(s.rawValue)" }
         Terminal.out("search    \(trials.count) trials (\(counts.joined(separator: ", "))) in \(outcome.store.folder)")
@@ -126,7 +130,9 @@ public struct Tune: ParsableCommand {
         let objective = String(format: "%.4f", best.objective ?? .nan)
         Terminal.out("best      trial \(best.number + 1): \(describe(best.values)) · valid \(best.validMetric) \(objective)")
         guard let final = outcome.final else {
-            Terminal.out("test      not run yet: other shards' trials are outstanding (rerun `recbench tune` without --shard once they finish)")
+            Terminal.out(timeBudgetedShard
+                ? "test      not run by a shard of a time-budgeted search: once every shard has stopped, rerun without --shard and with --finish"
+                : "test      not run yet: other shards' trials are outstanding (rerun `recbench tune` without --shard once they finish)")
             return
         }
         let report = RunReport(decimals: 4, enabled: true)

@@ -20,11 +20,13 @@ public struct SearchRequest: Sendable {
     public var trials: Int?
     public var budgetSeconds: Double?
     public var shard: Shard?
+    /// Run no new trial: only the test run of the best stored one (after a time-budgeted sharded search).
+    public var finishOnly: Bool
 
     public init(run: RunRequest, space: SearchSpace?, sampler: any TrialSampler, pruner: (any TrialPruner)?, trials: Int?,
-                budgetSeconds: Double?, shard: Shard? = nil) {
+                budgetSeconds: Double?, shard: Shard? = nil, finishOnly: Bool = false) {
         self.run = run; self.space = space; self.sampler = sampler; self.pruner = pruner
-        self.trials = trials; self.budgetSeconds = budgetSeconds; self.shard = shard
+        self.trials = trials; self.budgetSeconds = budgetSeconds; self.shard = shard; self.finishOnly = finishOnly
     }
 }
 
@@ -73,12 +75,13 @@ public enum Search {
                             "pruner": .string(request.pruner?.name ?? "none"), "seed": .int(Int(truncatingIfNeeded: plan.seed)),
                             "valid_metric": .string(plan.evaluation.validMetric), "search_key": .string(key)])
         onEvent(.started(folder: store.folder, space: space, stored: try store.trials().count))
-        try runTrials(request, plan: plan, space: space, loaded: loaded, store: store, logger: logger, onEvent: onEvent)
+        if !request.finishOnly { try runTrials(request, plan: plan, space: space, loaded: loaded, store: store, logger: logger, onEvent: onEvent) }
 
         // A search rerun with fewer trials than it stored chooses among its first ones only.
         let trials = try store.trials().filter { trial in request.trials.map { trial.number < $0 } ?? true }
         let best = bestTrial(trials, biggerIsBetter: plan.evaluation.validMetricBigger)
-        let complete = request.trials.map { n in (0..<n).allSatisfy(store.hasTrial) } ?? true
+        // A shard of a time-budgeted search cannot tell when the others stop: its test run is left to a `finishOnly` rerun.
+        let complete = request.finishOnly || (request.trials.map { n in (0..<n).allSatisfy(store.hasTrial) } ?? (request.shard == nil))
         guard complete, let best else {
             return SearchOutcome(trials: trials, best: best, final: nil, savedPath: nil, store: store, space: space)
         }
