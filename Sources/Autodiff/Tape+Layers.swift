@@ -103,13 +103,15 @@ extension Tape {
     /// running statistics average. Given: those fixed statistics (evaluation).
     public func batchNorm(_ a: Variable, scale gamma: Variable, shift beta: Variable, eps: Float,
                           statistics: (mean: Matrix, variance: Matrix)? = nil) -> (output: Variable, mean: Matrix, variance: Matrix) {
+        let compute = self.compute, fixed = statistics != nil
         let batch = statistics ?? BatchNormKernels.statistics(a.value, compute: compute)
         let (value, normalized, inverseStd) = BatchNormKernels.forward(a.value, mean: batch.mean, variance: batch.variance,
                                                                       scale: gamma.value, shift: beta.value, eps: eps, compute: compute)
         let out = Variable(value, requiresGrad: a.requiresGrad || gamma.requiresGrad || beta.requiresGrad)
-        let compute = self.compute, fixed = statistics != nil
         let output = record(out) {
-            let g = out.grad!, sums = BatchNormKernels.gradientSums(g, normalized: normalized, compute: compute)   // Σ g; Σ g·x̂
+            let g = out.grad!
+            let sums = gamma.requiresGrad || beta.requiresGrad || !fixed
+                ? BatchNormKernels.gradientSums(g, normalized: normalized, compute: compute) : Matrix(rows: 2, columns: g.columns)   // Σ g; Σ g·x̂
             if gamma.requiresGrad { gamma.accumulate(sums.rows(1..<2)) }
             if beta.requiresGrad { beta.accumulate(sums.rows(0..<1)) }
             guard a.requiresGrad else { return }

@@ -136,9 +136,12 @@ import Testing
         #expect(final.status == 0 && !final.stderr.contains("trial "), "\(final.stderr)")
         #expect(final.stdout.contains("test (tuned)"), "\(final.stdout)")
         let after = try Self.trials(w)
-        #expect(Self.tunedRecords(w).count == 1 && after.count == stored.count)
+        #expect(Self.tunedRecords(w).count == 1 && Set(after.keys) == Set(stored.keys))
+        for (number, trial) in stored { #expect(after[number]?.1 == trial.1, "trial \(number) ran again") }
         let refused = try w.run(budgeted + ["--finish"])   // --finish with --shard
         #expect(refused.status != 0 && refused.stderr.contains("--finish"), "\(refused.stderr)")
+        let elsewhere = try w.run(budgeted.filter { $0 != "--shard" && $0 != "1/2" && $0 != "random" && $0 != "--sampler" } + ["--finish"])   // TPE: another search
+        #expect(elsewhere.status != 0 && elsewhere.stderr.contains("no trial stored"), "\(elsewhere.stderr)")
     }
 
     /// `sweep --tune N`: each model with a space gets a tuned run beside its default one (Pop

@@ -123,11 +123,21 @@ import Autodiff
         let pairs = [SlicePair(0, 0, 1, 11, weight: 0.5), SlicePair(0, 11, 2, 0, weight: -2), SlicePair(1, 0, 1, 11, weight: 1.5)]
         check([m(3, 22, 32), m(3, 22, 33), m(3, 11, 34)]) { t, v in t.sliceProducts(v, pairs, width: 11) }
         check([m(3, 22, 32), m(3, 22, 33), m(3, 11, 34)]) { t, v in t.sliceProducts(v, pairs, width: 11, summed: false) }
-        let parts = [m(5, 22, 35), m(5, 22, 36), m(5, 11, 37)], tape = Tape(compute: Compute(workers: 2, blasThreads: 1))
-        let summed = tape.sliceProducts(parts.map { Variable($0) }, pairs, width: 11).value
-        let apart = tape.sliceProducts(parts.map { Variable($0) }, pairs, width: 11, summed: false).value
-        #expect(summed.rows == 5 && summed.columns == 11 && apart.rows == 5 && apart.columns == 33)
-        for r in 0..<5 {
+        // 3,000 rows: several chunks of rows, each worker its own; forward by hand, gradients equal to one worker's.
+        let parts = [m(3000, 22, 35), m(3000, 22, 36), m(3000, 11, 37)]
+        let summed = Tape(compute: Compute(workers: 2, blasThreads: 1)).sliceProducts(parts.map { Variable($0) }, pairs, width: 11).value
+        let apart = Tape(compute: Compute(workers: 2, blasThreads: 1)).sliceProducts(parts.map { Variable($0) }, pairs, width: 11, summed: false).value
+        #expect(summed.rows == 3000 && summed.columns == 11 && apart.rows == 3000 && apart.columns == 33)
+        func gradients(_ compute: Compute, summed: Bool) -> [Matrix] {
+            let tape = Tape(compute: compute), leaves = parts.map { tape.parameter($0) }
+            let out = tape.sliceProducts(leaves, pairs, width: 11, summed: summed)
+            tape.backward(tape.mean(tape.mul(out, tape.constant(Fixtures.randomMatrix(rows: 3000, columns: out.value.columns, seed: 38)))))
+            return leaves.map { $0.grad! }
+        }
+        for summed in [true, false] {
+            #expect(gradients(Compute(workers: 2, blasThreads: 1), summed: summed).map(\.values) == gradients(.serial, summed: summed).map(\.values))
+        }
+        for r in stride(from: 0, to: 3000, by: 37) {
             for k in 0..<11 {
                 let terms = pairs.map { $0.weight * parts[$0.a][r, $0.aStart + k] * parts[$0.b][r, $0.bStart + k] }
                 #expect(abs(summed[r, k] - terms.reduce(0, +)) < 1e-5)
@@ -142,6 +152,9 @@ import Autodiff
         check([m(3, 22, 16), m(3, 22, 17), m(3, 11, 18)]) { t, v in t.sliceDots(v, pairs, width: 11) }
         let weighted = pairs.map { SlicePair($0.a, $0.aStart, $0.b, $0.bStart, weight: 0.7) }
         check([m(3, 22, 16), m(3, 22, 17), m(3, 11, 18)]) { t, v in t.sliceDots(v, weighted, width: 11) }
+        let parts = [m(3, 22, 16), m(3, 22, 17), m(3, 11, 18)].map { Variable($0) }, tape = Tape(compute: .serial)
+        let plain = tape.sliceDots(parts, pairs, width: 11).value, scaled = tape.sliceDots(parts, weighted, width: 11).value
+        for r in 0..<3 { #expect(abs(scaled[r, 0] - 0.7 * plain[r, 0]) < 1e-5) }
         // Forward by hand for one pair.
         let a = m(2, 4, 19), b = m(2, 6, 20)
         let out = Tape(compute: .serial).sliceDots([Variable(a), Variable(b)], [SlicePair(0, 1, 1, 3)], width: 3).value
@@ -207,8 +220,19 @@ import Autodiff
         check([m(4, 3, 25, scale: 2), m(1, 3, 26), m(1, 3, 27)]) { t, v in
             t.batchNorm(v[0], scale: v[1], shift: v[2], eps: 0.1, statistics: fixed).output
         }
+        let fixedWide = (mean: m(1, 21, 43), variance: Matrix(rows: 1, columns: 21, values: (0..<21).map { 0.5 + Float($0) / 10 }))
         // 21 columns: two groups of 16 in the column sums, partial lanes at the end of each row.
         check([m(5, 21, 28, scale: 2), m(1, 21, 29), m(1, 21, 30)]) { t, v in t.batchNorm(v[0], scale: v[1], shift: v[2], eps: 0.1).output }
+        // 4,000 rows over two workers: the same outputs and gradients as one worker's (several chunks of rows and of columns).
+        let big = m(4000, 21, 39, scale: 2), upstream = Fixtures.randomMatrix(rows: 4000, columns: 21, seed: 40)
+        func run(_ compute: Compute, fixed: Bool) -> [[Float]] {
+            let tape = Tape(compute: compute)
+            let x = tape.parameter(big), g = tape.parameter(m(1, 21, 41)), b = tape.parameter(m(1, 21, 42))
+            let y = tape.batchNorm(x, scale: g, shift: b, eps: 0.1, statistics: fixed ? fixedWide : nil).output
+            tape.backward(tape.mean(tape.mul(y, tape.constant(upstream))))
+            return [y.value.values, x.grad!.values, g.grad!.values, b.grad!.values]
+        }
+        for fixed in [false, true] { #expect(run(Compute(workers: 2, blasThreads: 1), fixed: fixed) == run(.serial, fixed: fixed)) }
         // Split over two workers: the same statistics as Double sums over each column.
         let wide = m(37, 21, 31, scale: 3)
         let (_, means, variances) = Tape(compute: Compute(workers: 2, blasThreads: 1)).batchNorm(

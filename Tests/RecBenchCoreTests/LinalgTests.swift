@@ -107,7 +107,6 @@ import Linalg
         #expect(m.transposed().transposed() == m)
     }
 
-    /// Every length: empty, shorter than a lane, the 16-wide body, its 8-wide and partial tails.
     @Test func scalingRowsAndColumnsAreProductsWithADiagonal() {
         let m = Fixtures.randomMatrix(rows: 4, columns: 3, seed: 5)
         let rowScales: [Float] = [2, -1, 0.5, 0], columnScales: [Float] = [3, 0, -2]
@@ -125,6 +124,7 @@ import Linalg
         }
     }
 
+    /// Every length: empty, shorter than a lane, the 16-wide body, its 8-wide and partial tails.
     @Test func sumOfSquaresMatchesADoubleSum() {
         for count in [0, 1, 7, 8, 15, 16, 23, 33, 1001] {
             let m = Fixtures.randomMatrix(rows: 1, columns: count, seed: UInt64(count) + 11)

@@ -62,7 +62,7 @@ public struct Bench: ParsableCommand {
     public var item2vec = true
 
     @Flag(inversion: .prefixedNo, help: ArgumentHelp(
-        "Benchmark the context-aware models (FM, FFM, DeepFM) on ml-100k with the protocol's features, "
+        "Benchmark the context-aware models with a row in the reference file on ml-100k with the protocol's features, "
             + "and FM's full-ranking pass against its GEMM."))
     public var context = true
 

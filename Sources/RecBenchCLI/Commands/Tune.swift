@@ -64,7 +64,9 @@ public struct Tune: ParsableCommand {
     public enum PrunerName: String, ExpressibleByArgument, CaseIterable, Sendable { case median, halving, none }
 
     public func validate() throws {
-        guard trials != nil || budgetSeconds != nil || finish else { throw ValidationError("give --trials N, --budget-seconds S, or both") }
+        guard trials != nil || budgetSeconds != nil || finish else {
+            throw ValidationError("give --trials N, --budget-seconds S, or both (or --finish to test the best stored trial)")
+        }
         if finish, shard != nil { throw ValidationError("--finish runs the test once for the whole search: give it without --shard") }
         if let trials, trials < 1 { throw ValidationError("--trials must be at least 1, got \(trials)") }
         if let budgetSeconds, !(budgetSeconds > 0) { throw ValidationError("--budget-seconds must be positive, got \(budgetSeconds)") }

@@ -71,6 +71,10 @@ public enum Search {
         }
         let key = searchKey(plan, space: space, request: request, fingerprint: loaded.dataset.fingerprint)
         let store = TrialStore(root: plan.resultsDirectory, dataset: plan.data.dataset, model: plan.modelType.name, searchKey: key)
+        if request.finishOnly, try store.trials().isEmpty {
+            throw RecBenchError(location: store.folder, "--finish: no trial stored for this search (its key hashes the config, data, space, "
+                                + "sampler and pruner: give the search's own arguments)")
+        }
         try store.describe(["model": .string(plan.modelType.name), "space": .string(space.description), "sampler": .string(request.sampler.name),
                             "pruner": .string(request.pruner?.name ?? "none"), "seed": .int(Int(truncatingIfNeeded: plan.seed)),
                             "valid_metric": .string(plan.evaluation.validMetric), "search_key": .string(key)])
@@ -81,7 +85,7 @@ public enum Search {
         let trials = try store.trials().filter { trial in request.trials.map { trial.number < $0 } ?? true }
         let best = bestTrial(trials, biggerIsBetter: plan.evaluation.validMetricBigger)
         // A shard of a time-budgeted search cannot tell when the others stop: its test run is left to a `finishOnly` rerun.
-        let complete = request.finishOnly || (request.trials.map { n in (0..<n).allSatisfy(store.hasTrial) } ?? (request.shard == nil))
+        let complete = request.trials.map { n in (0..<n).allSatisfy(store.hasTrial) } ?? (request.shard == nil || request.finishOnly)
         guard complete, let best else {
             return SearchOutcome(trials: trials, best: best, final: nil, savedPath: nil, store: store, space: space)
         }
