@@ -10,18 +10,7 @@ extension Bench {
     func contextRows(_ reference: BenchmarkReference, logger: Logger) throws -> [BenchmarkRow] {
         let folder = NSTemporaryDirectory() + "recbench-bench-context-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let shipped = "Datasets/ml-100k"
-        var assignments = ["data_path=\(folder)", Self.featureColumns]
-        if let split = reference.recboleSplit, FileManager.default.fileExists(atPath: split + "/ml-100k.train.inter") {
-            for part in ["train", "valid", "test"] {
-                try FileManager.default.copyItem(atPath: "\(split)/ml-100k.\(part).inter", toPath: "\(folder)/ml-100k.\(part).inter")
-            }
-            assignments.append("benchmark_filename=[train,valid,test]")
-        } else {
-            try FileManager.default.copyItem(atPath: "\(shipped)/ml-100k.inter", toPath: "\(folder)/ml-100k.inter")
-        }
-        for suffix in ["user", "item"] { try FileManager.default.copyItem(atPath: "\(shipped)/ml-100k.\(suffix)", toPath: "\(folder)/ml-100k.\(suffix)") }
+        let assignments = try contextData(in: folder, reference: reference)
         var rows: [BenchmarkRow] = []
         let models = ModelRegistry.models.filter { $0.family == .contextAware && reference.models[$0.name] != nil }.map { $0.name }
         for model in models {
@@ -38,6 +27,24 @@ extension Bench {
         let plan = try Experiment.plan(RunRequest(model: models.first ?? "FM", configFiles: [config], assignments: assignments))
         rows += try FMScoringBenchmark.run(plan: plan, repeats: repeats, logger: logger)
         return rows
+    }
+
+    /// ml-100k with the protocol's features in `folder` (RecBole's split when present, else the shipped file; the shipped
+    /// `.user` / `.item` beside it), and the assignments that run a context-aware model on it.
+    func contextData(in folder: String, reference: BenchmarkReference) throws -> [String] {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let shipped = "Datasets/ml-100k"
+        var assignments = ["data_path=\(folder)", Self.featureColumns]
+        if let split = reference.recboleSplit, FileManager.default.fileExists(atPath: split + "/ml-100k.train.inter") {
+            for part in ["train", "valid", "test"] {
+                try FileManager.default.copyItem(atPath: "\(split)/ml-100k.\(part).inter", toPath: "\(folder)/ml-100k.\(part).inter")
+            }
+            assignments.append("benchmark_filename=[train,valid,test]")
+        } else {
+            try FileManager.default.copyItem(atPath: "\(shipped)/ml-100k.inter", toPath: "\(folder)/ml-100k.inter")
+        }
+        for suffix in ["user", "item"] { try FileManager.default.copyItem(atPath: "\(shipped)/ml-100k.\(suffix)", toPath: "\(folder)/ml-100k.\(suffix)") }
+        return assignments
     }
 
     /// The shared protocol's FM columns (reference README, §A).

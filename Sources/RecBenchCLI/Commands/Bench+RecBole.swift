@@ -22,8 +22,16 @@ extension Bench {
         try FileManager.default.createDirectory(atPath: folder + "/ml100k", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: raw, toPath: folder + "/ml100k/ml100k.inter")
         let names = recboleModels.split(separator: ",").map(String.init)
+        var contextAssignments: [String] = []
         if try names.contains(where: { try ModelRegistry.model(named: $0).family == .contextAware }) {
-            try contextData(folder, reference: reference)
+            guard reference.recboleSplit.map({ FileManager.default.fileExists(atPath: $0 + "/ml-100k.train.inter") }) == true else {
+                throw RecBenchError(location: self.reference, "--recbole with a context-aware model needs recbole_split (RecBole's split of ml-100k)")
+            }
+            // recbench's copy in recbench/; RecBole reads the same `.user` / `.item` beside its raw file.
+            contextAssignments = try contextData(in: folder + "/recbench", reference: reference)
+            for suffix in ["user", "item"] {
+                try FileManager.default.copyItem(atPath: "Datasets/ml-100k/ml-100k.\(suffix)", toPath: "\(folder)/ml100k/ml100k.\(suffix)")
+            }
         }
         var rows: [BenchmarkRow] = []
         // Both tools train the same epochs when asked (stopping held off).
@@ -31,8 +39,9 @@ extension Bench {
         for model in names {
             logger.notice("\(model): \(recboleRuns) × (recbench run, RecBole run), interleaved")
             // A context-aware model runs as its reference row says (validated every 10 epochs), in both tools.
-            let settings = try ModelRegistry.model(named: model).family == .contextAware ? try reference.model(model).settings : []
-            let assignments = try recboleAssignments(model, reference: reference, raw: raw, folder: folder) + settings + epochs
+            let context = try ModelRegistry.model(named: model).family == .contextAware
+            let settings = context ? try reference.model(model).settings : []
+            let assignments = try (context ? contextAssignments : recboleAssignments(model, reference: reference, raw: raw)) + settings + epochs
             var ours: (seconds: Double, result: RunResult)?, theirs: RecBoleRun?
             for _ in 0..<max(1, recboleRuns) {
                 let (seconds, _, result) = try bestRun(model, assignments, runs: 1)
@@ -41,7 +50,7 @@ extension Bench {
                 if theirs == nil || run.seconds < theirs!.seconds { theirs = run }
             }
             let row = try reference.model(model)
-            let target = row.sameRunSpeedup ?? (settings.isEmpty ? nil : row.speedup)   // context rows: their 10× (or bound) holds here too
+            let target = row.sameRunSpeedup ?? (context ? row.speedup : nil)   // context rows: their 10× (or bound) holds here too
             let training = ours!.result.training!
             rows.append(BenchmarkRow(step: "\(model) beside RecBole, best of \(recboleRuns) each: recbench \(training.epochsRun) epochs, "
                                            + "test ndcg@10 \(String(format: "%.4f", ours!.result.test["ndcg@10"] ?? 0)); "
@@ -57,10 +66,8 @@ extension Bench {
     /// recbench's data for `model`, as RecBole's runner reads it: general models on RecBole's
     /// own split of ml-100k (when present), sequential ones on the raw file, which both tools
     /// cut into next-item examples themselves.
-    func recboleAssignments(_ model: String, reference: BenchmarkReference, raw: String, folder: String) throws -> [String] {
-        let family = try ModelRegistry.model(named: model).family
-        if family == .contextAware { return ["data_path=\(folder)/recbench", "benchmark_filename=[train,valid,test]", Self.featureColumns] }
-        if family == .sequential {
+    func recboleAssignments(_ model: String, reference: BenchmarkReference, raw: String) throws -> [String] {
+        if try ModelRegistry.model(named: model).family == .sequential {
             // `…/datasets/ml-100k/ml-100k.inter` → data_path `…/datasets`, dataset ml-100k (the config's).
             return ["data_path=\(URL(fileURLWithPath: raw).deletingLastPathComponent().deletingLastPathComponent().path)"]
         }
@@ -68,22 +75,6 @@ extension Bench {
             return ["data_path=\(split)", "benchmark_filename=[train,valid,test]"]   // RecBole's own split of the same file
         }
         return []
-    }
-
-    /// The features of the shared protocol for both tools: the shipped `.user` and `.item` beside RecBole's raw copy, and
-    /// RecBole's split with them in `recbench/` for recbench (context-aware models need the split: see `contextRows`).
-    func contextData(_ folder: String, reference: BenchmarkReference) throws {
-        guard let split = reference.recboleSplit, FileManager.default.fileExists(atPath: split + "/ml-100k.train.inter") else {
-            throw RecBenchError(location: self.reference, "--recbole with a context-aware model needs recbole_split (RecBole's split of ml-100k)")
-        }
-        try FileManager.default.createDirectory(atPath: folder + "/recbench", withIntermediateDirectories: true)
-        for part in ["train", "valid", "test"] {
-            try FileManager.default.copyItem(atPath: "\(split)/ml-100k.\(part).inter", toPath: "\(folder)/recbench/ml-100k.\(part).inter")
-        }
-        for suffix in ["user", "item"] {
-            try FileManager.default.copyItem(atPath: "Datasets/ml-100k/ml-100k.\(suffix)", toPath: "\(folder)/recbench/ml-100k.\(suffix)")
-            try FileManager.default.copyItem(atPath: "Datasets/ml-100k/ml-100k.\(suffix)", toPath: "\(folder)/ml100k/ml100k.\(suffix)")
-        }
     }
 
     /// One `run_rb.py MODEL` process: its wall and its `RESULT_JSON` line's epochs and NDCG@10.
