@@ -110,14 +110,17 @@ public struct BERT4Rec: EncodedSequentialModel {
         return tape.softmaxCrossEntropy(encoded, table, targets: masked.targets)
     }
 
-    /// The encoder at full length and the CE product at ⌊mask_ratio · L⌋ positions at most;
-    /// validation rows × items × 2d.
+    /// The encoder and the CE product at ⌊mask_ratio · L⌋ positions at most; validation rows ×
+    /// items × 2d. Nominal: at full length, as RecBole pads; executed: at the mean real length
+    /// (packed sequences).
     public func cost(_ s: WorkShape) -> ModelCost? {
         let (d, n) = (Double(encoder.width), Double(s.items + 1))
-        let length = sequences?.maxLength ?? 50
-        let perExample = 3 * 2 * (encoder.multiplyAdds(steps: length) + max(1, maskRatio * Double(length)) * d * (n + d))
-        let flops = Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
-        return ModelCost(nominal: flops, executed: flops, scoringInner: encoder.width + 1)
+        func flops(steps: Double) -> Double {
+            let perExample = 3 * 2 * (encoder.multiplyAdds(steps: steps) + max(1, maskRatio * steps) * d * (n + d))
+            return Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
+        }
+        let full = Double(sequences?.maxLength ?? 50)
+        return ModelCost(nominal: flops(steps: full), executed: flops(steps: sequences?.meanTrainInputLength ?? full), scoringInner: encoder.width + 1)
     }
 }
 

@@ -82,7 +82,7 @@ public struct GCSAN: TiedNextItemModel {
     public func cost(_ s: WorkShape) -> ModelCost? {
         let (d, n) = (Double(encoder.width), Double(s.items + 1))
         let steps = sequences?.meanTrainInputLength ?? 50
-        let perExample = 3 * 2 * (steps * gnn.multiplyAdds + encoder.multiplyAdds(steps: Int(steps.rounded())) + d * n)
+        let perExample = 3 * 2 * (steps * gnn.multiplyAdds + encoder.multiplyAdds(steps: steps) + d * n)
         let flops = Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
         return ModelCost(nominal: flops, executed: flops, scoringInner: encoder.width)
     }

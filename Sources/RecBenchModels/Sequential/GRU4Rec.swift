@@ -69,13 +69,15 @@ public struct GRU4Rec: TiedNextItemModel {
         return tape.linear(tape.gather(x, rows: packing.lastRows), p["dense.weight"]!, p["dense.bias"]!)
     }
 
-    /// Per example and real step (padding is not computed): the GRU's input and hidden
-    /// products (2·3H·(d + H)) forward, twice that back; the CE product 2·d·(items + 1) each way; validation rows × items × 2d.
+    /// Per example and step: the GRU's input and hidden products (2·3H·(d + H)) forward, twice
+    /// that back; the CE product 2·d·(items + 1) each way; validation rows × items × 2d.
+    /// Executed: the real steps only (packed); nominal: every padded step, as RecBole runs it.
     public func cost(_ s: WorkShape) -> ModelCost? {
         let (d, h, n) = (Double(embeddingSize), Double(hiddenSize), Double(s.items + 1))
-        let steps = sequences?.meanTrainInputLength ?? 50
-        let perExample = 3 * (steps * 6 * h * (d + h * Double(layers)) + 2 * d * n)
-        let flops = Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
-        return ModelCost(nominal: flops, executed: flops, scoringInner: embeddingSize)
+        func flops(steps: Double) -> Double {
+            Double(s.trainInteractions) * 3 * (steps * 6 * h * (d + h * Double(layers)) + 2 * d * n) + 2 * Double(s.users) * Double(s.items) * d
+        }
+        return ModelCost(nominal: flops(steps: Double(sequences?.maxLength ?? 50)), executed: flops(steps: sequences?.meanTrainInputLength ?? 50),
+                         scoringInner: embeddingSize)
     }
 }

@@ -57,12 +57,15 @@ public struct SASRec: TiedNextItemModel {
         return tape.gather(h, rows: SequenceBatch.lastRows(packed.lengths))
     }
 
-    /// The encoder's multiply-adds at full length and the CE product, ×2 FLOPs, ×3 with the
-    /// pullback; validation rows × items × 2d.
+    /// The encoder's multiply-adds and the CE product, ×2 FLOPs, ×3 with the pullback;
+    /// validation rows × items × 2d. Nominal: at full length, as RecBole pads; executed: at the
+    /// mean real length (packed sequences; the attention's t² term taken at the mean too).
     public func cost(_ s: WorkShape) -> ModelCost? {
         let (d, n) = (Double(encoder.width), Double(s.items + 1))
-        let perExample = 3 * 2 * (encoder.multiplyAdds(steps: sequences?.maxLength ?? 50) + d * n)
-        let flops = Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
-        return ModelCost(nominal: flops, executed: flops, scoringInner: encoder.width)
+        func flops(steps: Double) -> Double {
+            Double(s.trainInteractions) * 3 * 2 * (encoder.multiplyAdds(steps: steps) + d * n) + 2 * Double(s.users) * Double(s.items) * d
+        }
+        let full = Double(sequences?.maxLength ?? 50)
+        return ModelCost(nominal: flops(steps: full), executed: flops(steps: sequences?.meanTrainInputLength ?? full), scoringInner: encoder.width)
     }
 }

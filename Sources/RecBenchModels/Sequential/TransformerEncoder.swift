@@ -93,8 +93,8 @@ struct TransformerEncoder: Sendable {
     }
 
     /// Multiply-adds per sequence of `steps` positions, forward.
-    func multiplyAdds(steps: Int) -> Double {
-        let (t, d, f) = (Double(steps), Double(width), Double(inner))
+    func multiplyAdds(steps: Double) -> Double {
+        let (t, d, f) = (steps, Double(width), Double(inner))
         return Double(layers) * t * (4 * d * d + 2 * d * f + 2 * t * d)
     }
 }

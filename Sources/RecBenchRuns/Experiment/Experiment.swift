@@ -265,13 +265,22 @@ public enum Experiment {
             seconds: ["load": data.loadSeconds, "split": data.splitSeconds, "fit": fitSeconds,
                       "evaluate_valid": validSeconds, "evaluate_test": testSeconds,
                       "total": (ContinuousClock.now - runStart).seconds + (loaded == nil ? 0 : data.loadSeconds + data.splitSeconds)],
-            fitSteps: model.fitSteps, training: model.trainingSummary,
+            fitSteps: model.fitSteps.merging(costSteps(model, dataset.statistics, summary)) { own, _ in own }, training: model.trainingSummary,
             peakMemoryMiB: ProcessStats.peakMemoryMiB,
             threads: threadRecord(compute, split: plan.threadSplit),
             blas: BLAS.configuration, kernels: KernelSet.current.rawValue, notices: data.notices, tuning: tuning)
         let perUser = PerUserResults(runKey: runKey, dataset: dataset,
                                      evaluations: [valid.map { ($0, data.outcome.valid) }, (test, data.outcome.test)].compactMap { $0 })
         return RunOutcome(result: result, valid: valid, test: test, perUser: perUser)
+    }
+
+    /// The fitted model's FLOPs per epoch (what the bench sets against the sgemm peak): asked
+    /// of the fitted model, which knows its data (a sequential model's mean input length).
+    static func costSteps(_ model: any Recommender, _ statistics: DatasetStatistics, _ summary: SplitSummary) -> [String: Double] {
+        let shape = WorkShape(users: statistics.users, items: statistics.items, trainInteractions: summary.train, trainPairs: summary.train)
+        guard let cost = model.cost(shape) else { return [:] }
+        return ["flops_executed_per_epoch": cost.executed, "flops_nominal_per_epoch": cost.nominal]
+            .merging(cost.scoringInner.map { ["scoring_inner": Double($0)] } ?? [:]) { a, _ in a }
     }
 
     /// Evaluates `model` on `target` with the evaluation's share of `compute`, and reports the result as an event.
