@@ -86,27 +86,33 @@ extension Tape {
     /// The parts side by side (same row count): rows × Σ columns.
     public func concatColumns(_ parts: [Variable]) -> Variable {
         let rows = parts[0].value.rows, n = parts.reduce(0) { $0 + $1.value.columns }
-        var value = Matrix(uninitializedRows: rows, columns: n)
-        var start = 0
-        for p in parts {
-            let m = p.value.columns
-            precondition(p.value.rows == rows, "concatColumns: row counts differ")
-            for r in 0..<rows { value.values.replaceSubrange(r * n + start..<r * n + start + m, with: p.value.values[r * m..<(r + 1) * m]) }
-            start += m
-        }
-        let out = Variable(value, requiresGrad: parts.contains { $0.requiresGrad })
-        return record(out) {
-            let g = out.grad!
-            var start = 0
-            for p in parts {
-                let m = p.value.columns, first = start
-                if p.requiresGrad {
-                    var slice = Matrix(uninitializedRows: rows, columns: m)
-                    for r in 0..<rows { slice.values.replaceSubrange(r * m..<(r + 1) * m, with: g.values[r * n + first..<r * n + first + m]) }
-                    p.accumulate(slice)
-                }
-                start += m
+        precondition(parts.allSatisfy { $0.value.rows == rows }, "concatColumns: row counts differ")
+        // Zero-width parts own no storage (withBuffers needs some): they are skipped.
+        let filled = rows == 0 ? [] : parts.filter { $0.value.columns > 0 }, widths = filled.map(\.value.columns)
+        var wide = [Matrix(uninitializedRows: rows, columns: n)]
+        if !filled.isEmpty {
+            Matrix.withBuffers(reading: filled.map(\.value), writing: &wide) { b in
+                Self.forEachColumnBlock(widths, rows: rows) { k, r, start, m in (b.write[0] + r * n + start).update(from: b.read[k] + r * m, count: m) }
             }
+        }
+        let out = Variable(wide[0], requiresGrad: parts.contains { $0.requiresGrad })
+        return record(out) {
+            guard !filled.isEmpty else { return }
+            var slices = widths.map { Matrix(uninitializedRows: rows, columns: $0) }
+            Matrix.withBuffers(reading: [out.grad!], writing: &slices) { b in
+                Self.forEachColumnBlock(widths, rows: rows) { k, r, start, m in (b.write[k] + r * m).update(from: b.read[0] + r * n + start, count: m) }
+            }
+            for (p, slice) in zip(filled, slices) where p.requiresGrad { p.accumulate(slice) }
+        }
+    }
+
+    /// body(part, row, first column, width) for every row of every part's block of the
+    /// concatenated layout: one memcpy per row and part.
+    private static func forEachColumnBlock(_ widths: [Int], rows: Int, _ body: (Int, Int, Int, Int) -> Void) {
+        var start = 0
+        for (k, m) in widths.enumerated() {
+            for r in 0..<rows { body(k, r, start, m) }
+            start += m
         }
     }
 

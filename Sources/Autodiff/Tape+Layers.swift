@@ -153,6 +153,20 @@ extension Tape {
         }
     }
 
+    /// Pooled embedding lookups side by side: output row r is [bags_1[rows_1[r], :] · table | … |
+    /// bags_F[rows_F[r], :] · table], rows × F·d, each field's lookup what `pooledLookup` of
+    /// that field alone gives, without a concatenation; the pullback scatter-adds each block
+    /// back, the last field first (the order separate lookups' pullbacks run in).
+    public func pooledLookups(_ table: Variable, sideBySide lookups: [(bags: SparseMatrix, rows: [Int32])]) -> Variable {
+        let d = table.value.columns
+        let out = Variable(SparseMatrix.multiplySideBySide(lookups, by: table.value, compute: compute), requiresGrad: table.requiresGrad)
+        return record(out) {
+            table.accumulate { grad in
+                for (f, l) in lookups.enumerated().reversed() { RowKernels.addPooled(out.grad!, bags: l.bags, rows: l.rows, into: &grad, columnOffset: f * d) }
+            }
+        }
+    }
+
     /// Σ over `pairs` of row-wise dots of `width`-wide column slices of `parts`: rows × 1
     /// (field-aware interactions without one slice op per pair).
     public func sliceDots(_ parts: [Variable], _ pairs: [SlicePair], width: Int) -> Variable {

@@ -259,31 +259,74 @@ extension SparseMatrix {
                     let row = o + i * n
                     if !adding { row.initialize(repeating: 0, count: n) }
                     let r = Int(sr[i])
-                    var e = rs[r]
-                    let end = rs[r + 1]
-                    // Four source rows per pass over the output row: a quarter
-                    // of the accumulator loads and stores.
-                    while e + 4 <= end {
-                        let (w0, w1, w2, w3) = (vs[e], vs[e + 1], vs[e + 2], vs[e + 3])
-                        let s0 = dp + Int(ci[e]) * n, s1 = dp + Int(ci[e + 1]) * n
-                        let s2 = dp + Int(ci[e + 2]) * n, s3 = dp + Int(ci[e + 3]) * n
-                        for j in stride(from: 0, to: n, by: 8) {
-                            let sum = (w0 * Lanes.load(s0, j, count: n) + w1 * Lanes.load(s1, j, count: n))
-                                + (w2 * Lanes.load(s2, j, count: n) + w3 * Lanes.load(s3, j, count: n))
-                            (Lanes.load(row, j, count: n) + sum).store(row, j, count: n)
+                    Self.addRowProduct(row, dp, n, ci, vs, rs[r], rs[r + 1])
+                }
+            }
+        }
+    }
+
+    /// row[0..<n] += Σ_e vs[e] · dense[ci[e]·n ..< +n] for e in start..<end, the baseline
+    /// build's loop.
+    @inline(__always)
+    static func addRowProduct(_ row: UnsafeMutablePointer<Float>, _ dp: UnsafePointer<Float>, _ n: Int, _ ci: UnsafePointer<Int32>,
+                              _ vs: UnsafePointer<Float>, _ start: Int, _ end: Int) {
+        var e = start
+        // Four source rows per pass over the output row: a quarter of the accumulator loads and stores.
+        while e + 4 <= end {
+            let (w0, w1, w2, w3) = (vs[e], vs[e + 1], vs[e + 2], vs[e + 3])
+            let s0 = dp + Int(ci[e]) * n, s1 = dp + Int(ci[e + 1]) * n
+            let s2 = dp + Int(ci[e + 2]) * n, s3 = dp + Int(ci[e + 3]) * n
+            for j in stride(from: 0, to: n, by: 8) {
+                let sum = (w0 * Lanes.load(s0, j, count: n) + w1 * Lanes.load(s1, j, count: n))
+                    + (w2 * Lanes.load(s2, j, count: n) + w3 * Lanes.load(s3, j, count: n))
+                (Lanes.load(row, j, count: n) + sum).store(row, j, count: n)
+            }
+            e += 4
+        }
+        while e < end {
+            let w = vs[e], src = dp + Int(ci[e]) * n
+            for j in stride(from: 0, to: n, by: 8) {
+                (Lanes.load(row, j, count: n) + w * Lanes.load(src, j, count: n)).store(row, j, count: n)
+            }
+            e += 1
+        }
+    }
+
+    /// Pooled lookups side by side: block f of output row i is `lookups[f].bags[rows[i], :] ·
+    /// dense` (rows × F·n), the same sums as `multiply(rows:by:into:)` gives each field, in
+    /// one parallel pass over chunks of rows (a batch's seven fields of ten columns are too
+    /// little work for one dispatch each).
+    public static func multiplySideBySide(_ lookups: [(bags: SparseMatrix, rows: [Int32])], by dense: Matrix, compute: Compute,
+                                          kernels: KernelSet = .current) -> Matrix {
+        let n = dense.columns, count = lookups.first?.rows.count ?? 0, width = lookups.count * n
+        precondition(lookups.allSatisfy { $0.rows.count == count && $0.bags.columns == dense.rows }, "multiplySideBySide: shapes differ")
+        var out = Matrix(rows: count, columns: width)
+        guard count > 0 && n > 0 else { return out }
+        out.values.withUnsafeMutableBufferPointer { o in
+            dense.values.withUnsafeBufferPointer { d in
+                let shared = UnsafeShared((o.baseAddress!, d.baseAddress!))   // each worker owns disjoint output rows
+                compute.forEachChunk(count: count, chunkSize: 256) { range in
+                    let (op, dp) = shared.value
+                    for (f, l) in lookups.enumerated() where !l.bags.values.isEmpty {
+                        l.bags.rowStarts.withUnsafeBufferPointer { rs in
+                            l.bags.columnIndices.withUnsafeBufferPointer { ci in
+                                l.bags.values.withUnsafeBufferPointer { vs in
+                                    for i in range {
+                                        let r = Int(l.rows[i]), row = op + i * width + f * n
+                                        if kernels == .avx2 {
+                                            recbench_sparse_block_avx2(row, dp, n, n, ci.baseAddress!, vs.baseAddress!, rs[r], rs[r + 1])
+                                        } else {
+                                            addRowProduct(row, dp, n, ci.baseAddress!, vs.baseAddress!, rs[r], rs[r + 1])
+                                        }
+                                    }
+                                }
+                            }
                         }
-                        e += 4
-                    }
-                    while e < end {
-                        let w = vs[e], src = dp + Int(ci[e]) * n
-                        for j in stride(from: 0, to: n, by: 8) {
-                            (Lanes.load(row, j, count: n) + w * Lanes.load(src, j, count: n)).store(row, j, count: n)
-                        }
-                        e += 1
                     }
                 }
             }
         }
+        return out
     }
 
     /// `multiply(rows:by:into:)` with the AVX2 + FMA kernel, in tiles of 64 rows × 64 columns:

@@ -179,6 +179,27 @@ import Autodiff
         }
     }
 
+    @Test func pooledLookupsSideBySide() {
+        let a = SparseMatrix(rows: 3, columns: 7, rowIndices: [0, 0, 2], columnIndices: [1, 3, 6], values: [0.5, 0.5, 2])
+        let b = SparseMatrix(rows: 2, columns: 7, rowIndices: [0, 1, 1, 1], columnIndices: [0, 1, 4, 5], values: [1, -1, 0.25, 3])
+        check([m(7, 11, 16)]) { t, v in t.pooledLookups(v[0], sideBySide: [(a, [2, 0, 2, 1]), (b, [1, 1, 0, 0])]) }
+        // Bit for bit what separate lookups and a concatenation give, value and table gradient,
+        // over 200 rows (several 64-row tiles) on two workers and on one.
+        let rowsA = (0..<200).map { Int32($0 % 3) }, rowsB = (0..<200).map { Int32($0 * 7 % 2) }
+        let table = m(7, 10, 17), weights = m(200, 20, 18)
+        for compute in [Compute.serial, Compute(threads: 2)] {
+            func run(_ fused: Bool) -> (Matrix, Matrix) {
+                let tape = Tape(compute: compute), t = tape.parameter(table)
+                let out = fused ? tape.pooledLookups(t, sideBySide: [(a, rowsA), (b, rowsB)])
+                    : tape.concatColumns([tape.pooledLookup(t, [(a, rowsA)]), tape.pooledLookup(t, [(b, rowsB)])])
+                tape.backward(tape.mean(tape.mul(out, tape.constant(weights))))
+                return (out.value, t.grad!)
+            }
+            let (fused, separate) = (run(true), run(false))
+            #expect(fused.0.values == separate.0.values && fused.1.values == separate.1.values, "\(compute)")
+        }
+    }
+
     @Test func addSubMulAffine() {
         check([m(2, 3, 4), m(2, 3, 5)]) { t, v in t.add(v[0], v[1]) }
         check([m(2, 3, 4), m(2, 3, 5)]) { t, v in t.sub(v[0], v[1]) }

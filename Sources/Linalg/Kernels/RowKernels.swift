@@ -127,10 +127,11 @@ public enum RowKernels {
     }
 
     /// Adds w · row r of `g` to row c of `m` for every entry (c, w) of row `rows[r]` of `bags`
-    /// (a pooled lookup's pullback), in order.
-    public static func addPooled(_ g: Matrix, bags: SparseMatrix, rows: [Int32], into m: inout Matrix) {
-        let d = m.columns
-        precondition(g.rows == rows.count && g.columns == d && bags.columns == m.rows, "addPooled: shapes differ")
+    /// (a pooled lookup's pullback), in order; `g` may be wider than `m`, its rows' block
+    /// from `columnOffset` then being read (side-by-side lookups).
+    public static func addPooled(_ g: Matrix, bags: SparseMatrix, rows: [Int32], into m: inout Matrix, columnOffset: Int = 0) {
+        let d = m.columns, rowStride = g.columns
+        precondition(g.rows == rows.count && rowStride >= columnOffset + d && bags.columns == m.rows, "addPooled: shapes differ")
         guard !rows.isEmpty && d > 0 else { return }
         var outputs = [m]
         m = Matrix(rows: 0, columns: 0)   // the buffer moves into `outputs`, unshared
@@ -140,7 +141,7 @@ public enum RowKernels {
                 bags.columnIndices.withUnsafeBufferPointer { columns in
                     bags.values.withUnsafeBufferPointer { weights in
                         for (r, entity) in rows.enumerated() {
-                            let from = source + r * d
+                            let from = source + r * rowStride + columnOffset
                             for e in starts[Int(entity)]..<starts[Int(entity) + 1] {
                                 let row = table + Int(columns[e]) * d, w = weights[e]
                                 for j in stride(from: 0, to: d, by: 8) {

@@ -106,6 +106,12 @@ extension ContextInputs {
     public func embedded(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> [Variable] {
         (0..<fieldCount).map { tape.pooledLookup(p["embedding"]!, [lookup($0, users: users, items: items, mean: true)]) }
     }
+
+    /// The embeddings of `fields` (all by default) side by side, rows × fields·d: what
+    /// concatenating `embedded`'s variables gives, as one op (an MLP's input).
+    public func embeddedSideBySide(_ fields: [Int]? = nil, users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> Variable {
+        tape.pooledLookups(p["embedding"]!, sideBySide: (fields ?? Array(0..<fieldCount)).map { lookup($0, users: users, items: items, mean: true) })
+    }
 }
 
 /// Scores of a user batch × every item as one GEMM: a model that splits its score into a

@@ -50,9 +50,10 @@ public struct DSSM: ContextModel, ScoresWhenPrepared {
     }
 
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
-        let e = inputs!.embedded(users: users, items: items, p, tape: tape)
-        let u = userTower.hiddenOutput(inputs!.userFields.map { e[$0] }, p, tape: tape, dropout: &rng)
-        let v = itemTower.hiddenOutput(inputs!.itemFields.map { e[$0] }, p, tape: tape, dropout: &rng)
+        let u = userTower.hiddenOutput([inputs!.embeddedSideBySide(inputs!.userFields, users: users, items: items, p, tape: tape)], p, tape: tape,
+                                       dropout: &rng)
+        let v = itemTower.hiddenOutput([inputs!.embeddedSideBySide(inputs!.itemFields, users: users, items: items, p, tape: tape)], p, tape: tape,
+                                       dropout: &rng)
         return tape.rowDot(tape.normalizeRows(u, eps: Self.eps), tape.normalizeRows(v, eps: Self.eps))
     }
 

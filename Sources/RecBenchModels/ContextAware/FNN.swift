@@ -43,8 +43,7 @@ public struct FNN: ContextModel, ScoresWhenPrepared {
     }
 
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
-        let embedded = inputs!.embedded(users: users, items: items, p, tape: tape)
-        return deep.logits(embedded, p, tape: tape, dropout: &rng)
+        deep.logits([inputs!.embeddedSideBySide(users: users, items: items, p, tape: tape)], p, tape: tape, dropout: &rng)
     }
 
     /// The items' half of the first layer, once per evaluation pass.

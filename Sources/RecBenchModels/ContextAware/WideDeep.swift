@@ -43,8 +43,8 @@ public struct WideDeep: ContextModel, ScoresWhenPrepared {
     }
 
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
-        let embedded = inputs!.embedded(users: users, items: items, p, tape: tape)
-        return tape.add(FirstOrderTerm.logits(inputs!, users: users, items: items, p, tape: tape), deep.logits(embedded, p, tape: tape, dropout: &rng))
+        let embedded = inputs!.embeddedSideBySide(users: users, items: items, p, tape: tape)
+        return tape.add(FirstOrderTerm.logits(inputs!, users: users, items: items, p, tape: tape), deep.logits([embedded], p, tape: tape, dropout: &rng))
     }
 
     /// The wide part's item tower and the deep part's item half, once per evaluation pass.
