@@ -127,8 +127,8 @@ extension Tape {
     /// GELU, the exact (erf) form: x · Φ(x) = x · ½ (1 + erf(x / √2)).
     public func gelu(_ a: Variable) -> Variable {
         let compute = self.compute
-        let out = Variable(a.value.map(compute) { Lanes.gelu($0) }, requiresGrad: a.requiresGrad)
-        return record(out) { a.accumulate(out.grad!.zipMap(a.value, compute) { g, x in g * Lanes.geluSlope(x) }) }
+        let out = Variable(ActivationKernels.gelu(a.value, compute: compute), requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(ActivationKernels.gelu(a.value, gradient: out.grad!, compute: compute)) }
     }
 
     /// Multi-head self-attention of packed sequences (RecBole's `MultiHeadAttention` before

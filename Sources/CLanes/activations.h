@@ -90,6 +90,43 @@ static inline void recbench_store_lanes(float *p, long i, long lanes, recbench_v
     for (long l = 0; l < lanes; l++) p[i + l] = v[l];
 }
 
+/// Φ(x) = ½(1 + erf(x/√2)) and the Gaussian e^{−x²/2} its erf used (`Lanes.erf`, Abramowitz &
+/// Stegun 7.1.26), so GELU's slope Φ + x·φ needs one exponential, not two.
+__attribute__((target("avx2,fma")))
+static inline recbench_v8 recbench_normal_cdf_avx2(recbench_v8 x, recbench_v8 *gaussian) {
+    const recbench_v8 a = __builtin_elementwise_abs(x * 0.70710678118654752f);
+    const recbench_v8 t = 1.0f / __builtin_elementwise_fma(a, (recbench_v8)0.3275911f, (recbench_v8)1.0f);
+    recbench_v8 poly = 1.061405429f;
+    poly = __builtin_elementwise_fma(poly, t, (recbench_v8)-1.453152027f);
+    poly = __builtin_elementwise_fma(poly, t, (recbench_v8)1.421413741f);
+    poly = __builtin_elementwise_fma(poly, t, (recbench_v8)-0.284496736f);
+    poly = __builtin_elementwise_fma(poly, t, (recbench_v8)0.254829592f);
+    poly = poly * t;
+    // e^{−a²} underflows to 0 below −87.3, as `Lanes.expNonPositive`.
+    const recbench_v8 power = -(a * a);
+    const recbench_i8 under = power < -87.336544f;
+    const recbench_v8 e = (recbench_v8)((recbench_i8)recbench_exp_in_range_avx2(__builtin_elementwise_max(power, (recbench_v8)-87.336544f)) & ~under);
+    *gaussian = e;
+    const recbench_v8 erfAbs = __builtin_elementwise_fma(-poly, e, (recbench_v8)1.0f);
+    const recbench_i8 negative = x < 0.0f;
+    const recbench_v8 erf = (recbench_v8)(((recbench_i8)(-erfAbs) & negative) | ((recbench_i8)erfAbs & ~negative));
+    return 0.5f * (1.0f + erf);
+}
+
+/// out[i] = GELU(x[i]) = x·Φ(x) (`Lanes.gelu`), or with `g`, out[i] = g[i]·(Φ(x) + x·φ(x))
+/// (`Lanes.geluSlope`: the pullback); the last count mod 8 lanes through a padded vector.
+__attribute__((target("avx2,fma")))
+static inline void recbench_gelu_avx2(const float *x, const float *g, float *out, long count) {
+    for (long i = 0; i < count; i += 8) {
+        const long lanes = count - i < 8 ? count - i : 8;
+        const recbench_v8 v = recbench_load_lanes(x, i, lanes);
+        recbench_v8 gaussian;
+        const recbench_v8 cdf = recbench_normal_cdf_avx2(v, &gaussian);
+        const recbench_v8 y = g ? recbench_load_lanes(g, i, lanes) * __builtin_elementwise_fma(v * 0.3989422804014327f, gaussian, cdf) : v * cdf;
+        recbench_store_lanes(out, i, lanes, y);
+    }
+}
+
 /// out[i] = log Σ_j exp(terms[j][i]) for i in begin..<end (`GaussianKernels.logSumExp`):
 /// the maximum subtracted first, so every exponential is at most 1 and the sum at least 1;
 /// with `shares`, also shares[j][i] = exp(terms[j][i] − out[i]). NaN in a term gives NaN.

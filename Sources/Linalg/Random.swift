@@ -1,3 +1,4 @@
+import CLanes
 /// A seeded, portable pseudo-random generator (xoshiro256**, seeded through SplitMix64).
 /// The same seed gives the same stream on every platform and core count.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
@@ -36,5 +37,28 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     public mutating func nextInt(below bound: Int) -> Int {
         precondition(bound > 0, "nextInt(below:) needs a positive bound")
         return Int(truncatingIfNeeded: next(upperBound: UInt64(bound)))
+    }
+}
+
+extension Matrix {
+    /// A dropout mask: each entry 0 with probability `rate`, else 1/(1 − rate) (inverted
+    /// dropout, as torch's). Each chunk of 32,768 entries has its own stream of `seed`
+    /// (`SeededGenerator(seed:stream:)`, stream = chunk), so workers fill chunks in parallel
+    /// and the mask is the same for any worker count and either kernel build. Each 64-bit draw
+    /// gives two 24-bit uniforms (u < rate ⟺ u·2⁻²⁴ < rate, as `nextUnitFloat` compares).
+    public static func dropoutMask(rows: Int, columns: Int, rate: Float, seed: UInt64, compute: Compute,
+                                   kernels: KernelSet = .current) -> Matrix {
+        let keep = 1 / (1 - rate), threshold = UInt64((Double(rate) * 16_777_216).rounded(.up))
+        var mask = Matrix(uninitializedRows: rows, columns: columns)
+        let count = mask.values.count, chunk = Int(RECBENCH_MASK_CHUNK), chunks = (count + chunk - 1) / chunk
+        guard count > 0 else { return mask }
+        mask.values.withUnsafeMutableBufferPointer { m in
+            // Written as float bits (0 or keep's): each worker fills its own chunks.
+            let shared = UnsafeShared(UnsafeMutableRawPointer(m.baseAddress!).assumingMemoryBound(to: UInt32.self))
+            compute.forEachChunk(count: chunks, chunkSize: 4) { group in
+                recbench_dropout_mask(shared.value, count, seed, group.lowerBound, group.count, threshold, keep.bitPattern, kernels == .avx2 ? 1 : 0)
+            }
+        }
+        return mask
     }
 }

@@ -86,6 +86,48 @@ struct LanesTests {
         #expect(abs(Double(t.values[count - 1]) - Foundation.tanh(Double(x.values[count - 1]))) < 3e-7)
     }
 
+    /// Dropout masks in every build this CPU runs against their definition written out with
+    /// SeededGenerator: chunk c of 32,768 entries is stream c of the seed, two 24-bit
+    /// uniforms per draw. Sizes: under a chunk, odd, exactly four chunks, nine and a part.
+    @Test(arguments: KernelSet.available)
+    func dropoutMaskFollowsItsStreams(kernels: KernelSet) {
+        let rate: Float = 0.3, keep = 1 / (1 - rate), threshold = UInt64((Double(rate) * 16_777_216).rounded(.up))
+        for count in [1, 1_001, 4 * 32_768, 9 * 32_768 + 777] {
+            let mask = Matrix.dropoutMask(rows: 1, columns: count, rate: rate, seed: 42, compute: Compute(threads: 2), kernels: kernels)
+            var expected = [Float](repeating: -1, count: count)
+            for start in stride(from: 0, to: count, by: 32_768) {
+                var draws = SeededGenerator(seed: 42, stream: UInt64(start / 32_768))
+                for i in stride(from: start, to: min(count, start + 32_768), by: 2) {
+                    let bits = draws.next()
+                    expected[i] = bits >> 40 < threshold ? 0 : keep
+                    if i + 1 < min(count, start + 32_768) { expected[i + 1] = (bits >> 16) & 0xFF_FFFF < threshold ? 0 : keep }
+                }
+            }
+            #expect(mask.values == expected, "\(kernels), \(count) entries")
+            let dropped = Double(mask.values.filter { $0 == 0 }.count) / Double(count)
+            #expect(count < 100_000 || abs(dropped - 0.3) < 0.01, "\(kernels): dropped share \(dropped)")
+        }
+    }
+
+    /// The GELU kernel and its pullback in every build this CPU runs, against Double's erf
+    /// over −12…12 (both tails saturate: 0 and x), with a partial last vector.
+    @Test(arguments: KernelSet.available)
+    func geluKernelMatchesErf(kernels: KernelSet) {
+        let count = 240_005
+        var x = Matrix(rows: 1, columns: count), g = Matrix(rows: 1, columns: count)
+        for i in 0..<count { x.values[i] = -12 + Float(i) * 24 / Float(count); g.values[i] = 0.5 + Float(i % 7) * 0.25 }
+        let y = ActivationKernels.gelu(x, compute: Compute(threads: 2), kernels: kernels)
+        let dx = ActivationKernels.gelu(x, gradient: g, compute: Compute(threads: 2), kernels: kernels)
+        var worst = (value: 0.0, slope: 0.0)
+        for i in 0..<count {
+            let v = Double(x.values[i]), cdf = 0.5 * (1 + Foundation.erf(v / 2.0.squareRoot()))
+            let slope = cdf + v * Foundation.exp(-v * v / 2) / (2 * Double.pi).squareRoot()
+            worst.value = max(worst.value, abs(Double(y.values[i]) - v * cdf) / max(1, abs(v)))
+            worst.slope = max(worst.slope, abs(Double(dx.values[i]) - Double(g.values[i]) * slope))
+        }
+        #expect(worst.value < 1e-6 && worst.slope < 2e-6, "\(kernels): worst \(worst)")
+    }
+
     /// Lanes.log against libm in ulps of the result: densely over 1…16 (where a log-sum-exp's
     /// sums lie), then two mantissas at every normal exponent; +∞ and NaN kept.
     @Test func logMatchesLibm() {

@@ -15,6 +15,26 @@ public enum ActivationKernels {
         return outputs[0]
     }
 
+    /// GELU of every element (x·Φ(x)), or with `gradient`, the pullback g ⊙ (Φ(x) + x·φ(x)),
+    /// with the given kernel build, in fixed chunks on the workers.
+    public static func gelu(_ x: Matrix, gradient: Matrix? = nil, compute: Compute, kernels: KernelSet = .current) -> Matrix {
+        guard kernels == .avx2 else {
+            guard let gradient else { return x.map(compute) { Lanes.gelu($0) } }
+            return gradient.zipMap(x, compute) { g, x in g * Lanes.geluSlope(x) }
+        }
+        let count = x.values.count
+        precondition(gradient.map { $0.rows == x.rows && $0.columns == x.columns } ?? true, "gelu: gradient shape")
+        var outputs = [Matrix(uninitializedRows: x.rows, columns: x.columns)]
+        guard count > 0 else { return outputs[0] }
+        Matrix.withBuffers(reading: [x] + (gradient.map { [$0] } ?? []), writing: &outputs) { b in
+            compute.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in   // disjoint ranges
+                let g = b.read.count > 1 ? b.read[1] + range.lowerBound : nil
+                recbench_gelu_avx2(b.read[0] + range.lowerBound, g, b.write[0] + range.lowerBound, range.count)
+            }
+        }
+        return outputs[0]
+    }
+
     /// swish(x) = x · σ(x), and σ(x) (kept for the gradient).
     public static func swish(_ x: Matrix, compute: Compute) -> (value: Matrix, sigmoid: Matrix) {
         let count = x.values.count

@@ -56,29 +56,9 @@ public struct MLP: Sendable {
 }
 
 extension MLP {
-    /// A dropout mask: each entry 0 with probability `rate`, else 1/(1 − rate) (inverted
-    /// dropout, as torch's). One draw from `rng` seeds the mask; each chunk of 32,768 entries
-    /// has its own stream of that seed, so workers fill chunks in parallel and the mask is
-    /// the same for any worker count. Each 64-bit draw gives two 24-bit uniforms
-    /// (u < rate ⟺ u·2⁻²⁴ < rate, as `nextUnitFloat` compares).
+    /// A dropout mask (`Matrix.dropoutMask`) seeded by one draw from `rng`.
     public static func dropoutMask(rows: Int, columns: Int, rate: Float, rng: inout SeededGenerator, compute: Compute) -> Matrix {
-        let keep = 1 / (1 - rate), threshold = UInt64((Double(rate) * 16_777_216).rounded(.up))
-        let seed = rng.next(), chunk = 1 << 15
-        var mask = Matrix(uninitializedRows: rows, columns: columns)
-        mask.values.withUnsafeMutableBufferPointer { m in
-            let shared = UnsafeShared(m.baseAddress!)   // each worker fills its own chunk
-            compute.forEachChunk(count: m.count, chunkSize: chunk) { range in
-                var draws = SeededGenerator(seed: seed, stream: UInt64(range.lowerBound / chunk))
-                var i = range.lowerBound
-                while i < range.upperBound {
-                    let bits = draws.next()
-                    shared.value[i] = bits >> 40 < threshold ? 0 : keep
-                    if i + 1 < range.upperBound { shared.value[i + 1] = (bits >> 16) & 0xFF_FFFF < threshold ? 0 : keep }
-                    i += 2
-                }
-            }
-        }
-        return mask
+        Matrix.dropoutMask(rows: rows, columns: columns, rate: rate, seed: rng.next(), compute: compute)
     }
 }
 

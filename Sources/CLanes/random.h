@@ -1,0 +1,97 @@
+// Dropout masks from xoshiro256** streams (Linalg's SeededGenerator), bit for bit: each
+// chunk of 32,768 entries has its own stream, seeded by splitmix64 from (seed, chunk). The
+// AVX2 build runs four chunks' generators side by side, one per 64-bit lane, where a single
+// generator's dependency chain would leave the core idle; the baseline runs them one by one.
+#ifndef RECBENCH_RANDOM_H
+#define RECBENCH_RANDOM_H
+
+#include <stdint.h>
+
+#define RECBENCH_MASK_CHUNK 32768L
+
+static inline uint64_t recbench_splitmix64(uint64_t *x) {
+    *x += 0x9E3779B97F4A7C15ULL;
+    uint64_t z = *x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/// SeededGenerator(seed:stream:)'s state.
+static inline void recbench_xoshiro_seed(uint64_t seed, uint64_t stream, uint64_t s[4]) {
+    uint64_t x = seed + 0x9E3779B97F4A7C15ULL * (stream + 1);
+    for (int k = 0; k < 4; k++) s[k] = recbench_splitmix64(&x);
+}
+
+/// SeededGenerator.next().
+static inline uint64_t recbench_xoshiro_next(uint64_t s[4]) {
+    const uint64_t a = s[1] * 5, result = ((a << 7) | (a >> 57)) * 9, t = s[1] << 17;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = (s[3] << 45) | (s[3] >> 19);
+    return result;
+}
+
+/// `keep` (its bits) where u ≥ threshold, else 0.0, without a branch: a third of the draws
+/// fall below, at random, and a branch would mispredict on them.
+static inline uint32_t recbench_mask_bits(uint64_t u, uint64_t threshold, uint32_t keep) {
+    return keep & (0u - (uint32_t)(u >= threshold));
+}
+
+/// Entries lo..<hi of chunk `chunk`: two 24-bit uniforms per draw, 0 below `threshold`, else
+/// `keep` (`out` and `keep` as float bits).
+static inline void recbench_mask_chunk(uint32_t *out, long lo, long hi, uint64_t seed, long chunk, uint64_t threshold, uint32_t keep) {
+    uint64_t s[4];
+    recbench_xoshiro_seed(seed, (uint64_t)chunk, s);
+    for (long i = lo; i < hi; i += 2) {
+        const uint64_t bits = recbench_xoshiro_next(s);
+        out[i] = recbench_mask_bits(bits >> 40, threshold, keep);
+        if (i + 1 < hi) out[i + 1] = recbench_mask_bits((bits >> 16) & 0xFFFFFF, threshold, keep);
+    }
+}
+
+#if defined(__x86_64__)
+typedef uint64_t recbench_u4 __attribute__((ext_vector_type(4)));
+
+/// Four whole chunks from `first` on, one generator per lane (×5 and ×9 as shifts and adds:
+/// the same values modulo 2⁶⁴).
+__attribute__((target("avx2")))
+static inline void recbench_mask_four_avx2(uint32_t *out, uint64_t seed, long first, uint64_t threshold, uint32_t keep) {
+    recbench_u4 s0, s1, s2, s3;
+    for (int lane = 0; lane < 4; lane++) {
+        uint64_t s[4];
+        recbench_xoshiro_seed(seed, (uint64_t)(first + lane), s);
+        s0[lane] = s[0]; s1[lane] = s[1]; s2[lane] = s[2]; s3[lane] = s[3];
+    }
+    uint32_t *base = out + first * RECBENCH_MASK_CHUNK;
+    for (long i = 0; i < RECBENCH_MASK_CHUNK; i += 2) {
+        const recbench_u4 a = s1 + (s1 << 2), rotated = (a << 7) | (a >> 57), bits = rotated + (rotated << 3), t = s1 << 17;
+        s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3;
+        s2 ^= t;
+        s3 = (s3 << 45) | (s3 >> 19);
+        // Comparisons give all-ones lanes where kept: masked with keep's bits, no branch.
+        const recbench_u4 high = (recbench_u4)((bits >> 40) >= threshold) & keep, low = (recbench_u4)(((bits >> 16) & 0xFFFFFF) >= threshold) & keep;
+        for (int lane = 0; lane < 4; lane++) {
+            base[lane * RECBENCH_MASK_CHUNK + i] = (uint32_t)high[lane];
+            base[lane * RECBENCH_MASK_CHUNK + i + 1] = (uint32_t)low[lane];
+        }
+    }
+}
+#endif
+
+/// Chunks first..<first+chunks of a `count`-entry mask (the last chunk may be short), as
+/// float bits: 0 or `keep`.
+static inline void recbench_dropout_mask(uint32_t *out, long count, uint64_t seed, long first, long chunks, uint64_t threshold,
+                                         uint32_t keep, int avx2) {
+    long c = first;
+    const long end = first + chunks;
+#if defined(__x86_64__)
+    for (; avx2 && c + 4 <= end && (c + 4) * RECBENCH_MASK_CHUNK <= count; c += 4) recbench_mask_four_avx2(out, seed, c, threshold, keep);
+#endif
+    for (; c < end; c++) {
+        const long lo = c * RECBENCH_MASK_CHUNK, hi = lo + RECBENCH_MASK_CHUNK < count ? lo + RECBENCH_MASK_CHUNK : count;
+        recbench_mask_chunk(out, lo, hi, seed, c, threshold, keep);
+    }
+}
+
+#endif
