@@ -140,6 +140,10 @@ import Testing
         for (number, trial) in stored { #expect(after[number]?.1 == trial.1, "trial \(number) ran again") }
         let refused = try w.run(budgeted + ["--finish"])   // --finish with --shard
         #expect(refused.status != 0 && refused.stderr.contains("--finish"), "\(refused.stderr)")
+        // Without the search's limit its tuned run would have another key than a sweep's: refused, not stored twice.
+        let unlimited = try w.run(budgeted.filter { !["--shard", "1/2", "--budget-seconds", "1.5"].contains($0) } + ["--finish"])
+        #expect(unlimited.status != 0 && unlimited.stderr.contains("--budget-seconds"), "\(unlimited.stderr)")
+        #expect(Self.tunedRecords(w).count == 1)
         // Without --sampler random the search is TPE's, another one, with nothing stored.
         let elsewhere = try w.run(budgeted.filter { !["--shard", "1/2", "--sampler", "random"].contains($0) } + ["--finish"])
         #expect(elsewhere.status != 0 && elsewhere.stderr.contains("no trial stored"), "\(elsewhere.stderr)")

@@ -55,7 +55,8 @@ public struct Tune: ParsableCommand {
     @Option(help: ArgumentHelp("Run only shard i of N: trials k with k mod N = i − 1.", valueName: "i/N"))
     public var shard: String?
 
-    @Flag(help: "Run no new trial: only the test run of the best stored trial (after a time-budgeted sharded search).")
+    @Flag(help: ArgumentHelp("Run no new trial: only the test run of the best stored trial (after a time-budgeted sharded search); "
+                             + "give it with the search's own --trials/--budget-seconds, which name the tuned run a sweep looks for."))
     public var finish = false
 
     @OptionGroup public var logging: LoggingOptions
@@ -64,8 +65,10 @@ public struct Tune: ParsableCommand {
     public enum PrunerName: String, ExpressibleByArgument, CaseIterable, Sendable { case median, halving, none }
 
     public func validate() throws {
-        guard trials != nil || budgetSeconds != nil || finish else {
-            throw ValidationError("give --trials N, --budget-seconds S, or both (or --finish to test the best stored trial)")
+        guard trials != nil || budgetSeconds != nil else {
+            throw ValidationError(finish
+                ? "--finish needs the search's own --trials N and/or --budget-seconds S: they name its tuned run (the one a sweep looks for)"
+                : "give --trials N, --budget-seconds S, or both (with --finish: test the best stored trial)")
         }
         if finish, shard != nil { throw ValidationError("--finish runs the test once for the whole search: give it without --shard") }
         if let trials, trials < 1 { throw ValidationError("--trials must be at least 1, got \(trials)") }
