@@ -70,7 +70,7 @@ public struct BERT4Rec: EncodedSequentialModel {
         let embedded = tape.add(tape.gather(p["item_embedding"]!, rows: items, padding: padding), tape.gather(p["position_embedding"]!, rows: positions))
         var x = LayerNormParameters.apply("embedding_norm", embedded, p, eps: encoder.eps, tape: tape)
         if training { x = Dropout.apply(x, rate: encoder.hiddenDropout, tape: tape, rng: &rng) }
-        let h = tape.gather(encoder(x, lengths: lengths, causal: false, p, tape: tape, training: training, rng: &rng), rows: read)
+        let h = encoder(x, lengths: lengths, causal: false, reading: read, p, tape: tape, training: training, rng: &rng)
         let o = tape.gelu(tape.linear(h, p["output.weight"]!, p["output.bias"]!))
         return LayerNormParameters.apply("output_norm", o, p, eps: encoder.eps, tape: tape)
     }
@@ -111,16 +111,18 @@ public struct BERT4Rec: EncodedSequentialModel {
     }
 
     /// The encoder and the CE product at ⌊mask_ratio · L⌋ positions at most; validation rows ×
-    /// items × 2d. Nominal: at full length, as RecBole pads; executed: at the mean real length
-    /// (packed sequences).
+    /// items × 2d. Nominal: every layer at full length, as RecBole pads; executed: at the mean
+    /// real length (packed), the last layer past its attention on the masked rows only.
     public func cost(_ s: WorkShape) -> ModelCost? {
         let (d, n) = (Double(encoder.width), Double(s.items + 1))
-        func flops(steps: Double) -> Double {
-            let perExample = 3 * 2 * (encoder.multiplyAdds(steps: steps) + max(1, maskRatio * steps) * d * (n + d))
+        func flops(steps: Double, reading: Double?) -> Double {
+            let masked = max(1, maskRatio * steps)
+            let perExample = 3 * 2 * (encoder.multiplyAdds(steps: steps, reading: reading.map { _ in masked }) + masked * d * (n + d))
             return Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
         }
         let full = Double(sequences?.maxLength ?? 50)
-        return ModelCost(nominal: flops(steps: full), executed: flops(steps: sequences?.meanTrainInputLength ?? full), scoringInner: encoder.width + 1)
+        return ModelCost(nominal: flops(steps: full, reading: nil), executed: flops(steps: sequences?.meanTrainInputLength ?? full, reading: 1),
+                         scoringInner: encoder.width + 1)
     }
 }
 

@@ -63,8 +63,8 @@ public struct GCSAN: TiedNextItemModel {
         let graph = SessionGraph(batch)
         let nodes = gnn(tape.gather(p["item_embedding"]!, rows: graph.nodeItems, padding: batch.padding, readsPaddingRow: true), graph: graph, p, tape: tape)
         let steps = tape.gather(nodes, rows: graph.positionNodes)
-        let attended = encoder(steps, lengths: graph.lengths, causal: true, p, tape: tape, training: training, rng: &rng)
-        let last = tape.gather(attended, rows: SequenceBatch.lastRows(graph.lengths))
+        let last = encoder(steps, lengths: graph.lengths, causal: true, reading: SequenceBatch.lastRows(graph.lengths), p, tape: tape,
+                           training: training, rng: &rng)
         return tape.add(tape.affine(last, scale: weight), tape.affine(tape.gather(nodes, rows: graph.lastNodes), scale: 1 - weight))
     }
 
@@ -78,12 +78,15 @@ public struct GCSAN: TiedNextItemModel {
     }
 
     /// Per example and real step: the graph layer and the transformer at the mean length,
-    /// ×3 with the pullback; the CE product; validation rows × items × 2d.
+    /// ×3 with the pullback; the CE product; validation rows × items × 2d. Executed: the
+    /// transformer's last layer past its attention on the one row read; nominal: on every row.
     public func cost(_ s: WorkShape) -> ModelCost? {
         let (d, n) = (Double(encoder.width), Double(s.items + 1))
         let steps = sequences?.meanTrainInputLength ?? 50
-        let perExample = 3 * 2 * (steps * gnn.multiplyAdds + encoder.multiplyAdds(steps: steps) + d * n)
-        let flops = Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
-        return ModelCost(nominal: flops, executed: flops, scoringInner: encoder.width)
+        func flops(reading: Double?) -> Double {
+            let perExample = 3 * 2 * (steps * gnn.multiplyAdds + encoder.multiplyAdds(steps: steps, reading: reading) + d * n)
+            return Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
+        }
+        return ModelCost(nominal: flops(reading: nil), executed: flops(reading: 1), scoringInner: encoder.width)
     }
 }

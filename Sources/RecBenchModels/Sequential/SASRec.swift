@@ -53,19 +53,19 @@ public struct SASRec: TiedNextItemModel {
         var x = LayerNormParameters.apply("embedding_norm", tape.add(items, tape.gather(p["position_embedding"]!, rows: packed.positions)), p,
                                           eps: encoder.eps, tape: tape)
         if training { x = Dropout.apply(x, rate: encoder.hiddenDropout, tape: tape, rng: &rng) }
-        let h = encoder(x, lengths: packed.lengths, causal: true, p, tape: tape, training: training, rng: &rng)
-        return tape.gather(h, rows: SequenceBatch.lastRows(packed.lengths))
+        return encoder(x, lengths: packed.lengths, causal: true, reading: SequenceBatch.lastRows(packed.lengths), p, tape: tape, training: training,
+                       rng: &rng)
     }
 
     /// The encoder's multiply-adds and the CE product, ×2 FLOPs, ×3 with the pullback;
-    /// validation rows × items × 2d. Nominal: at full length, as RecBole pads; executed: at the
-    /// mean real length (packed sequences; the attention's t² term taken at the mean too).
+    /// validation rows × items × 2d. Nominal: every layer at full length, as RecBole pads;
+    /// executed: at the mean real length (packed; the attention's t² term taken at the mean
+    /// too), the last layer past its attention on the one row read.
     public func cost(_ s: WorkShape) -> ModelCost? {
         let (d, n) = (Double(encoder.width), Double(s.items + 1))
-        func flops(steps: Double) -> Double {
-            Double(s.trainInteractions) * 3 * 2 * (encoder.multiplyAdds(steps: steps) + d * n) + 2 * Double(s.users) * Double(s.items) * d
-        }
-        let full = Double(sequences?.maxLength ?? 50)
-        return ModelCost(nominal: flops(steps: full), executed: flops(steps: sequences?.meanTrainInputLength ?? full), scoringInner: encoder.width)
+        func flops(_ multiplyAdds: Double) -> Double { Double(s.trainInteractions) * 3 * 2 * (multiplyAdds + d * n) + 2 * Double(s.users) * Double(s.items) * d }
+        let full = Double(sequences?.maxLength ?? 50), mean = sequences?.meanTrainInputLength ?? full
+        return ModelCost(nominal: flops(encoder.multiplyAdds(steps: full)), executed: flops(encoder.multiplyAdds(steps: mean, reading: 1)),
+                         scoringInner: encoder.width)
     }
 }

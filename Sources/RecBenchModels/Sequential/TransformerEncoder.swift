@@ -59,9 +59,13 @@ struct TransformerEncoder: Sendable {
         }
     }
 
-    /// The encoded rows of `x` (packed: sequence s is `lengths[s]` consecutive rows).
-    func callAsFunction(_ x: Variable, lengths: [Int], causal: Bool, _ p: [String: Variable], tape: Tape, training: Bool,
-                        rng: inout SeededGenerator) -> Variable {
+    /// The encoded rows of `x` (packed: sequence s is `lengths[s]` consecutive rows), or only
+    /// the rows listed in `reading`, in that order. The last layer's attention reads every row,
+    /// but its output projection, feed-forward block and norms act on each row alone: they run
+    /// on the read rows only (SASRec reads one row of ~37, BERT4Rec its masked ones), the same
+    /// values those rows get when every row goes through.
+    func callAsFunction(_ x: Variable, lengths: [Int], causal: Bool, reading: [Int32]? = nil, _ p: [String: Variable], tape: Tape,
+                        training: Bool, rng: inout SeededGenerator) -> Variable {
         let weights = lengths.reduce(0) { $0 + heads * $1 * $1 }
         var h = x
         for l in 0..<layers {
@@ -70,8 +74,9 @@ struct TransformerEncoder: Sendable {
             }
             let keep = training && attentionDropout > 0
                 ? MLP.dropoutMask(rows: weights, columns: 1, rate: attentionDropout, rng: &rng, compute: tape.compute) : nil
-            let context = tape.selfAttention(linear(h, "query"), linear(h, "key"), linear(h, "value"), heads: heads,
+            var context = tape.selfAttention(linear(h, "query"), linear(h, "key"), linear(h, "value"), heads: heads,
                                              lengths: lengths, causal: causal, keep: keep)
+            if l == layers - 1, let reading { (context, h) = (tape.gather(context, rows: reading), tape.gather(h, rows: reading)) }
             var attended = linear(context, "output")
             if training { attended = Dropout.apply(attended, rate: hiddenDropout, tape: tape, rng: &rng) }
             h = LayerNormParameters.apply("encoder.\(l).norm1", tape.add(attended, h), p, eps: eps, tape: tape)
@@ -92,10 +97,12 @@ struct TransformerEncoder: Sendable {
         }
     }
 
-    /// Multiply-adds per sequence of `steps` positions, forward.
-    func multiplyAdds(steps: Double) -> Double {
+    /// Multiply-adds per sequence of `steps` positions, forward; with `reading`, the last
+    /// layer past its attention on that many rows only (as `callAsFunction(…reading:)` runs it).
+    func multiplyAdds(steps: Double, reading: Double? = nil) -> Double {
         let (t, d, f) = (steps, Double(width), Double(inner))
-        return Double(layers) * t * (4 * d * d + 2 * d * f + 2 * t * d)
+        let perRow = 4 * d * d + 2 * d * f + 2 * t * d, afterAttention = d * d + 2 * d * f
+        return Double(layers) * t * perRow - (reading.map { (t - $0) * afterAttention } ?? 0)
     }
 }
 
