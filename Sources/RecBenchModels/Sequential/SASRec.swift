@@ -63,7 +63,9 @@ public struct SASRec: TiedNextItemModel {
     /// too), the last layer past its attention on the one row read.
     public func cost(_ s: WorkShape) -> ModelCost? {
         let (d, n) = (Double(encoder.width), Double(s.items + 1))
-        func flops(_ multiplyAdds: Double) -> Double { Double(s.trainInteractions) * 3 * 2 * (multiplyAdds + d * n) + 2 * Double(s.users) * Double(s.items) * d }
+        func flops(_ multiplyAdds: Double) -> Double {
+            Double(s.trainInteractions) * 3 * 2 * (multiplyAdds + d * n) + 2 * Double(s.users) * Double(s.items) * d
+        }
         let full = Double(sequences?.maxLength ?? 50), mean = sequences?.meanTrainInputLength ?? full
         return ModelCost(nominal: flops(encoder.multiplyAdds(steps: full)), executed: flops(encoder.multiplyAdds(steps: mean, reading: 1)),
                          scoringInner: encoder.width)
