@@ -148,6 +148,17 @@ extension Tape {
             if v.requiresGrad { v.accumulate(grads.v) }
         }
     }
+
+    /// `selfAttention` with Q, K and V side by side in one rows × 3D variable (the product of
+    /// one input GEMM), its gradient written back side by side.
+    public func selfAttention(qkv: Variable, heads: Int, lengths: [Int], causal: Bool, keep: Matrix?) -> Variable {
+        let shape = AttentionKernels.Shape(lengths: lengths, heads: heads, width: qkv.value.columns / 3)
+        let (value, weights) = AttentionKernels.forward(qkv: qkv.value, shape: shape, causal: causal, keep: keep, compute: compute)
+        let out = Variable(value, requiresGrad: qkv.requiresGrad)
+        return record(out) { [compute] in
+            qkv.accumulate(AttentionKernels.backward(out.grad!, qkv: qkv.value, weights: weights, keep: keep, shape: shape, compute: compute))
+        }
+    }
 }
 
 extension Tape {

@@ -226,6 +226,13 @@ import Autodiff
                 ops.check([ops.m(5, 4, 55), ops.m(5, 4, 56), ops.m(5, 4, 57)]) { t, v in
                     t.selfAttention(v[0], v[1], v[2], heads: 2, lengths: [3, 2], causal: causal, keep: factors)
                 }
+                ops.check([ops.m(5, 12, 58)]) { t, v in t.selfAttention(qkv: v[0], heads: 2, lengths: [3, 2], causal: causal, keep: factors) }
+                // Side by side, the same values as three separate inputs.
+                let qkv = ops.m(5, 12, 59), tape = Tape(compute: .serial)
+                let parts = (0..<3).map { c in Variable(Matrix(rows: 5, columns: 4, values: (0..<20).map { qkv[$0 / 4, 4 * c + $0 % 4] })) }
+                let fused = tape.selfAttention(qkv: Variable(qkv), heads: 2, lengths: [3, 2], causal: causal, keep: factors)
+                let separate = tape.selfAttention(parts[0], parts[1], parts[2], heads: 2, lengths: [3, 2], causal: causal, keep: factors)
+                #expect(fused.value.values == separate.value.values)
             }
         }
     }
@@ -238,6 +245,21 @@ import Autodiff
         let s = (0..<2).map { j in Double(q[1, 0] * k[j, 0] + q[1, 1] * k[j, 1]) / 2.0.squareRoot() }
         let w = s.map { Foundation.exp($0) }, total = w.reduce(0, +)
         #expect(abs(Double(out[1, 0]) - (w[0] * Double(v[0, 0]) + w[1] * Double(v[1, 0])) / total) < 1e-5)
+        // A sequence of 19 steps (two eight-lane groups and a tail), causal and not, every row in Double.
+        let (t, width) = (19, 3)
+        let (q2, k2, v2) = (ops.m(t, width, 67, scale: 2), ops.m(t, width, 68, scale: 2), ops.m(t, width, 69))
+        for causal in [true, false] {
+            let o = Tape(compute: .serial).selfAttention(Variable(q2), Variable(k2), Variable(v2), heads: 1, lengths: [t], causal: causal, keep: nil).value
+            for i in 0..<t {
+                let seen = causal ? i + 1 : t
+                let scores = (0..<seen).map { j in (0..<width).reduce(0.0) { $0 + Double(q2[i, $1] * k2[j, $1]) } / Double(width).squareRoot() }
+                let top = scores.max()!, e = scores.map { Foundation.exp($0 - top) }, sum = e.reduce(0, +)
+                for c in 0..<width {
+                    let expected = (0..<seen).reduce(0.0) { $0 + e[$1] * Double(v2[$1, c]) } / sum
+                    #expect(abs(Double(o[i, c]) - expected) < 1e-5, "causal \(causal), row \(i), column \(c)")
+                }
+            }
+        }
     }
 
     @Test func gelu() {

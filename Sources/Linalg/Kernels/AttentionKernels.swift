@@ -38,22 +38,34 @@ public enum AttentionKernels {
     public static func forward(q: Matrix, k: Matrix, v: Matrix, shape s: Shape, causal: Bool, keep: Matrix?,
                                compute: Compute) -> (output: Matrix, weights: Matrix) {
         precondition(q.rows == s.rows, "attention: \(q.rows) rows for sequences of \(s.rows)")
+        return forward([q, k, v], columns: [0, 0, 0], shape: s, causal: causal, keep: keep, compute: compute)
+    }
+
+    /// As above with Q, K and V side by side in one rows × 3D matrix (one input GEMM for all three).
+    public static func forward(qkv: Matrix, shape s: Shape, causal: Bool, keep: Matrix?, compute: Compute) -> (output: Matrix, weights: Matrix) {
+        precondition(qkv.rows == s.rows && qkv.columns == 3 * s.width, "attention: a \(qkv.rows) × \(qkv.columns) QKV for \(s.rows) × 3·\(s.width)")
+        return forward([qkv, qkv, qkv], columns: [0, s.width, 2 * s.width], shape: s, causal: causal, keep: keep, compute: compute)
+    }
+
+    /// Q, K and V at column offsets `columns` of `sources` (each of one row stride).
+    static func forward(_ sources: [Matrix], columns: [Int], shape s: Shape, causal: Bool, keep: Matrix?,
+                        compute: Compute) -> (output: Matrix, weights: Matrix) {
         var outputs = [Matrix(uninitializedRows: s.rows, columns: s.width), Matrix(uninitializedRows: max(1, s.weightCount), columns: 1)]
-        let dh = s.headWidth, d = s.width, scale = 1 / Float(dh).squareRoot()
+        let dh = s.headWidth, d = s.width, ld = sources[0].columns, scale = 1 / Float(dh).squareRoot()
         let longest = s.lengths.max() ?? 0
-        Matrix.withBuffers(reading: [q, k, v, keep ?? Matrix(rows: 1, columns: 1)], writing: &outputs) { buffers in
+        Matrix.withBuffers(reading: sources + [keep ?? Matrix(rows: 1, columns: 1)], writing: &outputs) { buffers in
             OpenBLASThreads.shared.run(threads: 1) {
                 compute.forEachChunk(count: s.lengths.count, chunkSize: 4) { range in
-                    let (q, k, v, drop, out, weights) = (buffers.read[0], buffers.read[1], buffers.read[2], buffers.read[3],
-                                                         buffers.write[0], buffers.write[1])
+                    let (q, k, v) = (buffers.read[0] + columns[0], buffers.read[1] + columns[1], buffers.read[2] + columns[2])
+                    let (drop, out, weights) = (buffers.read[3], buffers.write[0], buffers.write[1])
                     let dropped = UnsafeMutablePointer<Float>.allocate(capacity: max(1, longest * longest))
                     defer { dropped.deallocate() }
                     for b in range where s.lengths[b] > 0 {
                         let t = s.lengths[b]
                         for h in 0..<s.heads {
-                            let offset = s.offsets[b] * d + h * dh, at = s.weightOffsets[b] + h * t * t, p = weights + at
+                            let input = s.offsets[b] * ld + h * dh, at = s.weightOffsets[b] + h * t * t, p = weights + at
                             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(t), Int32(t), Int32(dh), scale,
-                                        q + offset, Int32(d), k + offset, Int32(d), 0, p, Int32(t))
+                                        q + input, Int32(ld), k + input, Int32(ld), 0, p, Int32(t))
                             softmaxRows(p, steps: t, causal: causal)
                             var attention = UnsafePointer(p)
                             if keep != nil {
@@ -61,7 +73,7 @@ public enum AttentionKernels {
                                 attention = UnsafePointer(dropped)
                             }
                             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(t), 1,
-                                        attention, Int32(t), v + offset, Int32(d), 0, out + offset, Int32(d))
+                                        attention, Int32(t), v + input, Int32(ld), 0, out + s.offsets[b] * d + h * dh, Int32(d))
                         }
                     }
                 }
@@ -71,19 +83,24 @@ public enum AttentionKernels {
     }
 
     /// Adds the causal mask to each row of a T × T block of scores and turns the rows into
-    /// softmax weights.
+    /// softmax weights, eight lanes at a time (the exponentials of x − max ≤ 0 by
+    /// `Lanes.expNonPositive`; a masked score, 10 000 below, comes out 0 as in float exp).
     static func softmaxRows(_ p: UnsafeMutablePointer<Float>, steps t: Int, causal: Bool) {
         for i in 0..<t {
             let row = p + i * t
-            var top = -Float.infinity
-            for j in 0..<t {
-                if causal && j > i { row[j] += masked }
-                top = max(top, row[j])
+            if causal { for j in (i + 1)..<max(i + 1, t) { row[j] += masked } }
+            var top = Lanes(repeating: -.infinity)
+            for j in stride(from: 0, to: t, by: 8) { top = Lanes.maximum(top, Lanes.load(row, j, count: t, padding: -.infinity)) }
+            let shift = Lanes(repeating: top.max())   // SIMD.max(): the largest lane
+            var total = Lanes()
+            for j in stride(from: 0, to: t, by: 8) {
+                var e = Lanes.expNonPositive(Lanes.load(row, j, count: t) - shift)
+                if j + 8 > t { for l in (t - j)..<8 { e[l] = 0 } }   // padding lanes add nothing
+                total += e
+                e.store(row, j, count: t)
             }
-            var total: Float = 0
-            for j in 0..<t { row[j] = Foundation.exp(row[j] - top); total += row[j] }
-            let inverse = 1 / total
-            for j in 0..<t { row[j] *= inverse }
+            let inverse = Lanes(repeating: 1 / total.total)
+            for j in stride(from: 0, to: t, by: 8) { (Lanes.load(row, j, count: t) * inverse).store(row, j, count: t) }
         }
     }
 
@@ -91,41 +108,58 @@ public enum AttentionKernels {
     /// and dropout factors.
     public static func backward(_ g: Matrix, q: Matrix, k: Matrix, v: Matrix, weights: Matrix, keep: Matrix?, shape s: Shape,
                                 compute: Compute) -> (q: Matrix, k: Matrix, v: Matrix) {
-        var grads = [Matrix(uninitializedRows: s.rows, columns: s.width), Matrix(uninitializedRows: s.rows, columns: s.width),
-                     Matrix(uninitializedRows: s.rows, columns: s.width)]
-        let dh = s.headWidth, d = s.width, scale = 1 / Float(dh).squareRoot()
-        let longest = s.lengths.max() ?? 0
-        Matrix.withBuffers(reading: [g, q, k, v, weights, keep ?? Matrix(rows: 1, columns: 1)], writing: &grads) { buffers in
+        var grads = (0..<3).map { _ in Matrix(uninitializedRows: s.rows, columns: s.width) }
+        backward(g, [q, k, v], columns: [0, 0, 0], weights: weights, keep: keep, shape: s, into: &grads, compute: compute)
+        return (grads[0], grads[1], grads[2])
+    }
+
+    /// The gradient of a side-by-side QKV (rows × 3D, as `forward(qkv:…)` read it).
+    public static func backward(_ g: Matrix, qkv: Matrix, weights: Matrix, keep: Matrix?, shape s: Shape, compute: Compute) -> Matrix {
+        var grads = [Matrix(uninitializedRows: s.rows, columns: 3 * s.width)]
+        let columns = [0, s.width, 2 * s.width]
+        backward(g, [qkv, qkv, qkv], columns: columns, weights: weights, keep: keep, shape: s, into: &grads, compute: compute)
+        return grads[0]
+    }
+
+    /// Writes dQ, dK and dV at column offsets `columns` of `grads` (three matrices, or one
+    /// holding all three side by side, as the sources are laid out).
+    static func backward(_ g: Matrix, _ sources: [Matrix], columns: [Int], weights: Matrix, keep: Matrix?, shape s: Shape,
+                         into grads: inout [Matrix], compute: Compute) {
+        let dh = s.headWidth, d = s.width, ld = sources[0].columns, scale = 1 / Float(dh).squareRoot()
+        let longest = s.lengths.max() ?? 0, fused = grads.count == 1
+        Matrix.withBuffers(reading: [g] + sources + [weights, keep ?? Matrix(rows: 1, columns: 1)], writing: &grads) { buffers in
             OpenBLASThreads.shared.run(threads: 1) {
                 compute.forEachChunk(count: s.lengths.count, chunkSize: 4) { range in
                     let r = buffers.read, w = buffers.write
+                    let into = (0..<3).map { fused ? w[0] + columns[$0] : w[$0] }
                     let scratch = UnsafeMutablePointer<Float>.allocate(capacity: max(1, 2 * longest * longest))
                     defer { scratch.deallocate() }
                     for b in range where s.lengths[b] > 0 {
                         let t = s.lengths[b]
                         for h in 0..<s.heads {
-                            let offset = s.offsets[b] * d + h * dh, at = s.weightOffsets[b] + h * t * t
-                            backwardHead(t: t, dh: dh, d: d, scale: scale, g: r[0] + offset, q: r[1] + offset, k: r[2] + offset,
-                                         v: r[3] + offset, p: r[4] + at, factors: keep == nil ? nil : r[5] + at,
-                                         dq: w[0] + offset, dk: w[1] + offset, dv: w[2] + offset, scratch: scratch)
+                            let input = s.offsets[b] * ld + h * dh, at = s.weightOffsets[b] + h * t * t
+                            backwardHead(t: t, dh: dh, strides: (d, ld), scale: scale, g: r[0] + s.offsets[b] * d + h * dh,
+                                         q: r[1] + columns[0] + input, k: r[2] + columns[1] + input, v: r[3] + columns[2] + input,
+                                         p: r[4] + at, factors: keep == nil ? nil : r[5] + at,
+                                         dq: into[0] + input, dk: into[1] + input, dv: into[2] + input, scratch: scratch)
                         }
                     }
                 }
             }
         }
-        return (grads[0], grads[1], grads[2])
     }
 
     /// One head of one sequence: dA = g Vᵀ and dV = Aᵀ g (A: the weights after dropout);
     /// through dropout and softmax dS = P ⊙ (dP − Σ_j dP ⊙ P); dQ = dS K / √d_h, dK = dSᵀ Q / √d_h.
-    static func backwardHead(t: Int, dh: Int, d: Int, scale: Float, g: UnsafePointer<Float>, q: UnsafePointer<Float>,
+    /// `strides`: the row strides of g (D) and of q, k, v and their gradients (D, or 3D side by side).
+    static func backwardHead(t: Int, dh: Int, strides: (g: Int, input: Int), scale: Float, g: UnsafePointer<Float>, q: UnsafePointer<Float>,
                              k: UnsafePointer<Float>, v: UnsafePointer<Float>, p: UnsafePointer<Float>, factors: UnsafePointer<Float>?,
                              dq: UnsafeMutablePointer<Float>, dk: UnsafeMutablePointer<Float>, dv: UnsafeMutablePointer<Float>,
                              scratch: UnsafeMutablePointer<Float>) {
-        let attention = scratch, dWeights = scratch + t * t
+        let attention = scratch, dWeights = scratch + t * t, (gd, ld) = (Int32(strides.g), Int32(strides.input))
         for i in 0..<(t * t) { attention[i] = p[i] * (factors?[i] ?? 1) }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(t), Int32(t), Int32(dh), 1, g, Int32(d), v, Int32(d), 0, dWeights, Int32(t))
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(t), 1, attention, Int32(t), g, Int32(d), 0, dv, Int32(d))
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(t), Int32(t), Int32(dh), 1, g, gd, v, ld, 0, dWeights, Int32(t))
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(t), 1, attention, Int32(t), g, gd, 0, dv, ld)
         for i in 0..<t {
             var dot: Float = 0
             for j in 0..<t {
@@ -135,7 +169,7 @@ public enum AttentionKernels {
             }
             for j in 0..<t { dWeights[i * t + j] = p[i * t + j] * (dWeights[i * t + j] - dot) }
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(t), scale, dWeights, Int32(t), k, Int32(d), 0, dq, Int32(d))
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(t), scale, dWeights, Int32(t), q, Int32(d), 0, dk, Int32(d))
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(t), scale, dWeights, Int32(t), k, ld, 0, dq, ld)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(t), scale, dWeights, Int32(t), q, ld, 0, dk, ld)
     }
 }

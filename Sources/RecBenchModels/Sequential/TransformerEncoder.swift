@@ -74,8 +74,10 @@ struct TransformerEncoder: Sendable {
             }
             let keep = training && attentionDropout > 0
                 ? MLP.dropoutMask(rows: weights, columns: 1, rate: attentionDropout, rng: &rng, compute: tape.compute) : nil
-            var context = tape.selfAttention(linear(h, "query"), linear(h, "key"), linear(h, "value"), heads: heads,
-                                             lengths: lengths, causal: causal, keep: keep)
+            // Q, K and V from one 3D-wide product: one GEMM where three 64-wide ones ran slower.
+            let names = ["query", "key", "value"].map { "encoder.\(l).\($0)" }
+            let qkv = tape.linear(h, tape.concatColumns(names.map { p["\($0).weight"]! }), tape.concatColumns(names.map { p["\($0).bias"]! }))
+            var context = tape.selfAttention(qkv: qkv, heads: heads, lengths: lengths, causal: causal, keep: keep)
             if l == layers - 1, let reading { (context, h) = (tape.gather(context, rows: reading), tape.gather(h, rows: reading)) }
             var attended = linear(context, "output")
             if training { attended = Dropout.apply(attended, rate: hiddenDropout, tape: tape, rng: &rng) }
