@@ -97,6 +97,8 @@ extension Tape {
         }
         let out = Variable(wide[0], requiresGrad: parts.contains { $0.requiresGrad })
         return record(out) {
+            // Parts with no entries get their (empty) gradient all the same, as every part always did.
+            for p in parts where p.requiresGrad && (rows == 0 || p.value.columns == 0) { p.accumulate(Matrix(rows: rows, columns: p.value.columns)) }
             guard !filled.isEmpty else { return }
             var slices = widths.map { Matrix(uninitializedRows: rows, columns: $0) }
             Matrix.withBuffers(reading: [out.grad!], writing: &slices) { b in

@@ -184,10 +184,11 @@ import Autodiff
         let b = SparseMatrix(rows: 2, columns: 7, rowIndices: [0, 1, 1, 1], columnIndices: [0, 1, 4, 5], values: [1, -1, 0.25, 3])
         check([m(7, 11, 16)]) { t, v in t.pooledLookups(v[0], sideBySide: [(a, [2, 0, 2, 1]), (b, [1, 1, 0, 0])]) }
         // Bit for bit what separate lookups and a concatenation give, value and table gradient,
-        // over 200 rows (several 64-row tiles) on two workers and on one.
-        let rowsA = (0..<200).map { Int32($0 % 3) }, rowsB = (0..<200).map { Int32($0 * 7 % 2) }
-        let table = m(7, 10, 17), weights = m(200, 20, 18)
-        for compute in [Compute.serial, Compute(threads: 2)] {
+        // over 700 rows (three chunks of 256: both workers run) on two workers and on one, with
+        // tables 10 wide (a partial lane) and 64 wide (the AVX2 build's full block).
+        let rowsA = (0..<700).map { Int32($0 % 3) }, rowsB = (0..<700).map { Int32($0 * 7 % 2) }
+        for (compute, width) in [(Compute.serial, 10), (Compute(threads: 2), 10), (Compute(threads: 2), 64)] {
+            let table = m(7, width, 17), weights = m(700, 2 * width, 18)
             func run(_ fused: Bool) -> (Matrix, Matrix) {
                 let tape = Tape(compute: compute), t = tape.parameter(table)
                 let out = fused ? tape.pooledLookups(t, sideBySide: [(a, rowsA), (b, rowsB)])

@@ -110,19 +110,21 @@ public struct BERT4Rec: EncodedSequentialModel {
         return tape.softmaxCrossEntropy(encoded, table, targets: masked.targets)
     }
 
-    /// The encoder and the CE product at ⌊mask_ratio · L⌋ positions at most; validation rows ×
-    /// items × 2d. Nominal: every layer at full length, as RecBole pads; executed: at the mean
-    /// real length (packed), the last layer past its attention on the masked rows only.
+    /// The encoder and the CE product at the rows a batch reads; validation rows × items × 2d.
+    /// Nominal: every layer at full length, as RecBole pads, and ⌊mask_ratio · L⌋ rows read;
+    /// executed: at the mean real length (packed), the last layer past its attention on the
+    /// rows read: one per sequence in a share ft_ratio of batches, else the masked positions
+    /// after the first, at most ⌊mask_ratio · L⌋ (the t² term at the mean length).
     public func cost(_ s: WorkShape) -> ModelCost? {
         let (d, n) = (Double(encoder.width), Double(s.items + 1))
-        func flops(steps: Double, reading: Double?) -> Double {
-            let masked = max(1, maskRatio * steps)
-            let perExample = 3 * 2 * (encoder.multiplyAdds(steps: steps, reading: reading.map { _ in masked }) + masked * d * (n + d))
+        let full = Double(sequences?.maxLength ?? 50), mean = sequences?.meanTrainInputLength ?? full, kept = (maskRatio * full).rounded(.down)
+        func flops(steps: Double, read: Double, lastLayerOnRead: Bool) -> Double {
+            let perExample = 3 * 2 * (encoder.multiplyAdds(steps: steps, reading: lastLayerOnRead ? read : nil) + read * d * (n + d))
             return Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
         }
-        let full = Double(sequences?.maxLength ?? 50)
-        return ModelCost(nominal: flops(steps: full, reading: nil), executed: flops(steps: sequences?.meanTrainInputLength ?? full, reading: 1),
-                         scoringInner: encoder.width + 1)
+        let read = fineTuneRatio + (1 - fineTuneRatio) * min(kept, maskRatio * max(0, mean - 1))
+        return ModelCost(nominal: flops(steps: full, read: max(1, kept), lastLayerOnRead: false),
+                         executed: flops(steps: mean, read: read, lastLayerOnRead: true), scoringInner: encoder.width + 1)
     }
 }
 

@@ -62,8 +62,10 @@ struct TransformerEncoder: Sendable {
     /// The encoded rows of `x` (packed: sequence s is `lengths[s]` consecutive rows), or only
     /// the rows listed in `reading`, in that order. The last layer's attention reads every row,
     /// but its output projection, feed-forward block and norms act on each row alone: they run
-    /// on the read rows only (SASRec reads one row of ~37, BERT4Rec its masked ones), the same
-    /// values those rows get when every row goes through.
+    /// on the read rows only (SASRec reads one row of ~37, BERT4Rec its masked ones). In
+    /// evaluation those rows get what a pass over every row gives them (up to the GEMMs'
+    /// rounding for fewer rows); in training the last layer's dropout masks cover the read
+    /// rows only, so a run's draws differ from a full pass's (the same distribution).
     func callAsFunction(_ x: Variable, lengths: [Int], causal: Bool, reading: [Int32]? = nil, _ p: [String: Variable], tape: Tape,
                         training: Bool, rng: inout SeededGenerator) -> Variable {
         let weights = lengths.reduce(0) { $0 + heads * $1 * $1 }
