@@ -14,14 +14,14 @@ import RecBenchContract
 ///
 /// Weights ~ N(0, initializer_range), biases 0, LayerNorm γ 1 and β 0, as RecBole's
 /// `_init_weights`.
-struct TransformerEncoder: Sendable {
+public struct TransformerEncoder: Sendable {
     let layers: Int, heads: Int, width: Int, inner: Int
     let hiddenDropout: Float, attentionDropout: Float
     let eps: Float
     let activation: String
 
     /// The keys both transformer models declare, with their RecBole defaults.
-    static func keys(dropout: Double) -> [ConfigKey] {
+    public static func keys(dropout: Double) -> [ConfigKey] {
         [
             SharedKeys.layerCount(2),
             ConfigKey("n_heads", "int", .int(2), "Attention heads of a transformer layer (hidden_size must divide by it)."),
@@ -35,7 +35,7 @@ struct TransformerEncoder: Sendable {
         ]
     }
 
-    init(_ p: ModelParameters) throws {
+    public init(_ p: ModelParameters) throws {
         layers = try p.int("n_layers", in: 1...16)
         heads = try p.int("n_heads", in: 1...64)
         width = try p.int("hidden_size", in: 1...4096)
@@ -48,7 +48,7 @@ struct TransformerEncoder: Sendable {
     }
 
     /// Adds every layer's parameters, named `encoder.<l>.…`.
-    func initialize(_ p: inout Parameters, std: Float, rng: inout SeededGenerator) {
+    public func initialize(_ p: inout Parameters, std: Float, rng: inout SeededGenerator) {
         let d = width
         for l in 0..<layers {
             for (name, rows, columns) in [("query", d, d), ("key", d, d), ("value", d, d), ("output", d, d), ("ffn1", d, inner), ("ffn2", inner, d)] {
@@ -66,7 +66,7 @@ struct TransformerEncoder: Sendable {
     /// evaluation those rows get what a pass over every row gives them (up to the GEMMs'
     /// rounding for fewer rows); in training the last layer's dropout masks cover the read
     /// rows only, so a run's draws differ from a full pass's (the same distribution).
-    func callAsFunction(_ x: Variable, lengths: [Int], causal: Bool, reading: [Int32]? = nil, _ p: [String: Variable], tape: Tape,
+    public func callAsFunction(_ x: Variable, lengths: [Int], causal: Bool, reading: [Int32]? = nil, _ p: [String: Variable], tape: Tape,
                         training: Bool, rng: inout SeededGenerator) -> Variable {
         let weights = lengths.reduce(0) { $0 + heads * $1 * $1 }
         var h = x
