@@ -190,3 +190,24 @@ extension Tape {
         }
     }
 }
+
+extension Tape {
+    /// Dot-product attention pooling with one query row per sequence (SHAN's):
+    /// out_b = Σ_t α_tb K_tb with α_tb = softmax_t(S_tb · Q_b) over the unmasked steps, keys K
+    /// and scored rows S time-major over `steps`, an optional 0/1 mask per step row (every step
+    /// masked: the uniform distribution, as `softmaxSteps`). No step-sized temporaries.
+    public func dotAttentionPool(keys: Variable, scored: Variable, query: Variable, mask: [Float]?, steps: Int) -> Variable {
+        precondition(steps > 0 && keys.value.rows == steps * query.value.rows && scored.value.rows == keys.value.rows
+                     && scored.value.columns == query.value.columns && mask.map { $0.count == keys.value.rows } ?? true,
+                     "dotAttentionPool: shapes do not match")
+        let (value, weights) = DotAttentionPoolKernels.forward(keys: keys.value, scored: scored.value, query: query.value, mask: mask,
+                                                               steps: steps, compute: compute)
+        let inputs = [keys, scored, query]
+        let out = Variable(value, requiresGrad: inputs.contains { $0.requiresGrad })
+        return record(out) { [compute] in
+            let g = DotAttentionPoolKernels.backward(out.grad!, keys: keys.value, scored: scored.value, query: query.value, weights: weights,
+                                                     mask: mask, steps: steps, compute: compute)
+            for (input, grad) in zip(inputs, [g.keys, g.scored, g.query]) where input.requiresGrad { input.accumulate(grad) }
+        }
+    }
+}

@@ -279,6 +279,27 @@ import Autodiff
         ops.check([ops.m(3, 4, 66)]) { t, v in t.sigmoid(v[0]) }
     }
 
+    @Test func dotAttentionPool() {
+        // Two sequences, three steps; keys 3 wide, scored rows and queries 11 wide (a full and a
+        // partial lane group); no mask, a partial mask, and one sequence with every step masked.
+        for mask in [nil, [Float]([1, 1, 1, 0, 1, 0]), [1, 0, 1, 0, 0, 0]] {
+            ops.check([ops.m(6, 3, 75), ops.m(6, 11, 76), ops.m(2, 11, 77)]) { t, v in
+                t.dotAttentionPool(keys: v[0], scored: v[1], query: v[2], mask: mask, steps: 3)
+            }
+            // Against the five ops it replaces, values and gradients.
+            func run(_ fused: Bool) -> [Matrix] {
+                let tape = Tape(compute: .serial)
+                let (k, h, q) = (tape.parameter(ops.m(6, 3, 78)), tape.parameter(ops.m(6, 11, 79)), tape.parameter(ops.m(2, 11, 80)))
+                let out = fused ? tape.dotAttentionPool(keys: k, scored: h, query: q, mask: mask, steps: 3)
+                    : tape.sumSteps(tape.scaleRows(k, by: tape.softmaxSteps(tape.rowDot(h, tape.broadcastSteps(q, steps: 3)), steps: 3, mask: mask)),
+                                    steps: 3)
+                tape.backward(tape.mean(tape.mul(out, tape.constant(ops.m(2, 3, 81)))))
+                return [out.value, k.grad!, h.grad ?? Matrix(rows: 6, columns: 11), q.grad ?? Matrix(rows: 2, columns: 11)]
+            }
+            for (a, b) in zip(run(true), run(false)) { #expect(zip(a.values, b.values).allSatisfy { abs($0 - $1) < 1e-5 }) }
+        }
+    }
+
     @Test func attentionPool() {
         // Two sequences, three steps; keys 3 wide, projections and query 11 wide (a full and a
         // partial lane group); with and without a mask.

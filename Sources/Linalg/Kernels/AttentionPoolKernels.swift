@@ -80,3 +80,93 @@ public enum AttentionPoolKernels {
         return (grads[0], grads[1], grads[2], dv)
     }
 }
+
+/// Dot-product attention pooling with one query row per sequence, the form SHAN's two
+/// attentions take: for sequence b,
+///
+///     α_tb = softmax_t(H_tb · Q_b, masked),   out_b = Σ_t α_tb K_tb
+///
+/// keys K (T·B × C) and scored rows H (T·B × D) time-major, queries Q (B × D), an optional
+/// 0/1 mask (a masked step gets weight 0; a sequence with every step masked gets the uniform
+/// distribution and passes no gradient to its scores, as torch's `masked_fill(-1e9)` gives).
+/// Replaces a broadcast, a row dot, a step softmax, a row scaling and a step sum, each a
+/// (T·B)-sized temporary. Sequences go to the workers in fixed chunks.
+public enum DotAttentionPoolKernels {
+    static let chunk = 64
+
+    /// out (B × C) and the weights α (T·B × 1), which the pullback reads.
+    public static func forward(keys: Matrix, scored: Matrix, query: Matrix, mask: [Float]?, steps: Int,
+                               compute: Compute) -> (out: Matrix, weights: Matrix) {
+        let b = query.rows, c = keys.columns, d = query.columns
+        var outputs = [Matrix(rows: b, columns: c), Matrix(rows: keys.rows, columns: 1)]
+        Matrix.withBuffers(reading: [keys, scored, query], writing: &outputs) { p in
+            compute.forEachChunk(count: b, chunkSize: chunk) { range in
+                let (k, h, q, out, alpha) = (p.read[0], p.read[1], p.read[2], p.write[0], p.write[1])
+                for i in range {
+                    var top = -Float.infinity, kept = 0
+                    for t in 0..<steps where mask?[t * b + i] ?? 1 != 0 {
+                        let s = dot(h + (t * b + i) * d, q + i * d, d)
+                        alpha[t * b + i] = s; top = max(top, s); kept += 1
+                    }
+                    var total: Float = 0
+                    for t in 0..<steps {
+                        let row = t * b + i
+                        if kept == 0 { alpha[row] = 1 / Float(steps) } else if mask?[row] ?? 1 != 0 {
+                            alpha[row] = Foundation.exp(alpha[row] - top); total += alpha[row]
+                        }
+                    }
+                    for t in 0..<steps where kept > 0 { alpha[t * b + i] /= total }
+                    for t in 0..<steps where alpha[t * b + i] != 0 {
+                        let row = t * b + i, a = Lanes(repeating: alpha[row])
+                        for j in stride(from: 0, to: c, by: 8) {
+                            (Lanes.load(out + i * c, j, count: c) + a * Lanes.load(k + row * c, j, count: c)).store(out + i * c, j, count: c)
+                        }
+                    }
+                }
+            }
+        }
+        return (outputs[0], outputs[1])
+    }
+
+    @inline(__always) static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ n: Int) -> Float {
+        var total = Lanes()
+        for j in stride(from: 0, to: n, by: 8) { total += Lanes.load(a, j, count: n) * Lanes.load(b, j, count: n) }
+        return total.total
+    }
+
+    /// The gradients of keys, scored rows and queries given out's gradient `g`.
+    public static func backward(_ g: Matrix, keys: Matrix, scored: Matrix, query: Matrix, weights: Matrix, mask: [Float]?, steps: Int,
+                                compute: Compute) -> (keys: Matrix, scored: Matrix, query: Matrix) {
+        let b = query.rows, c = keys.columns, d = query.columns
+        // Every row of the first two is written below (zeros where a step passes no gradient): no zero-fill first.
+        var grads = [Matrix(uninitializedRows: keys.rows, columns: c), Matrix(uninitializedRows: scored.rows, columns: d), Matrix(rows: b, columns: d)]
+        Matrix.withBuffers(reading: [g, keys, scored, query, weights], writing: &grads) { p in
+            compute.forEachChunk(count: b, chunkSize: chunk) { range in
+                let (gr, k, h, q, alpha) = (p.read[0], p.read[1], p.read[2], p.read[3], p.read[4])
+                let (dk, dh, dq) = (p.write[0], p.write[1], p.write[2])
+                var dAlpha = [Float](repeating: 0, count: steps)
+                for i in range {
+                    let gi = gr + i * c
+                    var weighted: Float = 0, anyKept = false
+                    for t in 0..<steps {
+                        let row = t * b + i, a = Lanes(repeating: alpha[row])
+                        for j in stride(from: 0, to: c, by: 8) { (a * Lanes.load(gi, j, count: c)).store(dk + row * c, j, count: c) }
+                        dAlpha[t] = dot(gi, k + row * c, c)
+                        weighted += alpha[row] * dAlpha[t]
+                        anyKept = anyKept || mask?[row] ?? 1 != 0
+                    }
+                    for t in 0..<steps {
+                        let row = t * b + i, ds = Lanes(repeating: alpha[row] * (dAlpha[t] - weighted))
+                        // A masked step, or a uniform distribution over masked steps (constant): no gradient.
+                        guard anyKept && mask?[row] ?? 1 != 0 else { (dh + row * d).update(repeating: 0, count: d); continue }
+                        for j in stride(from: 0, to: d, by: 8) {
+                            (ds * Lanes.load(q + i * d, j, count: d)).store(dh + row * d, j, count: d)
+                            (Lanes.load(dq + i * d, j, count: d) + ds * Lanes.load(h + row * d, j, count: d)).store(dq + i * d, j, count: d)
+                        }
+                    }
+                }
+            }
+        }
+        return (grads[0], grads[1], grads[2])
+    }
+}

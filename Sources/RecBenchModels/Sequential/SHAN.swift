@@ -67,8 +67,7 @@ public struct SHAN: TiedNextItemModel {
     /// Σ_j softmax_j(m_j · uᵀ relu(W x_j + b + b′)) x_j over `steps` time-major rows of `x`.
     func attend(_ x: Variable, user: Variable, steps: Int, mask: [Float], part: String, _ p: [String: Variable], tape: Tape) -> Variable {
         let hidden = tape.relu(tape.linear(x, p["\(part).weight"]!, tape.add(p["\(part).bias"]!, p["\(part).extra_bias"]!)))
-        let weights = tape.softmaxSteps(tape.rowDot(hidden, tape.broadcastSteps(user, steps: steps)), steps: steps, mask: mask)
-        return tape.sumSteps(tape.scaleRows(x, by: weights), steps: steps)
+        return tape.dotAttentionPool(keys: x, scored: hidden, query: user, mask: mask, steps: steps)
     }
 
     public func encode(_ batch: SequenceBatch, _ p: [String: Variable], tape: Tape, training: Bool, rng: inout SeededGenerator) -> Variable {
