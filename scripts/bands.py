@@ -29,9 +29,12 @@ ISSUE33 = ['LR', 'FNN', 'WideDeep', 'FwFM', 'PNN', 'AFM', 'NFM', 'DCN', 'DSSM', 
 DEFAULT = ['BPR', 'MultiVAE', 'MultiDAE', 'CDAE', 'RecVAE', 'MacridVAE', 'LightGCN', 'NeuMF', 'FM', 'FFM', 'DeepFM', 'Item2vec',
            'FPMC', 'STAMP', 'GRU4Rec', 'NARM', 'SASRec', 'BERT4Rec']
 CONTEXT = {'FM', 'FFM', 'DeepFM'} | set(ISSUE33)
-SEQUENTIAL = {'FPMC', 'GRU4Rec', 'NARM', 'STAMP', 'SASRec', 'BERT4Rec'}
+SEQUENTIAL = {'FPMC', 'GRU4Rec', 'NARM', 'STAMP', 'SASRec', 'BERT4Rec',
+              'RepeatNet', 'HRM', 'NPE', 'FOSSIL', 'TransRec', 'SHAN', 'SRGNN', 'GCSAN', 'NextItNet', 'GRU4RecF'}
 # The settings gensim's figures were measured at (reference README, "Item2vec").
-EXTRA = {'Item2vec': ['threads=1', 'epochs=20', 'stopping_step=20', 'session_gap=86400', 'subsample=0']}
+EXTRA = {'Item2vec': ['threads=1', 'epochs=20', 'stopping_step=20', 'session_gap=86400', 'subsample=0'],
+         # GRU4RecF reads the items' class, as RecBole's run does (run_rb.py loads it).
+         'GRU4RecF': ['load_col={inter: [user_id, item_id, timestamp], item: [item_id, class]}']}
 GENSIM = (0.1143, 0.1130)   # Item2vec: recall@10, ndcg@10, mask recbole, mean of seeds 2020-2022
 
 

@@ -23,12 +23,15 @@ extension Bench {
         try FileManager.default.copyItem(atPath: raw, toPath: folder + "/ml100k/ml100k.inter")
         let names = recboleModels.split(separator: ",").map(String.init)
         var contextAssignments: [String] = []
+        let readsFeatures = try names.contains { try reference.model($0).settings.contains { $0.hasPrefix("load_col=") } }
         if try names.contains(where: { try ModelRegistry.model(named: $0).family == .contextAware }) {
             guard reference.recboleSplit.map({ FileManager.default.fileExists(atPath: $0 + "/ml-100k.train.inter") }) == true else {
                 throw RecBenchError(location: self.reference, "--recbole with a context-aware model needs recbole_split (RecBole's split of ml-100k)")
             }
             // recbench's copy in recbench/; RecBole reads the same `.user` / `.item` beside its raw file.
             contextAssignments = try contextData(in: folder + "/recbench", reference: reference)
+        }
+        if readsFeatures || !contextAssignments.isEmpty {
             for suffix in ["user", "item"] {
                 try FileManager.default.copyItem(atPath: "Datasets/ml-100k/ml-100k.\(suffix)", toPath: "\(folder)/ml100k/ml100k.\(suffix)")
             }
@@ -38,9 +41,10 @@ extension Bench {
         let epochs = recboleEpochs.map { ["epochs=\($0)", "stopping_step=\($0)"] } ?? []
         for model in names {
             logger.notice("\(model): \(recboleRuns) × (recbench run, RecBole run), interleaved")
-            // A context-aware model runs as its reference row says (validated every 10 epochs), in both tools.
+            // Each model runs as its reference row says, in both tools (context-aware ones validated every 10 epochs,
+            // GRU4RecF with its item feature loaded).
             let context = try ModelRegistry.model(named: model).family == .contextAware
-            let settings = context ? try reference.model(model).settings : []
+            let settings = try reference.model(model).settings
             let assignments = try (context ? contextAssignments : recboleAssignments(model, reference: reference, raw: raw)) + settings + epochs
             var ours: (seconds: Double, result: RunResult)?, theirs: RecBoleRun?
             for _ in 0..<max(1, recboleRuns) {
