@@ -30,12 +30,14 @@ extension Tape {
         var state = [inputs,
                      Matrix(uninitializedRows: rows, columns: hidden),   // h W_hn, kept for the pullback
                      Matrix(uninitializedRows: rows, columns: hidden)]   // the output h'
+        // One buffer for every step's h W_h (its first n rows), filled in place; h_{t−1} read where it lies.
+        var product = Matrix(uninitializedRows: stepCounts.first ?? 0, columns: h3)
         for (t, n) in stepCounts.enumerated() where n > 0 {
-            var product = Matrix(rows: n, columns: h3)
             if let biases { product.fillRows(with: biases.hidden.value, compute: compute) }
+            else if t == 0 { product.values.withUnsafeMutableBufferPointer { $0.baseAddress!.update(repeating: 0, count: n * h3) } }
             if t > 0 {
-                BLAS.gemm(state[2].rows(offsets[t - 1]..<offsets[t - 1] + n), wHidden.value, beta: biases == nil ? 0 : 1, into: &product,
-                          compute: compute)
+                BLAS.gemm(state[2], aRows: offsets[t - 1]..<offsets[t - 1] + n, wHidden.value, beta: biases == nil ? 0 : 1, into: &product,
+                          firstRow: 0, compute: compute)
             }
             GRUKernels.forward(GRUKernels.Step(t, offsets, count: n, hidden: hidden), product: product, state: &state, compute: compute)
         }
@@ -50,7 +52,8 @@ extension Tape {
             state = []   // the gates live on in `buffers` only: no copy on write
             for (t, n) in stepCounts.enumerated().reversed() where n > 0 {
                 GRUKernels.backward(GRUKernels.Step(t, offsets, count: n, hidden: hidden), reads: reads, buffers: &buffers, compute: compute)
-                BLAS.gemm(buffers[1].rows(offsets[t]..<offsets[t] + n), wHidden.value, transposeB: true, alpha: 1, beta: 1,
+                let dHidden = buffers[1]
+                BLAS.gemm(dHidden, aRows: offsets[t]..<offsets[t] + n, wHidden.value, transposeB: true, alpha: 1, beta: 1,
                           into: &buffers[2], firstRow: 0, compute: compute)
             }
             let (dInputs, dHidden) = (buffers[0], buffers[1])

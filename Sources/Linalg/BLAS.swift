@@ -18,12 +18,15 @@ public enum BLAS {
     /// OpenBLAS thread and several workers, large products are split over the workers: tall
     /// outputs by rows, short wide ones (m < 128: a weight gradient of a narrow layer) by
     /// columns, one block per worker (fewest re-packings). With `firstRow`, the product
-    /// goes to c's rows `firstRow ..< firstRow + m` and the rest of c is left alone.
+    /// goes to c's rows `firstRow ..< firstRow + m` and the rest of c is left alone. With
+    /// `aRows` (no transpose of a), only those rows of a are the left factor, read in place.
     public static func gemm(
-        _ a: Matrix, transposeA: Bool = false, _ b: Matrix, transposeB: Bool = false,
+        _ a: Matrix, aRows: Range<Int>? = nil, transposeA: Bool = false, _ b: Matrix, transposeB: Bool = false,
         alpha: Float = 1, beta: Float = 0, into c: inout Matrix, firstRow: Int? = nil, compute: Compute
     ) {
-        let m = transposeA ? a.columns : a.rows
+        precondition(aRows.map { !transposeA && $0.lowerBound >= 0 && $0.upperBound <= a.rows } ?? true, "gemm: aRows outside a")
+        let aOffset = aRows?.lowerBound ?? 0
+        let m = aRows?.count ?? (transposeA ? a.columns : a.rows)
         let k = transposeA ? a.rows : a.columns
         let kb = transposeB ? b.columns : b.rows
         let n = transposeB ? b.rows : b.columns
@@ -50,7 +53,7 @@ public enum BLAS {
                             let (rows, columns) = blocks[range.lowerBound]
                             // Rows r of op(a): row r of a, or column r of a when transposed; columns
                             // j of op(b): column j of b, or row j of b when transposed.
-                            let aStart = transposeA ? ap + rows.lowerBound : ap + rows.lowerBound * lda
+                            let aStart = transposeA ? ap + rows.lowerBound : ap + (aOffset + rows.lowerBound) * lda
                             let bStart = transposeB ? bp + columns.lowerBound * ldb : bp + columns.lowerBound
                             cblas_sgemm(
                                 CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
