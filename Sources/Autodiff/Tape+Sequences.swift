@@ -7,26 +7,10 @@ extension Tape {
     /// (torch's `padding_idx`, which only blocks the gradient); either way they pass no
     /// gradient back.
     public func gather(_ table: Variable, rows indices: [Int32], padding: Int32, readsPaddingRow: Bool = false) -> Variable {
-        let d = table.value.columns
-        var value = Matrix(rows: indices.count, columns: d)
-        for (r, i) in indices.enumerated() where i != padding || readsPaddingRow {
-            value.values.withUnsafeMutableBufferPointer { out in
-                table.value.values.withUnsafeBufferPointer { t in
-                    (out.baseAddress! + r * d).update(from: t.baseAddress! + Int(i) * d, count: d)
-                }
-            }
-        }
-        let out = Variable(value, requiresGrad: table.requiresGrad)
+        let out = Variable(RowKernels.gather(table.value, rows: indices, zeroing: readsPaddingRow ? nil : padding), requiresGrad: table.requiresGrad)
         return record(out) {
-            let kept = indices.indices.filter { indices[$0] != padding }
-            guard !kept.isEmpty else { return }
-            let g = out.grad!
-            table.accumulate { grad in
-                for r in kept {
-                    let row = Int(indices[r])
-                    for j in 0..<d { grad.values[row * d + j] += g.values[r * d + j] }
-                }
-            }
+            guard indices.contains(where: { $0 != padding }) else { return }
+            table.accumulate { grad in RowKernels.addRows(out.grad!, at: indices, skipping: padding, into: &grad) }
         }
     }
 

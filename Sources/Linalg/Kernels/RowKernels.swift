@@ -1,14 +1,16 @@
 /// Row operations on embedding-sized matrices (a batch of short rows). They run on the
 /// calling thread: waking a worker costs more than the rows do.
 public enum RowKernels {
-    /// Rows `indices` of `table`, in order.
-    public static func gather(_ table: Matrix, rows indices: [Int32]) -> Matrix {
+    /// Rows `indices` of `table`, in order; an index equal to `zeroing` gives a row of zeros.
+    public static func gather(_ table: Matrix, rows indices: [Int32], zeroing: Int32? = nil) -> Matrix {
         let d = table.columns
         var outputs = [Matrix(uninitializedRows: indices.count, columns: d)]
         guard !indices.isEmpty && d > 0 else { return outputs[0] }
         Matrix.withBuffers(reading: [table], writing: &outputs) { b in
             let (out, source) = (b.write[0], b.read[0])
-            for (r, i) in indices.enumerated() { (out + r * d).update(from: source + Int(i) * d, count: d) }
+            for (r, i) in indices.enumerated() {
+                if i == zeroing { (out + r * d).update(repeating: 0, count: d) } else { (out + r * d).update(from: source + Int(i) * d, count: d) }
+            }
         }
         return outputs[0]
     }
@@ -50,9 +52,10 @@ public enum RowKernels {
 
     /// Adds row r of `g` to row `indices[r]` of `m` (a gather's pullback), in index order:
     /// `g` is read front to back and the table's rows stay in cache.
-    public static func addRows(_ g: Matrix, at indices: [Int32], into m: inout Matrix) {
+    /// With `skipping`, rows whose index equals it add nothing (a padding id's).
+    public static func addRows(_ g: Matrix, at indices: [Int32], skipping: Int32? = nil, into m: inout Matrix) {
         precondition(g.rows == indices.count && g.columns == m.columns, "addRows: shapes differ")
-        scatterAdd(g, sourceRow: { r, _ in r }, at: indices, scale: { _ in 1 }, into: &m)
+        scatterAdd(g, sourceRow: { r, _ in r }, at: indices, skipping: skipping, scale: { _ in 1 }, into: &m)
     }
 
     /// Σ_j a[ra[r], j] · b[rb[r], j] for each r: the row dots of listed rows of two tables
@@ -84,13 +87,14 @@ public enum RowKernels {
 
     /// Adds scale(r) · row sourceRow(r, i) of `source` to row i of `m` for each listed i (its
     /// position r in the list), in list order.
-    static func scatterAdd(_ source: Matrix, sourceRow: (Int, Int) -> Int, at indices: [Int32], scale: (Int) -> Float, into m: inout Matrix) {
+    static func scatterAdd(_ source: Matrix, sourceRow: (Int, Int) -> Int, at indices: [Int32], skipping: Int32? = nil, scale: (Int) -> Float,
+                           into m: inout Matrix) {
         let d = m.columns
         guard !indices.isEmpty && d > 0 else { return }
         var outputs = [m]
         m = Matrix(rows: 0, columns: 0)   // the buffer moves into `outputs`, unshared
         Matrix.withBuffers(reading: [source], writing: &outputs) { b in
-            for (r, i) in indices.enumerated() {
+            for (r, i) in indices.enumerated() where i != skipping {
                 let s = Lanes(repeating: scale(r))
                 let row = b.write[0] + Int(i) * d, from = b.read[0] + sourceRow(r, Int(i)) * d
                 for j in stride(from: 0, to: d, by: 8) {
