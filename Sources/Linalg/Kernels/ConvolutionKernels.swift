@@ -1,20 +1,33 @@
-/// The copies a causal 1-D convolution over time is made of (im2col and its adjoint): the
-/// product itself is one GEMM over every step of every sequence.
+import CBLAS
+import Foundation
+
+/// A causal 1-D convolution over time as im2col and a GEMM, a block of sequences at a time:
+/// each block's taps (every row beside the rows `shifts[k]` steps before it, zeros before the
+/// sequence starts) are built in a buffer that stays in cache and multiplied at once on that
+/// worker, so the whole batch's taps (K times the input) are never stored, and the pullback
+/// builds them again. Blocks are whole sequences of fixed count, so a block's rows, and the
+/// weight gradient's sum over blocks in block order, do not depend on the worker count.
 public enum ConvolutionKernels {
-    /// Each of `x`'s rows (sequences of `steps` consecutive rows, C wide) beside the rows
-    /// `shifts[k]` steps before it (zeros before the sequence starts): rows × (taps · C),
-    /// tap k in columns k·C..<(k + 1)·C.
-    public static func taps(_ x: Matrix, steps: Int, shifts: [Int], compute: Compute) -> Matrix {
-        let c = x.columns, width = shifts.count * c, sequences = steps == 0 ? 0 : x.rows / steps
-        var outputs = [Matrix(rows: x.rows, columns: width)]
-        guard x.rows > 0 && c > 0 else { return outputs[0] }
-        Matrix.withBuffers(reading: [x], writing: &outputs) { p in
-            compute.forEachChunk(count: sequences, chunkSize: max(1, 4096 / max(1, steps * width))) { range in
-                for s in range {
-                    for (k, shift) in shifts.enumerated() where shift < steps {
-                        for t in shift..<steps {
-                            (p.write[0] + (s * steps + t) * width + k * c).update(from: p.read[0] + (s * steps + t - shift) * c, count: c)
-                        }
+    /// Rows a block aims at: its taps (rows × K·C) stay within a core's cache.
+    static let blockRows = 1024
+
+    static func sequencesPerBlock(steps: Int) -> Int { max(1, blockRows / max(1, steps)) }
+
+    /// y = taps · W + b over every sequence (rows × C′).
+    public static func forward(_ x: Matrix, weight w: Matrix, bias: Matrix, steps: Int, shifts: [Int], compute: Compute) -> Matrix {
+        let c = x.columns, width = shifts.count * c, n = w.columns, sequences = steps == 0 ? 0 : x.rows / steps
+        var outputs = [Matrix(uninitializedRows: x.rows, columns: n)]
+        guard x.rows > 0 && n > 0 else { return outputs[0] }
+        Matrix.withBuffers(reading: [x, w, bias], writing: &outputs) { p in
+            OpenBLASThreads.shared.run(threads: 1) {
+                compute.forEachChunk(count: sequences, chunkSize: sequencesPerBlock(steps: steps)) { range in
+                    let rows = range.count * steps, first = range.lowerBound * steps, out = p.write[0] + first * n
+                    var taps = [Float](unsafeUninitializedCapacity: rows * width) { _, count in count = rows * width }
+                    taps.withUnsafeMutableBufferPointer { t in
+                        fill(t.baseAddress!, from: p.read[0] + first * c, sequences: range.count, steps: steps, channels: c, shifts: shifts)
+                        for r in 0..<rows { (out + r * n).update(from: p.read[2], count: n) }
+                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(rows), Int32(n), Int32(width), 1,
+                                    t.baseAddress!, Int32(width), p.read[1], Int32(n), 1, out, Int32(n))
                     }
                 }
             }
@@ -22,25 +35,82 @@ public enum ConvolutionKernels {
         return outputs[0]
     }
 
-    /// The adjoint of `taps`: each tap's columns added back `shifts[k]` steps earlier (rows × C).
-    public static func addTaps(_ g: Matrix, steps: Int, shifts: [Int], into x: inout Matrix, compute: Compute) {
-        let c = x.columns, width = g.columns, sequences = steps == 0 ? 0 : x.rows / steps
-        precondition(width == shifts.count * c && g.rows == x.rows, "addTaps: shapes do not match")
-        guard x.rows > 0 && c > 0 else { return }
-        var outputs = [x]
-        x = Matrix(rows: 0, columns: c)   // no copy on write
-        Matrix.withBuffers(reading: [g], writing: &outputs) { p in
-            compute.forEachChunk(count: sequences, chunkSize: max(1, 4096 / max(1, steps * width))) { range in
-                for s in range {
-                    for (k, shift) in shifts.enumerated() where shift < steps {
-                        for t in shift..<steps {
-                            let to = p.write[0] + (s * steps + t - shift) * c, from = p.read[0] + (s * steps + t) * width + k * c
-                            for j in 0..<c { to[j] += from[j] }
+    /// dL/dx (when `input`) and dL/dW (when `weight`) given dL/dy `g`.
+    public static func backward(_ g: Matrix, x: Matrix, weight w: Matrix, steps: Int, shifts: [Int], input: Bool, weight: Bool,
+                                compute: Compute) -> (x: Matrix?, weight: Matrix?) {
+        let c = x.columns, width = shifts.count * c, n = w.columns, sequences = steps == 0 ? 0 : x.rows / steps
+        var outputs = [input ? Matrix(uninitializedRows: x.rows, columns: c) : Matrix(rows: 1, columns: 1)]
+        guard x.rows > 0 && n > 0 && (input || weight) else {
+            return (input ? Matrix(rows: x.rows, columns: c) : nil, weight ? Matrix(rows: width, columns: n) : nil)
+        }
+        let partials: [Matrix?] = Matrix.withBuffers(reading: [g, x, w], writing: &outputs) { p in
+            OpenBLASThreads.shared.run(threads: 1) {
+                compute.mapChunks(count: sequences, chunkSize: sequencesPerBlock(steps: steps)) { range -> Matrix? in
+                    let rows = range.count * steps, first = range.lowerBound * steps, gBlock = p.read[0] + first * n
+                    var taps = [Float](unsafeUninitializedCapacity: rows * width) { _, count in count = rows * width }
+                    var dWeight: Matrix?
+                    taps.withUnsafeMutableBufferPointer { t in
+                        if weight {
+                            fill(t.baseAddress!, from: p.read[1] + first * c, sequences: range.count, steps: steps, channels: c, shifts: shifts)
+                            var partial = Matrix(uninitializedRows: width, columns: n)
+                            partial.values.withUnsafeMutableBufferPointer { d in
+                                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(width), Int32(n), Int32(rows), 1,
+                                            t.baseAddress!, Int32(width), gBlock, Int32(n), 0, d.baseAddress!, Int32(n))
+                            }
+                            dWeight = partial
                         }
+                        guard input else { return }
+                        // dTaps = g · Wᵀ, then each tap's columns added back `shifts[k]` steps earlier.
+                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(width), Int32(n), 1,
+                                    gBlock, Int32(n), p.read[2], Int32(n), 0, t.baseAddress!, Int32(width))
+                        unfill(t.baseAddress!, into: p.write[0] + first * c, sequences: range.count, steps: steps, channels: c, shifts: shifts)
                     }
+                    return dWeight
                 }
             }
         }
-        x = outputs[0]
+        var dWeight: Matrix?
+        if weight {
+            var sum = Matrix(rows: width, columns: n)
+            for partial in partials { sum.values.withUnsafeMutableBufferPointer { s in partial!.values.withUnsafeBufferPointer { q in
+                for i in 0..<s.count { s[i] += q[i] }
+            } } }
+            dWeight = sum
+        }
+        return (input ? outputs[0] : nil, dWeight)
+    }
+
+    /// Calls `body(row, k, source)` for every row of the block and tap k: `source` is the row
+    /// `shifts[k]` steps before `row` in its sequence, nil before the sequence starts.
+    @inline(__always) static func forEachTap(sequences: Int, steps: Int, shifts: [Int], _ body: (Int, Int, Int?) -> Void) {
+        for s in 0..<sequences {
+            for t in 0..<steps {
+                for (k, shift) in shifts.enumerated() { body(s * steps + t, k, t >= shift ? s * steps + t - shift : nil) }
+            }
+        }
+    }
+
+    /// The taps of `sequences` sequences of `steps` rows (C wide) starting at `x`: row t, tap k
+    /// (columns k·C..<(k + 1)·C) is row t − shifts[k] of its sequence, or zeros before its start.
+    static func fill(_ taps: UnsafeMutablePointer<Float>, from x: UnsafePointer<Float>, sequences: Int, steps: Int, channels c: Int,
+                     shifts: [Int]) {
+        let width = shifts.count * c
+        forEachTap(sequences: sequences, steps: steps, shifts: shifts) { row, k, source in
+            let to = taps + row * width + k * c
+            if let source { to.update(from: x + source * c, count: c) } else { to.update(repeating: 0, count: c) }
+        }
+    }
+
+    /// The adjoint of `fill`: each tap's columns added back onto the row they were copied from
+    /// (the block's own rows of dx, zeroed first).
+    static func unfill(_ taps: UnsafePointer<Float>, into dx: UnsafeMutablePointer<Float>, sequences: Int, steps: Int, channels c: Int,
+                       shifts: [Int]) {
+        let width = shifts.count * c
+        dx.update(repeating: 0, count: sequences * steps * c)
+        forEachTap(sequences: sequences, steps: steps, shifts: shifts) { row, k, source in
+            guard let source else { return }
+            let to = dx + source * c, from = taps + row * width + k * c
+            for j in stride(from: 0, to: c, by: 8) { (Lanes.load(to, j, count: c) + Lanes.load(from, j, count: c)).store(to, j, count: c) }
+        }
     }
 }
