@@ -104,6 +104,43 @@ import Autodiff
         }
     }
 
+    /// Sequences longer than a block of the kernel (~1,024 rows: here 7 × 400 steps, two
+    /// sequences a block, the last block short): values and both gradients against the sums
+    /// written out, and the same numbers on one worker and on two.
+    @Test func causalConvolutionOverManyBlocks() {
+        let (n, steps, c, o, shifts) = (7, 400, 3, 2, [3, 0])   // kernel 2, dilation 3
+        let (x, w, b, g) = (ops.m(n * steps, c, 93), ops.m(2 * c, o, 94), ops.m(1, o, 95), ops.m(n * steps, o, 96))
+        func run(_ compute: Compute) -> [Matrix] {
+            let tape = Tape(compute: compute)
+            let (xv, wv, bv) = (tape.parameter(x), tape.parameter(w), tape.parameter(b))
+            let y = tape.causalConvolution(xv, weight: wv, bias: bv, steps: steps, dilation: 3)
+            tape.backward(tape.mean(tape.mul(y, tape.constant(g))))   // gradients g / (rows · o)
+            return [y.value, xv.grad!, wv.grad!]
+        }
+        let serial = run(.serial), parallel = run(Compute(threads: 2))
+        #expect(zip(serial, parallel).allSatisfy { $0.values == $1.values })
+        var y = [Double](repeating: 0, count: n * steps * o), dx = [Double](repeating: 0, count: n * steps * c)
+        var dw = [Double](repeating: 0, count: 2 * c * o)
+        for s in 0..<n {
+            for t in 0..<steps {
+                let row = s * steps + t
+                for j in 0..<o { y[row * o + j] = Double(b[0, j]) }
+                for (k, shift) in shifts.enumerated() where t >= shift {
+                    for i in 0..<c {
+                        for j in 0..<o {
+                            y[row * o + j] += Double(x[row - shift, i]) * Double(w[k * c + i, j])
+                            dw[(k * c + i) * o + j] += Double(g[row, j]) * Double(x[row - shift, i])
+                            dx[(row - shift) * c + i] += Double(g[row, j]) * Double(w[k * c + i, j])
+                        }
+                    }
+                }
+            }
+        }
+        for (got, (expected, scale)) in zip(serial, [(y, 1.0), (dx, Double(n * steps * o)), (dw, Double(n * steps * o))]) {
+            #expect(zip(got.values, expected).allSatisfy { abs(Double($0) * scale - $1) < 1e-3 * max(1, abs($1)) })
+        }
+    }
+
     @Test func causalConvolution() {
         // Two sequences of 5 steps, 2 channels in, 3 out, kernel 3, dilation 2.
         ops.check([ops.m(10, 2, 87), ops.m(6, 3, 88), ops.m(1, 3, 89)]) { t, v in
