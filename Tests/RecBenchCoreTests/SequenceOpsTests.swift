@@ -316,6 +316,26 @@ import Autodiff
         ops.check([ops.m(3, 4, 66)]) { t, v in t.sigmoid(v[0]) }
     }
 
+    @Test func additiveAttention() {
+        // Two sequences, three steps, width 11 (a full and a partial lane group); no mask, a
+        // partial mask, one sequence with every step masked.
+        for mask in [nil, [Float]([1, 1, 1, 0, 1, 0]), [1, 0, 1, 0, 0, 0]] {
+            ops.check([ops.m(6, 11, 82), ops.m(2, 11, 83), ops.m(11, 1, 84)]) { t, v in
+                t.additiveAttention(keys: v[0], query: v[1], v: v[2], mask: mask, steps: 3)
+            }
+            // Against the five ops it replaces, values and gradients.
+            func run(_ fused: Bool) -> [Matrix] {
+                let tape = Tape(compute: .serial)
+                let (k, q, v) = (tape.parameter(ops.m(6, 11, 85)), tape.parameter(ops.m(2, 11, 86)), tape.parameter(ops.m(11, 1, 97)))
+                let out = fused ? tape.additiveAttention(keys: k, query: q, v: v, mask: mask, steps: 3)
+                    : tape.softmaxSteps(tape.matmul(tape.tanh(tape.add(k, tape.broadcastSteps(q, steps: 3))), v), steps: 3, mask: mask)
+                tape.backward(tape.mean(tape.mul(out, tape.constant(ops.m(6, 1, 98)))))
+                return [out.value, k.grad ?? Matrix(rows: 6, columns: 11), q.grad ?? Matrix(rows: 2, columns: 11), v.grad ?? Matrix(rows: 11, columns: 1)]
+            }
+            for (a, b) in zip(run(true), run(false)) { #expect(zip(a.values, b.values).allSatisfy { abs($0 - $1) < 1e-5 }) }
+        }
+    }
+
     @Test func dotAttentionPool() {
         // Two sequences, three steps; keys 3 wide, scored rows and queries 11 wide (a full and a
         // partial lane group); no mask, a partial mask, and one sequence with every step masked.

@@ -170,3 +170,97 @@ public enum DotAttentionPoolKernels {
         return (grads[0], grads[1], grads[2])
     }
 }
+
+/// Additive attention weights over time-major steps, the form RepeatNet's three attentions
+/// take: for sequence b,
+///
+///     α_tb = softmax_t(m_tb · vᵀ tanh(P_tb + Q_b))
+///
+/// keys P (T·B × H), one query row Q_b (B × H), v (H × 1), an optional 0/1 mask (a masked step
+/// gets weight 0; every step masked gives the uniform distribution and no gradient, as
+/// `masked_fill(-1e9)` does). The rows are walked in memory order (the scores, then each
+/// sequence's softmax over its T steps), with no (T·B) × H temporary but the keys' gradient:
+/// the pullback recomputes the tanh. Row chunks are fixed, so results do not depend on the
+/// worker count.
+public enum AdditiveAttentionKernels {
+    static let rowChunk = 1024, sequenceChunk = 256
+
+    /// α (T·B × 1).
+    public static func forward(keys: Matrix, query: Matrix, v: Matrix, mask: [Float]?, steps: Int, compute: Compute) -> Matrix {
+        let b = query.rows, h = query.columns
+        var outputs = [Matrix(uninitializedRows: keys.rows, columns: 1)]
+        Matrix.withBuffers(reading: [keys, query, v], writing: &outputs) { p in
+            compute.forEachChunk(count: keys.rows, chunkSize: rowChunk) { range in
+                let (k, q, w, alpha) = (p.read[0], p.read[1], p.read[2], p.write[0])
+                for row in range { alpha[row] = mask?[row] ?? 1 != 0 ? score(k + row * h, q + (row % b) * h, w, h) : -.infinity }
+            }
+            compute.forEachChunk(count: b, chunkSize: sequenceChunk) { range in
+                let alpha = p.write[0]
+                for i in range {
+                    let top = (0..<steps).reduce(-Float.infinity) { max($0, alpha[$1 * b + i]) }
+                    guard top > -.infinity else {   // every step masked
+                        for t in 0..<steps { alpha[t * b + i] = 1 / Float(steps) }
+                        continue
+                    }
+                    var total: Float = 0
+                    for t in 0..<steps {
+                        let e = alpha[t * b + i] == -.infinity ? 0 : Foundation.exp(alpha[t * b + i] - top)
+                        alpha[t * b + i] = e; total += e
+                    }
+                    for t in 0..<steps { alpha[t * b + i] /= total }
+                }
+            }
+        }
+        return outputs[0]
+    }
+
+    /// vᵀ tanh(p + q) over `n` columns.
+    @inline(__always) static func score(_ p: UnsafePointer<Float>, _ q: UnsafePointer<Float>, _ v: UnsafePointer<Float>, _ n: Int) -> Float {
+        var total = Lanes()
+        for j in stride(from: 0, to: n, by: 8) {
+            total += Lanes.load(v, j, count: n) * Lanes.tanh(Lanes.load(p, j, count: n) + Lanes.load(q, j, count: n))
+        }
+        return total.total
+    }
+
+    /// The gradients of keys, query and v given α's gradient `g` and α itself.
+    public static func backward(_ g: Matrix, alpha: Matrix, keys: Matrix, query: Matrix, v: Matrix, mask: [Float]?, steps: Int,
+                                compute: Compute) -> (keys: Matrix, query: Matrix, v: Matrix) {
+        let b = query.rows, h = query.columns
+        // Per sequence: Σ_t α g, and whether any step is kept (else the distribution is constant).
+        var weighted = [Float](repeating: 0, count: b), kept = [Bool](repeating: false, count: b)
+        for t in 0..<steps {
+            for i in 0..<b {
+                weighted[i] += alpha.values[t * b + i] * g.values[t * b + i]; kept[i] = kept[i] || mask?[t * b + i] ?? 1 != 0
+            }
+        }
+        var grads = [Matrix(uninitializedRows: keys.rows, columns: h)]
+        let (sums, anyKept) = (weighted, kept)
+        let partial: [[Float]] = Matrix.withBuffers(reading: [g, alpha, keys, query, v], writing: &grads) { p in
+            compute.mapChunks(count: keys.rows, chunkSize: rowChunk) { range -> [Float] in
+                let (ga, a, k, q, w, dk) = (p.read[0], p.read[1], p.read[2], p.read[3], p.read[4], p.write[0])
+                var dv = [Float](repeating: 0, count: h)
+                dv.withUnsafeMutableBufferPointer { total in
+                    for row in range {
+                        let i = row % b, ds = Lanes(repeating: a[row] * (ga[row] - sums[i]))
+                        guard anyKept[i] && mask?[row] ?? 1 != 0 else { (dk + row * h).update(repeating: 0, count: h); continue }
+                        for j in stride(from: 0, to: h, by: 8) {
+                            let u = Lanes.tanh(Lanes.load(k + row * h, j, count: h) + Lanes.load(q + i * h, j, count: h))
+                            (ds * Lanes.load(w, j, count: h) * (1 - u * u)).store(dk + row * h, j, count: h)
+                            (Lanes.load(total.baseAddress!, j, count: h) + ds * u).store(total.baseAddress!, j, count: h)
+                        }
+                    }
+                }
+                return dv
+            }
+        }
+        var dv = Matrix(rows: h, columns: 1)
+        for chunkSums in partial { for j in 0..<h { dv.values[j] += chunkSums[j] } }
+        // dQ_b = Σ_t dP_tb: whole step blocks added in order.
+        var dq = Matrix(rows: b, columns: h)
+        for t in 0..<steps { dq.values.withUnsafeMutableBufferPointer { d in grads[0].values.withUnsafeBufferPointer { s in
+            for j in 0..<(b * h) { d[j] += s[t * b * h + j] }
+        } } }
+        return (grads[0], dq, dv)
+    }
+}

@@ -84,8 +84,8 @@ public struct RepeatNet: SequentialModel, RepeatModeSequenceScorer {
         func attend(_ part: String, masked: Bool, bias: Bool = false, rng: inout SeededGenerator) -> Variable {
             let keys = bias ? tape.linear(all, p["U_\(part)"]!, p["U_\(part).bias"]!) : tape.matmul(all, p["U_\(part)"]!)
             let query = bias ? tape.linear(last, p["W_\(part)"]!, p["W_\(part).bias"]!) : tape.matmul(last, p["W_\(part)"]!)
-            let sum = tape.add(drop(keys, rng: &rng), tape.broadcastSteps(drop(query, rng: &rng), steps: steps))
-            return tape.softmaxSteps(tape.matmul(tape.tanh(sum), p["v_\(part)"]!), steps: steps, mask: masked ? mask : nil)
+            return tape.additiveAttention(keys: drop(keys, rng: &rng), query: drop(query, rng: &rng), v: p["v_\(part)"]!, mask: masked ? mask : nil,
+                                          steps: steps)
         }
 
         func drop(_ v: Variable, rng: inout SeededGenerator) -> Variable {
