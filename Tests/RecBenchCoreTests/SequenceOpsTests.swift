@@ -324,16 +324,23 @@ import Autodiff
                 t.additiveAttention(keys: v[0], query: v[1], v: v[2], mask: mask, steps: 3)
             }
             // Against the five ops it replaces, values and gradients.
-            func run(_ fused: Bool) -> [Matrix] {
-                let tape = Tape(compute: .serial)
-                let (k, q, v) = (tape.parameter(ops.m(6, 11, 85)), tape.parameter(ops.m(2, 11, 86)), tape.parameter(ops.m(11, 1, 97)))
-                let out = fused ? tape.additiveAttention(keys: k, query: q, v: v, mask: mask, steps: 3)
-                    : tape.softmaxSteps(tape.matmul(tape.tanh(tape.add(k, tape.broadcastSteps(q, steps: 3))), v), steps: 3, mask: mask)
-                tape.backward(tape.mean(tape.mul(out, tape.constant(ops.m(6, 1, 98)))))
-                return [out.value, k.grad ?? Matrix(rows: 6, columns: 11), q.grad ?? Matrix(rows: 2, columns: 11), v.grad ?? Matrix(rows: 11, columns: 1)]
+            expectSameAsChain(inputs: [ops.m(6, 11, 85), ops.m(2, 11, 86), ops.m(11, 1, 97)], weights: ops.m(6, 1, 98)) { t, v, fused in
+                fused ? t.additiveAttention(keys: v[0], query: v[1], v: v[2], mask: mask, steps: 3)
+                    : t.softmaxSteps(t.matmul(t.tanh(t.add(v[0], t.broadcastSteps(v[1], steps: 3))), v[2]), steps: 3, mask: mask)
             }
-            for (a, b) in zip(run(true), run(false)) { #expect(zip(a.values, b.values).allSatisfy { abs($0 - $1) < 1e-5 }) }
         }
+    }
+
+    /// A fused op (`fused` true) and the chain of ops it replaces give the same values and gradients.
+    func expectSameAsChain(inputs: [Matrix], weights: Matrix, _ build: (Tape, [Variable], Bool) -> Variable) {
+        func run(_ fused: Bool) -> [Matrix] {
+            let tape = Tape(compute: .serial)
+            let variables = inputs.map { tape.parameter($0) }
+            tape.backward(tape.mean(tape.mul(build(tape, variables, fused), tape.constant(weights))))
+            return [build(Tape(compute: .serial), inputs.map { Variable($0) }, fused).value]
+                + zip(variables, inputs).map { $0.grad ?? Matrix(rows: $1.rows, columns: $1.columns) }
+        }
+        for (a, b) in zip(run(true), run(false)) { #expect(zip(a.values, b.values).allSatisfy { abs($0 - $1) < 1e-5 }) }
     }
 
     @Test func dotAttentionPool() {
@@ -344,16 +351,11 @@ import Autodiff
                 t.dotAttentionPool(keys: v[0], scored: v[1], query: v[2], mask: mask, steps: 3)
             }
             // Against the five ops it replaces, values and gradients.
-            func run(_ fused: Bool) -> [Matrix] {
-                let tape = Tape(compute: .serial)
-                let (k, h, q) = (tape.parameter(ops.m(6, 3, 78)), tape.parameter(ops.m(6, 11, 79)), tape.parameter(ops.m(2, 11, 80)))
-                let out = fused ? tape.dotAttentionPool(keys: k, scored: h, query: q, mask: mask, steps: 3)
-                    : tape.sumSteps(tape.scaleRows(k, by: tape.softmaxSteps(tape.rowDot(h, tape.broadcastSteps(q, steps: 3)), steps: 3, mask: mask)),
-                                    steps: 3)
-                tape.backward(tape.mean(tape.mul(out, tape.constant(ops.m(2, 3, 81)))))
-                return [out.value, k.grad!, h.grad ?? Matrix(rows: 6, columns: 11), q.grad ?? Matrix(rows: 2, columns: 11)]
+            expectSameAsChain(inputs: [ops.m(6, 3, 78), ops.m(6, 11, 79), ops.m(2, 11, 80)], weights: ops.m(2, 3, 81)) { t, v, fused in
+                fused ? t.dotAttentionPool(keys: v[0], scored: v[1], query: v[2], mask: mask, steps: 3)
+                    : t.sumSteps(t.scaleRows(v[0], by: t.softmaxSteps(t.rowDot(v[1], t.broadcastSteps(v[2], steps: 3)), steps: 3, mask: mask)),
+                                 steps: 3)
             }
-            for (a, b) in zip(run(true), run(false)) { #expect(zip(a.values, b.values).allSatisfy { abs($0 - $1) < 1e-5 }) }
         }
     }
 

@@ -32,12 +32,11 @@ public enum AttentionPoolKernels {
         return outputs[0]
     }
 
-    /// vᵀ σ(p + q) over `n` columns.
-    @inline(__always) static func score(_ p: UnsafePointer<Float>, _ q: UnsafePointer<Float>, _ v: UnsafePointer<Float>, _ n: Int) -> Float {
+    /// vᵀ f(p + q) over `n` columns (f: σ here, tanh in `AdditiveAttentionKernels`).
+    @inline(__always) static func score(_ p: UnsafePointer<Float>, _ q: UnsafePointer<Float>, _ v: UnsafePointer<Float>, _ n: Int,
+                                        _ f: (Lanes) -> Lanes = Lanes.sigmoid) -> Float {
         var total = Lanes()
-        for j in stride(from: 0, to: n, by: 8) {
-            total += Lanes.load(v, j, count: n) * Lanes.sigmoid(Lanes.load(p, j, count: n) + Lanes.load(q, j, count: n))
-        }
+        for j in stride(from: 0, to: n, by: 8) { total += Lanes.load(v, j, count: n) * f(Lanes.load(p, j, count: n) + Lanes.load(q, j, count: n)) }
         return total.total
     }
 
@@ -192,7 +191,9 @@ public enum AdditiveAttentionKernels {
         Matrix.withBuffers(reading: [keys, query, v], writing: &outputs) { p in
             compute.forEachChunk(count: keys.rows, chunkSize: rowChunk) { range in
                 let (k, q, w, alpha) = (p.read[0], p.read[1], p.read[2], p.write[0])
-                for row in range { alpha[row] = mask?[row] ?? 1 != 0 ? score(k + row * h, q + (row % b) * h, w, h) : -.infinity }
+                for row in range {
+                    alpha[row] = mask?[row] ?? 1 != 0 ? AttentionPoolKernels.score(k + row * h, q + (row % b) * h, w, h, Lanes.tanh) : -.infinity
+                }
             }
             compute.forEachChunk(count: b, chunkSize: sequenceChunk) { range in
                 let alpha = p.write[0]
@@ -212,15 +213,6 @@ public enum AdditiveAttentionKernels {
             }
         }
         return outputs[0]
-    }
-
-    /// vᵀ tanh(p + q) over `n` columns.
-    @inline(__always) static func score(_ p: UnsafePointer<Float>, _ q: UnsafePointer<Float>, _ v: UnsafePointer<Float>, _ n: Int) -> Float {
-        var total = Lanes()
-        for j in stride(from: 0, to: n, by: 8) {
-            total += Lanes.load(v, j, count: n) * Lanes.tanh(Lanes.load(p, j, count: n) + Lanes.load(q, j, count: n))
-        }
-        return total.total
     }
 
     /// The gradients of keys, query and v given α's gradient `g` and α itself.
