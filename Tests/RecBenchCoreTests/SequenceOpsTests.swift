@@ -331,6 +331,48 @@ import Autodiff
         }
     }
 
+    /// The fused attention ops over many sequences (300, so several chunks of the kernels and their
+    /// per-chunk sums): the same numbers on one worker and on two, and the same as the chains they replace.
+    @Test func fusedAttentionsOverManyChunks() {
+        let (b, steps, h) = (300, 5, 12)
+        let mask = (0..<(b * steps)).map { Float(($0 * 7) % 5 == 0 ? 0 : 1) }
+        let (k, q, v, x) = (ops.m(b * steps, h, 99), ops.m(b, h, 100), ops.m(h, 1, 101), ops.m(b * steps, 3, 102))
+        func run(_ compute: Compute, additive: Bool) -> [Matrix] {
+            let tape = Tape(compute: compute)
+            let inputs = (additive ? [k, q, v] : [x, k, q]).map { tape.parameter($0) }
+            let out = additive ? tape.additiveAttention(keys: inputs[0], query: inputs[1], v: inputs[2], mask: mask, steps: steps)
+                : tape.dotAttentionPool(keys: inputs[0], scored: inputs[1], query: inputs[2], mask: mask, steps: steps)
+            tape.backward(tape.mean(tape.mul(out, tape.constant(ops.m(out.value.rows, out.value.columns, 103)))))
+            return [out.value] + inputs.map { $0.grad! }
+        }
+        for additive in [true, false] {
+            #expect(zip(run(.serial, additive: additive), run(Compute(threads: 2), additive: additive)).allSatisfy { $0.values == $1.values })
+        }
+        expectSameAsChain(inputs: [k, q, v], weights: ops.m(b * steps, 1, 104)) { t, i, fused in
+            fused ? t.additiveAttention(keys: i[0], query: i[1], v: i[2], mask: mask, steps: steps)
+                : t.softmaxSteps(t.matmul(t.tanh(t.add(i[0], t.broadcastSteps(i[1], steps: steps))), i[2]), steps: steps, mask: mask)
+        }
+    }
+
+    /// The GRU with products large enough to be split over two workers (its step GEMMs read h_{t−1}
+    /// in place): the same numbers as on one worker, to float rounding.
+    @Test func gruSplitOverWorkers() {
+        let (n, d, hidden) = (512, 64, 64)   // a step's product 512 × 64 · 64 × 192: above the split threshold
+        let counts = [n, n, n / 2, n / 4]
+        let rows = counts.reduce(0, +)
+        func run(_ compute: Compute) -> [Matrix] {
+            let tape = Tape(compute: compute)
+            let (x, wi, wh) = (tape.parameter(ops.m(rows, d, 105)), tape.parameter(ops.m(d, 3 * hidden, 106, scale: 0.2)),
+                               tape.parameter(ops.m(hidden, 3 * hidden, 107, scale: 0.2)))
+            let out = tape.gru(x, wInput: wi, wHidden: wh, stepCounts: counts)
+            tape.backward(tape.mean(tape.mul(out, tape.constant(ops.m(rows, hidden, 108)))))
+            return [out.value, x.grad!, wi.grad!, wh.grad!]
+        }
+        for (a, b) in zip(run(.serial), run(Compute(workers: 2, blasThreads: 1))) {
+            #expect(zip(a.values, b.values).allSatisfy { abs($0 - $1) <= 1e-5 * max(1, abs($1)) })
+        }
+    }
+
     /// A fused op (`fused` true) and the chain of ops it replaces give the same values and gradients.
     func expectSameAsChain(inputs: [Matrix], weights: Matrix, _ build: (Tape, [Variable], Bool) -> Variable) {
         func run(_ fused: Bool) -> [Matrix] {

@@ -16,8 +16,9 @@ public enum ConvolutionKernels {
     /// y = taps · W + b over every sequence (rows × C′).
     public static func forward(_ x: Matrix, weight w: Matrix, bias: Matrix, steps: Int, shifts: [Int], compute: Compute) -> Matrix {
         let c = x.columns, width = shifts.count * c, n = w.columns, sequences = steps == 0 ? 0 : x.rows / steps
+        precondition(steps > 0 && x.rows % steps == 0 && w.rows == width && bias.columns == n, "causal convolution: shapes do not match")
         var outputs = [Matrix(uninitializedRows: x.rows, columns: n)]
-        guard x.rows > 0 && n > 0 else { return outputs[0] }
+        guard x.rows > 0 && n > 0 && c > 0 else { outputs[0].fillRows(with: bias, compute: compute); return outputs[0] }
         Matrix.withBuffers(reading: [x, w, bias], writing: &outputs) { p in
             OpenBLASThreads.shared.run(threads: 1) {
                 compute.forEachChunk(count: sequences, chunkSize: sequencesPerBlock(steps: steps)) { range in
@@ -39,8 +40,9 @@ public enum ConvolutionKernels {
     public static func backward(_ g: Matrix, x: Matrix, weight w: Matrix, steps: Int, shifts: [Int], input: Bool, weight: Bool,
                                 compute: Compute) -> (x: Matrix?, weight: Matrix?) {
         let c = x.columns, width = shifts.count * c, n = w.columns, sequences = steps == 0 ? 0 : x.rows / steps
+        precondition(steps > 0 && x.rows % steps == 0 && w.rows == width && g.rows == x.rows && g.columns == n, "causal convolution: shapes do not match")
         var outputs = [input ? Matrix(uninitializedRows: x.rows, columns: c) : Matrix(rows: 1, columns: 1)]
-        guard x.rows > 0 && n > 0 && (input || weight) else {
+        guard x.rows > 0 && n > 0 && c > 0 && (input || weight) else {
             return (input ? Matrix(rows: x.rows, columns: c) : nil, weight ? Matrix(rows: width, columns: n) : nil)
         }
         let partials: [Matrix?] = Matrix.withBuffers(reading: [g, x, w], writing: &outputs) { p in
