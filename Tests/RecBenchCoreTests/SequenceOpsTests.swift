@@ -317,17 +317,21 @@ import Autodiff
     }
 
     @Test func additiveAttention() {
-        // Two sequences, three steps, width 11 (a full and a partial lane group); no mask, a
-        // partial mask, one sequence with every step masked.
+        // Two sequences, three steps, width 11 (a full and a partial lane group).
+        checkFused(checked: [ops.m(6, 11, 82), ops.m(2, 11, 83), ops.m(11, 1, 84)],
+                   compared: [ops.m(6, 11, 85), ops.m(2, 11, 86), ops.m(11, 1, 97)], weights: ops.m(6, 1, 98)) { t, v, mask, fused in
+            fused ? t.additiveAttention(keys: v[0], query: v[1], v: v[2], mask: mask, steps: 3)
+                : t.softmaxSteps(t.matmul(t.tanh(t.add(v[0], t.broadcastSteps(v[1], steps: 3))), v[2]), steps: 3, mask: mask)
+        }
+    }
+
+    /// For no mask, a partial mask and one sequence with every step masked (two sequences of three
+    /// steps): the fused op's gradients at `checked` against central differences, and the op against
+    /// the chain of ops it replaces (`fused` false) at `compared`, values and gradients.
+    func checkFused(checked: [Matrix], compared: [Matrix], weights: Matrix, _ build: (Tape, [Variable], [Float]?, Bool) -> Variable) {
         for mask in [nil, [Float]([1, 1, 1, 0, 1, 0]), [1, 0, 1, 0, 0, 0]] {
-            ops.check([ops.m(6, 11, 82), ops.m(2, 11, 83), ops.m(11, 1, 84)]) { t, v in
-                t.additiveAttention(keys: v[0], query: v[1], v: v[2], mask: mask, steps: 3)
-            }
-            // Against the five ops it replaces, values and gradients.
-            expectSameAsChain(inputs: [ops.m(6, 11, 85), ops.m(2, 11, 86), ops.m(11, 1, 97)], weights: ops.m(6, 1, 98)) { t, v, fused in
-                fused ? t.additiveAttention(keys: v[0], query: v[1], v: v[2], mask: mask, steps: 3)
-                    : t.softmaxSteps(t.matmul(t.tanh(t.add(v[0], t.broadcastSteps(v[1], steps: 3))), v[2]), steps: 3, mask: mask)
-            }
+            ops.check(checked) { t, v in build(t, v, mask, true) }
+            expectSameAsChain(inputs: compared, weights: weights) { t, v, fused in build(t, v, mask, fused) }
         }
     }
 
@@ -386,18 +390,11 @@ import Autodiff
     }
 
     @Test func dotAttentionPool() {
-        // Two sequences, three steps; keys 3 wide, scored rows and queries 11 wide (a full and a
-        // partial lane group); no mask, a partial mask, and one sequence with every step masked.
-        for mask in [nil, [Float]([1, 1, 1, 0, 1, 0]), [1, 0, 1, 0, 0, 0]] {
-            ops.check([ops.m(6, 3, 75), ops.m(6, 11, 76), ops.m(2, 11, 77)]) { t, v in
-                t.dotAttentionPool(keys: v[0], scored: v[1], query: v[2], mask: mask, steps: 3)
-            }
-            // Against the five ops it replaces, values and gradients.
-            expectSameAsChain(inputs: [ops.m(6, 3, 78), ops.m(6, 11, 79), ops.m(2, 11, 80)], weights: ops.m(2, 3, 81)) { t, v, fused in
-                fused ? t.dotAttentionPool(keys: v[0], scored: v[1], query: v[2], mask: mask, steps: 3)
-                    : t.sumSteps(t.scaleRows(v[0], by: t.softmaxSteps(t.rowDot(v[1], t.broadcastSteps(v[2], steps: 3)), steps: 3, mask: mask)),
-                                 steps: 3)
-            }
+        // Keys 3 wide, scored rows and queries 11 wide (a full and a partial lane group).
+        checkFused(checked: [ops.m(6, 3, 75), ops.m(6, 11, 76), ops.m(2, 11, 77)],
+                   compared: [ops.m(6, 3, 78), ops.m(6, 11, 79), ops.m(2, 11, 80)], weights: ops.m(2, 3, 81)) { t, v, mask, fused in
+            fused ? t.dotAttentionPool(keys: v[0], scored: v[1], query: v[2], mask: mask, steps: 3)
+                : t.sumSteps(t.scaleRows(v[0], by: t.softmaxSteps(t.rowDot(v[1], t.broadcastSteps(v[2], steps: 3)), steps: 3, mask: mask)), steps: 3)
         }
     }
 
