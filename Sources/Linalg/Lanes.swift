@@ -161,6 +161,15 @@ extension Lanes {
         let half = lowHalf + highHalf
         return (half[0] + half[2]) + (half[1] + half[3])
     }
+
+    /// Σ a[j]·b[j] over `n` floats: eight partial sums, then their `total` (a fixed order without a
+    /// chain of n dependent adds).
+    @inlinable @inline(__always)
+    public static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count n: Int) -> Float {
+        var sum = Lanes()
+        for j in stride(from: 0, to: n, by: 8) { sum += Lanes.load(a, j, count: n) * Lanes.load(b, j, count: n) }
+        return sum.total
+    }
 }
 
 /// Elementwise kernels over buffers, eight lanes at a time, in parallel chunks whose

@@ -104,7 +104,7 @@ public enum DotAttentionPoolKernels {
                 for i in range {
                     var top = -Float.infinity, kept = 0
                     for t in 0..<steps where mask?[t * b + i] ?? 1 != 0 {
-                        let s = dot(h + (t * b + i) * d, q + i * d, d)
+                        let s = Lanes.dot(h + (t * b + i) * d, q + i * d, count: d)
                         alpha[t * b + i] = s; top = max(top, s); kept += 1
                     }
                     var total: Float = 0
@@ -127,12 +127,6 @@ public enum DotAttentionPoolKernels {
         return (outputs[0], outputs[1])
     }
 
-    @inline(__always) static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ n: Int) -> Float {
-        var total = Lanes()
-        for j in stride(from: 0, to: n, by: 8) { total += Lanes.load(a, j, count: n) * Lanes.load(b, j, count: n) }
-        return total.total
-    }
-
     /// The gradients of keys, scored rows and queries given out's gradient `g`.
     public static func backward(_ g: Matrix, keys: Matrix, scored: Matrix, query: Matrix, weights: Matrix, mask: [Float]?, steps: Int,
                                 compute: Compute) -> (keys: Matrix, scored: Matrix, query: Matrix) {
@@ -150,7 +144,7 @@ public enum DotAttentionPoolKernels {
                     for t in 0..<steps {
                         let row = t * b + i, a = Lanes(repeating: alpha[row])
                         for j in stride(from: 0, to: c, by: 8) { (a * Lanes.load(gi, j, count: c)).store(dk + row * c, j, count: c) }
-                        dAlpha[t] = dot(gi, k + row * c, c)
+                        dAlpha[t] = Lanes.dot(gi, k + row * c, count: c)
                         weighted += alpha[row] * dAlpha[t]
                         anyKept = anyKept || mask?[row] ?? 1 != 0
                     }

@@ -25,10 +25,7 @@ public enum RowKernels {
         Matrix.withBuffers(reading: [a, b], writing: &outputs) { p in
             let (x, y, out) = (p.read[0], p.read[1], p.write[0])
             for r in 0..<rows {
-                let xr = x + r * n, yr = y + r * n
-                var sum = Lanes()
-                for j in stride(from: 0, to: n, by: 8) { sum += Lanes.load(xr, j, count: n) * Lanes.load(yr, j, count: n) }
-                out[r] = sum.total
+                out[r] = Lanes.dot(x + r * n, y + r * n, count: n)
             }
         }
         return outputs[0]
@@ -67,10 +64,7 @@ public enum RowKernels {
         guard !ra.isEmpty && n > 0 else { return Matrix(rows: ra.count, columns: 1) }
         Matrix.withBuffers(reading: [a, b], writing: &outputs) { p in
             for r in 0..<ra.count {
-                let xr = p.read[0] + Int(ra[r]) * n, yr = p.read[1] + Int(rb[r]) * n
-                var sum = Lanes()
-                for j in stride(from: 0, to: n, by: 8) { sum += Lanes.load(xr, j, count: n) * Lanes.load(yr, j, count: n) }
-                p.write[0][r] = sum.total
+                p.write[0][r] = Lanes.dot(p.read[0] + Int(ra[r]) * n, p.read[1] + Int(rb[r]) * n, count: n)
             }
         }
         return outputs[0]
