@@ -23,13 +23,13 @@ extension Tape {
                      "gru: step counts must be non-increasing and sum to the rows")
         precondition(wHidden.value.rows == hidden && wInput.value.columns == h3, "gru: shapes do not match")
         let compute = self.compute
-        // The input products, overwritten step by step with the gates r, z, n.
-        var inputs = Matrix(uninitializedRows: rows, columns: h3)
-        if let biases { BLAS.linear(x.value, wInput.value, bias: biases.input.value, into: &inputs, compute: compute) }
-        else { BLAS.gemm(x.value, wInput.value, into: &inputs, compute: compute) }
-        var state = [inputs,
+        // The input products, overwritten step by step with the gates r, z, n; built inside the
+        // array, as a second reference to them would make the first step copy them.
+        var state = [Matrix(uninitializedRows: rows, columns: h3),
                      Matrix(uninitializedRows: rows, columns: hidden),   // h W_hn, kept for the pullback
                      Matrix(uninitializedRows: rows, columns: hidden)]   // the output h'
+        if let biases { BLAS.linear(x.value, wInput.value, bias: biases.input.value, into: &state[0], compute: compute) }
+        else { BLAS.gemm(x.value, wInput.value, into: &state[0], compute: compute) }
         // One buffer for every step's h W_h (its first n rows), filled in place; h_{t−1} read where it lies.
         var product = Matrix(uninitializedRows: stepCounts.first ?? 0, columns: h3)
         for (t, n) in stepCounts.enumerated() where n > 0 {

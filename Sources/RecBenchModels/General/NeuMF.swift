@@ -68,10 +68,7 @@ public struct NeuMF: PointwiseModel, ScoresWhenPrepared {
         let gmf = tape.mul(tape.gather(p["user_mf"]!, rows: users), tape.gather(p["item_mf"]!, rows: items))
         var h = tape.concatColumns([tape.gather(p["user_mlp"]!, rows: users), tape.gather(p["item_mlp"]!, rows: items)])
         for l in 0..<hidden.count {
-            if var draws = rng, dropout > 0 {
-                h = tape.mul(h, tape.constant(MLP.dropoutMask(rows: h.value.rows, columns: h.value.columns, rate: dropout, rng: &draws, compute: tape.compute)))
-                rng = draws
-            }
+            h = Dropout.apply(h, rate: dropout, tape: tape, rng: &rng)
             h = tape.relu(tape.linear(h, p["mlp.\(l).weight"]!, p["mlp.\(l).bias"]!))
         }
         return tape.linear(tape.concatColumns([gmf, h]), p["predict.weight"]!, p["predict.bias"]!)
