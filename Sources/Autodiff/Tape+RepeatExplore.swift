@@ -47,10 +47,10 @@ extension Tape {
     /// target has no explore probability). No B × steps × classes tensor is formed.
     public func repeatExploreNLL(mode: Variable, repeatWeights: Variable, explore: Variable, items: [Int32], padding: Int32,
                                  targets: [Int32]) -> Variable {
-        let b = targets.count, n = explore.value.columns, steps = b == 0 ? 0 : items.count / b
+        let b = targets.count, steps = b == 0 ? 0 : items.count / b
         precondition(mode.value.rows == b && mode.value.columns == 2 && explore.value.rows == b && repeatWeights.value.rows == items.count,
                      "repeatExploreNLL: shapes do not match")
-        let probabilities = RepeatExplore.exploreSoftmax(explore.value, items: items, padding: padding, steps: steps)
+        let probabilities = RepeatExplore.exploreSoftmax(explore.value, items: items, padding: padding, steps: steps, compute: compute)
         var repeatMass = [Float](repeating: 0, count: b), predicted = [Float](repeating: 0, count: b), loss: Double = 0
         for r in 0..<b {
             for t in 0..<steps where items[t * b + r] == targets[r] { repeatMass[r] += repeatWeights.value.values[t * b + r] }
@@ -60,18 +60,17 @@ extension Tape {
         let out = Variable(Matrix(rows: 1, columns: 1, values: [Float(loss / Double(max(1, b)))]),
                            requiresGrad: mode.requiresGrad || repeatWeights.requiresGrad || explore.requiresGrad)
         return record(out) {
-            var dMode = Matrix(rows: b, columns: 2), dRepeat = Matrix(rows: items.count, columns: 1), dExplore = Matrix(rows: b, columns: n)
+            var dMode = Matrix(rows: b, columns: 2), dRepeat = Matrix(rows: items.count, columns: 1), scales = Matrix(rows: b, columns: 1)
             for r in 0..<b {
                 let c = -out.grad!.values[0] / Float(b) / (predicted[r] + 1e-8), target = Int(targets[r])
                 let p = probabilities[r, target]
                 dMode[r, 0] = c * repeatMass[r]; dMode[r, 1] = c * p
                 for t in 0..<steps where items[t * b + r] == targets[r] { dRepeat.values[t * b + r] = c * mode.value[r, 0] }
                 // d p_target / d z_j = p_target (δ_j,target − p_j); zero for the excluded items (p_j = 0 there).
-                guard p > 0 else { continue }
-                let scale = c * mode.value[r, 1] * p
-                for j in 0..<n { dExplore[r, j] = -scale * probabilities[r, j] }
-                dExplore[r, target] += scale
+                scales[r, 0] = p > 0 ? -c * mode.value[r, 1] * p : 0
             }
+            var dExplore = RowKernels.scaleRows(probabilities, by: scales)
+            for r in 0..<b { dExplore[r, Int(targets[r])] -= scales[r, 0] }
             if mode.requiresGrad { mode.accumulate(dMode) }
             if repeatWeights.requiresGrad { repeatWeights.accumulate(dRepeat) }
             if explore.requiresGrad { explore.accumulate(dExplore) }
@@ -79,25 +78,68 @@ extension Tape {
     }
 }
 
-/// RepeatNet's explore distribution, shared by its loss and its full-ranking scores.
+/// RepeatNet's explore distribution, shared by its loss and its full-ranking scores; rows
+/// split over the workers, eight lanes at a time.
 public enum RepeatExplore {
     /// Row-wise softmax of `logits` over the classes that are not among the row's items
     /// (`items` time-major over `steps`, `padding` past the end; the padding class itself
     /// stays in, as in RecBole): those get probability exactly 0.
-    public static func exploreSoftmax(_ logits: Matrix, items: [Int32], padding: Int32, steps: Int) -> Matrix {
-        let b = logits.rows, n = logits.columns
-        var p = logits
-        p.values.withUnsafeMutableBufferPointer { v in
-            for r in 0..<b {
-                let row = v.baseAddress! + r * n
-                for t in 0..<steps where items[t * b + r] != padding { row[Int(items[t * b + r])] = -.infinity }
-                var top = -Float.infinity
-                for j in 0..<n { top = max(top, row[j]) }
-                var total: Float = 0
-                for j in 0..<n { let e = row[j] == -.infinity ? 0 : Foundation.exp(row[j] - top); row[j] = e; total += e }
-                for j in 0..<n { row[j] /= total }
+    public static func exploreSoftmax(_ logits: Matrix, items: [Int32], padding: Int32, steps: Int, compute: Compute) -> Matrix {
+        var p = Matrix(uninitializedRows: logits.rows, columns: logits.columns)
+        let n = logits.columns
+        guard n > 0 else { return p }
+        logits.values.withUnsafeBufferPointer { z in
+            p.values.withUnsafeMutableBufferPointer { out in
+                let (z, out) = (UnsafeShared(z.baseAddress!), UnsafeShared(out.baseAddress!))
+                compute.forEachChunk(count: logits.rows, chunkSize: 64) { rows in   // disjoint rows
+                    for r in rows {
+                        let row = out.value + r * n
+                        let inverse = exponentials(z.value + r * n, into: row, count: n, row: r, items: items, padding: padding, steps: steps)
+                        for j in stride(from: 0, to: n, by: 8) { (Lanes.load(row, j, count: n) * inverse).store(row, j, count: n) }
+                    }
+                }
             }
         }
         return p
+    }
+
+    /// Full-ranking scores in place: row r of `block` (the catalogue's classes, the padding
+    /// class left out) becomes P(explore)_r · the explore softmax, plus P(repeat)_r · α_t on
+    /// each item s_t of the row's sequence. `mode` is B × 2 (repeat, explore), `repeatWeights`
+    /// time-major (steps·B) × 1.
+    public static func scores(logits: Matrix, mode: Matrix, repeatWeights: Matrix, items: [Int32], padding: Int32, steps: Int,
+                              into block: inout Matrix, compute: Compute) {
+        let (b, n, classes) = (logits.rows, block.columns, logits.columns)
+        precondition(block.rows >= b && classes >= n && mode.rows == b && repeatWeights.values.count == items.count, "RepeatNet scores: shapes")
+        guard b > 0, n > 0 else { return }
+        logits.values.withUnsafeBufferPointer { z in
+            block.values.withUnsafeMutableBufferPointer { out in
+                let (z, out) = (UnsafeShared(z.baseAddress!), UnsafeShared(out.baseAddress!))
+                compute.forEachChunk(count: b, chunkSize: 64) { rows in   // disjoint rows
+                    var scratch = [Float](repeating: 0, count: classes)
+                    scratch.withUnsafeMutableBufferPointer { e in
+                        for r in rows {
+                            let inverse = exponentials(z.value + r * classes, into: e.baseAddress!, count: classes, row: r, items: items,
+                                                       padding: padding, steps: steps)
+                            let share = mode[r, 1] * inverse, repeatShare = mode[r, 0], row = out.value + r * n
+                            for j in stride(from: 0, to: n, by: 8) { (Lanes.load(e.baseAddress!, j, count: n) * share).store(row, j, count: n) }
+                            for t in 0..<steps where items[t * b + r] != padding {
+                                row[Int(items[t * b + r])] += repeatShare * repeatWeights.values[t * b + r]
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// e^{z_j − max} for the row's classes with its sequence's items at 0; returns 1 / their sum.
+    @inline(__always)
+    static func exponentials(_ z: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, count n: Int, row r: Int, items: [Int32],
+                             padding: Int32, steps: Int) -> Float {
+        let b = steps == 0 ? 0 : items.count / steps
+        out.update(from: z, count: n)
+        for t in 0..<steps where items[t * b + r] != padding { out[Int(items[t * b + r])] = -.infinity }
+        return 1 / SoftmaxKernels.exponentials(UnsafePointer(out), into: out, count: n).sum
     }
 }

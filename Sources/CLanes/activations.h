@@ -90,6 +90,38 @@ static inline void recbench_store_lanes(float *p, long i, long lanes, recbench_v
     for (long l = 0; l < lanes; l++) p[i + l] = v[l];
 }
 
+/// e^{x_j − max x} for the `count` values at `row` into `out` (which may be `row`), as
+/// `SoftmaxKernels.exponentials`: an entry more than 87.3 below the maximum (−∞ included)
+/// gives 0, NaN stays NaN. Stores the maximum in *peak and returns the sum.
+__attribute__((target("avx2,fma")))
+static inline float recbench_exponentials_avx2(const float *row, float *out, long count, float *peak) {
+    recbench_v8 top = -__builtin_inff();
+    for (long i = 0; i < count; i += 8) {
+        const long lanes = count - i < 8 ? count - i : 8;
+        recbench_v8 v = recbench_load_lanes(row, i, lanes);
+        for (long l = lanes; l < 8; l++) v[l] = -__builtin_inff();
+        top = __builtin_elementwise_max(top, v);
+    }
+    float m = top[0];
+    for (int l = 1; l < 8; l++) m = m > top[l] ? m : top[l];
+    const float low = -87.336544f;
+    recbench_v8 total = 0.0f;
+    for (long i = 0; i < count; i += 8) {
+        const long lanes = count - i < 8 ? count - i : 8;
+        const recbench_v8 x = recbench_load_lanes(row, i, lanes) - m;
+        const recbench_i8 under = x < low;
+        recbench_v8 e = recbench_exp_in_range_avx2((recbench_v8)(((recbench_i8)x & ~under) | ((recbench_i8)(recbench_v8)low & under)));
+        e = (recbench_v8)((recbench_i8)e & ~under);
+        for (long l = lanes; l < 8; l++) e[l] = 0.0f;
+        total += e;
+        recbench_store_lanes(out, i, lanes, e);
+    }
+    *peak = m;
+    float sum = 0.0f;
+    for (int l = 0; l < 8; l++) sum += total[l];
+    return sum;
+}
+
 /// Φ(x) = ½(1 + erf(x/√2)) and the Gaussian e^{−x²/2} its erf used (`Lanes.erf`, Abramowitz &
 /// Stegun 7.1.26), so GELU's slope Φ + x·φ needs one exponential, not two.
 __attribute__((target("avx2,fma")))

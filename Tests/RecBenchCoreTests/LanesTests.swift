@@ -128,6 +128,29 @@ struct LanesTests {
         #expect(worst.value < 1e-6 && worst.slope < 2e-6, "\(kernels): worst \(worst)")
     }
 
+    /// A row's softmax numerators in every build this CPU runs, against Double's exp of the same
+    /// Float argument: rows of
+    /// 1…1,683 entries (partial last vectors), with −∞ entries (a masked class) and entries more
+    /// than 87.3 below the maximum, both exactly 0; the maximum returned as it is.
+    @Test(arguments: KernelSet.available)
+    func softmaxExponentialsMatchExp(kernels: KernelSet) {
+        var rng = SeededGenerator(seed: 7)
+        for n in [1, 7, 8, 9, 64, 1_683] {
+            var row = (0..<n).map { _ in Float(rng.nextUnitFloat()) * 40 - 20 }
+            if n > 2 { row[1] = -.infinity; row[n - 1] = row.max()! - 100 }
+            var out = [Float](repeating: .nan, count: n)
+            let (peak, sum) = row.withUnsafeBufferPointer { r in
+                out.withUnsafeMutableBufferPointer { SoftmaxKernels.exponentials(r.baseAddress!, into: $0.baseAddress!, count: n, kernels: kernels) }
+            }
+            #expect(peak == row.max()!, "\(kernels), \(n): maximum")
+            let expected = row.map { Foundation.exp(Double($0 - peak)) }   // the argument as Float rounds it
+            let worst = zip(out, expected).map { abs(Double($0) - $1) / max($1, 1e-30) }.max()!
+            #expect(worst < 1e-6, "\(kernels), \(n): worst relative error \(worst)")
+            #expect(abs(Double(sum) - expected.reduce(0, +)) < 1e-5 * expected.reduce(0, +), "\(kernels), \(n): sum")
+            if n > 2 { #expect(out[1] == 0 && out[n - 1] == 0, "\(kernels), \(n): masked and underflowing entries") }
+        }
+    }
+
     /// Lanes.log against libm in ulps of the result: densely over 1…16 (where a log-sum-exp's
     /// sums lie), then two mantissas at every normal exponent; +∞ and NaN kept.
     @Test func logMatchesLibm() {

@@ -7,9 +7,17 @@ public let logTwoPi = Float(log(2 * Double.pi))
 /// A row's softmax numerators, eight lanes at a time.
 public enum SoftmaxKernels {
     /// Writes e^{x_j − max x} for the `count` values at `row` into `out` (which may be `row`)
-    /// and returns the maximum and the sum of the exponentials.
-    @inlinable @inline(__always)
-    public static func exponentials(_ row: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, count n: Int) -> (max: Float, sum: Float) {
+    /// and returns the maximum and the sum of the exponentials, with the given kernel build.
+    public static func exponentials(_ row: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, count n: Int,
+                                    kernels: KernelSet = .current) -> (max: Float, sum: Float) {
+        guard kernels == .avx2 else { return baselineExponentials(row, into: out, count: n) }
+        var peak: Float = 0
+        let sum = recbench_exponentials_avx2(row, out, n, &peak)
+        return (peak, sum)
+    }
+
+    @inline(__always)
+    static func baselineExponentials(_ row: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, count n: Int) -> (max: Float, sum: Float) {
         var top = Lanes(repeating: -.infinity)
         for j in stride(from: 0, to: n, by: 8) { top = Lanes.maximum(top, Lanes.load(row, j, count: n, padding: -.infinity)) }
         let peak = top.max()

@@ -142,15 +142,9 @@ public struct RepeatNet: SequentialModel, RepeatModeSequenceScorer {
         let tape = Tape(compute: compute)
         var rng = SeededGenerator(seed: 0, stream: 0)   // nothing is drawn outside training
         let pass = forward(batch, tape.leaves(parameters, trainable: { _ in false }), tape: tape, training: false, rng: &rng)
-        let b = batch.count, n = block.columns, steps = pass.items.count / max(1, b)
-        let explore = RepeatExplore.exploreSoftmax(pass.explore.value, items: pass.items, padding: batch.padding, steps: steps)
-        for r in 0..<b {
-            let (repeatShare, exploreShare) = (pass.mode.value[r, 0], pass.mode.value[r, 1])
-            for j in 0..<n { block[r, j] = exploreShare * explore[r, j] }
-            for t in 0..<steps where pass.items[t * b + r] != batch.padding {
-                block[r, Int(pass.items[t * b + r])] += repeatShare * pass.repeatWeights.value.values[t * b + r]
-            }
-        }
+        let steps = pass.items.count / max(1, batch.count)
+        RepeatExplore.scores(logits: pass.explore.value, mode: pass.mode.value, repeatWeights: pass.repeatWeights.value, items: pass.items,
+                             padding: batch.padding, steps: steps, into: &block, compute: compute)
     }
 
     /// P(repeat) of each row: the GRU and the switch only.
