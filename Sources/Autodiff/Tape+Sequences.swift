@@ -71,6 +71,20 @@ extension Tape {
         return record(out) { a.accumulate { grad in Self.addSteps(out.grad!, steps: steps, into: &grad, compute: compute) } }
     }
 
+    /// Σ_t α_tb V_tb over `steps` time steps of time-major values V ((steps·B) × n) and
+    /// weights α ((steps·B) × 1): B × n, without the scaled (steps·B) × n rows that
+    /// `sumSteps(scaleRows(values, by: weights))` forms (the same sums, in the same order).
+    public func weightedSumSteps(_ values: Variable, weights: Variable, steps: Int) -> Variable {
+        let compute = self.compute
+        let out = Variable(WeightedStepSumKernels.forward(values: values.value, weights: weights.value, steps: steps, compute: compute),
+                           requiresGrad: values.requiresGrad || weights.requiresGrad)
+        return record(out) {
+            let grads = WeightedStepSumKernels.backward(out.grad!, values: values.value, weights: weights.value, steps: steps, compute: compute)
+            if values.requiresGrad { values.accumulate(grads.values) }
+            if weights.requiresGrad { weights.accumulate(grads.weights) }
+        }
+    }
+
     /// The sum over `steps` time steps of a time-major (steps·B) × n variable: B × n.
     public func sumSteps(_ a: Variable, steps: Int) -> Variable {
         let b = steps == 0 ? 0 : a.value.rows / steps, n = a.value.columns

@@ -36,6 +36,10 @@ public enum BLAS {
                      "gemm: output is \(c.rows)×\(c.columns), expected \(m)×\(n) from row \(first)")
         checkSize(m, n, k)
         guard m > 0, n > 0 else { return }
+        if InnerSlices.apply(m: m, n: n, k: k) {
+            return gemmOverInnerSlices(a, aOffset: aOffset, transposeA: transposeA, b, transposeB: transposeB, alpha: alpha, beta: beta,
+                                       into: &c, firstRow: first, shape: (m, n, k), compute: compute)
+        }
         let workers = compute.activeWorkers
         let split = compute.splitsProducts && m * n * k >= 1 << 22
         let byRows = split && m >= 128, byColumns = split && !byRows && n >= 256
@@ -64,6 +68,45 @@ public enum BLAS {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// A small output over a long inner dimension (a narrow layer's weight gradient over a
+    /// (steps · batch)-row input, which neither a row nor a column split can share out): one
+    /// partial product per fixed slice of the inner dimension, the slices over the workers,
+    /// then added in slice order, so the sums are the same for any worker count.
+    private static func gemmOverInnerSlices(_ a: Matrix, aOffset: Int, transposeA: Bool, _ b: Matrix, transposeB: Bool, alpha: Float,
+                                            beta: Float, into c: inout Matrix, firstRow first: Int, shape: (m: Int, n: Int, k: Int),
+                                            compute: Compute) {
+        let (m, n, k) = shape, slice = (k + InnerSlices.count - 1) / InnerSlices.count
+        var partials = (0..<InnerSlices.count).map { _ in Matrix(rows: m, columns: n) }
+        OpenBLASThreads.shared.run(threads: compute.blasThreads) {
+            a.values.withUnsafeBufferPointer { pa in
+                b.values.withUnsafeBufferPointer { pb in
+                    Matrix.withBuffers(reading: [], writing: &partials) { out in
+                        let p = UnsafeShared((pa.baseAddress!, pb.baseAddress!))
+                        let lda = max(1, a.columns), ldb = max(1, b.columns)
+                        compute.forEachChunk(count: InnerSlices.count, chunkSize: 1) { range in   // each slice its own partial
+                            let (ap, bp) = p.value, s = range.lowerBound, inner = (s * slice)..<min(k, (s + 1) * slice)
+                            guard !inner.isEmpty else { return }
+                            // Inner index i: column i of a (row i when transposed), row i of b (column i when transposed).
+                            let aStart = transposeA ? ap + inner.lowerBound * lda : ap + aOffset * lda + inner.lowerBound
+                            let bStart = transposeB ? bp + inner.lowerBound : bp + inner.lowerBound * ldb
+                            cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans,
+                                        Int32(m), Int32(n), Int32(inner.count), 1, aStart, Int32(lda), bStart, Int32(ldb),
+                                        0, out.write[s], Int32(n))
+                        }
+                    }
+                }
+            }
+        }
+        for r in 0..<m {
+            for j in 0..<n {
+                var sum: Float = 0
+                for partial in partials { sum += partial.values[r * n + j] }
+                let at = (first + r) * n + j
+                c.values[at] = beta == 0 ? alpha * sum : beta * c.values[at] + alpha * sum   // β = 0 never reads c
             }
         }
     }
@@ -141,6 +184,16 @@ public enum BLAS {
 }
 
 /// The blocks a split product computes: block b covers rows and columns of the output.
+/// When a product's inner dimension is split (`gemmOverInnerSlices`): a rule on the shape
+/// alone, never on the worker count, so a product sums in the same order on any machine.
+enum InnerSlices {
+    /// Fixed slices per product: eight share out over 1, 2, 4 or 8 workers evenly.
+    static let count = 8
+
+    /// Outputs too small for a row or column split (m < 128, n < 256) over k ≥ 32,768.
+    static func apply(m: Int, n: Int, k: Int) -> Bool { m < 128 && n < 256 && k >= 32_768 }
+}
+
 struct GemmBlocks {
     let m: Int, n: Int, rowChunk: Int, columnChunk: Int
     var rowBlocks: Int { (m + rowChunk - 1) / rowChunk }

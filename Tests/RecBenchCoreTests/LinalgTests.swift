@@ -30,6 +30,32 @@ import Linalg
         }
     }
 
+    /// A small output over a long inner dimension (split into fixed slices of k): in every
+    /// transpose combination, with α and β (β = 0 must not read c, here NaN), into rows of a
+    /// larger c, and with `aRows`, against the naive product; one worker and two agree bit for bit.
+    @Test func gemmOverALongInnerDimensionMatchesTheNaiveProduct() {
+        let (m, n, k) = (5, 7, 40_003)
+        let a = Fixtures.randomMatrix(rows: m, columns: k, seed: 23), b = Fixtures.randomMatrix(rows: k, columns: n, seed: 24)
+        let (at, bt) = (a.transposed(), b.transposed()), naive = naiveProduct(a, b)
+        for compute in [Compute.serial, Compute(workers: 2, blasThreads: 1)] {
+            let products = [BLAS.gemm(a, b, compute: compute), BLAS.gemm(at, transposeA: true, b, compute: compute),
+                            BLAS.gemm(a, bt, transposeB: true, compute: compute), BLAS.gemm(at, transposeA: true, bt, transposeB: true, compute: compute)]
+            for (v, product) in products.enumerated() {
+                let worst = (0..<(m * n)).map { abs(Double(product.values[$0]) - naive[$0]) }.max()!
+                #expect(worst < 1e-2, "variant \(v): off by \(worst)")
+            }
+            var c = Matrix(rows: m + 2, columns: n, values: [Float](repeating: .nan, count: (m + 2) * n))
+            BLAS.gemm(a, b, alpha: 2, beta: 0, into: &c, firstRow: 1, compute: compute)
+            #expect(c.values[..<n].allSatisfy(\.isNaN) && c.values[((m + 1) * n)...].allSatisfy(\.isNaN), "rows outside firstRow left alone")
+            #expect((0..<(m * n)).allSatisfy { abs(Double(c.values[n + $0]) - 2 * naive[$0]) < 2e-2 }, "α = 2, β = 0")
+            var d = Matrix(rows: m, columns: n, values: [Float](repeating: 1, count: m * n))
+            let padded = Matrix(rows: m + 3, columns: k, values: [Float](repeating: 9, count: 3 * k) + a.values)
+            BLAS.gemm(padded, aRows: 3..<(m + 3), b, alpha: 1, beta: 0.5, into: &d, compute: compute)
+            #expect((0..<(m * n)).allSatisfy { abs(Double(d.values[$0]) - 0.5 - naive[$0]) < 1e-2 }, "aRows, β = 0.5")
+        }
+        #expect(BLAS.gemm(a, b, compute: .serial).values == BLAS.gemm(a, b, compute: Compute(workers: 2, blasThreads: 1)).values)
+    }
+
     @Test func gemmMatchesNaiveProductInEveryTransposeCombination() {
         let a = Fixtures.randomMatrix(rows: 7, columns: 5, seed: 1)
         let b = Fixtures.randomMatrix(rows: 5, columns: 9, seed: 2)
@@ -130,6 +156,21 @@ import Linalg
             let m = Fixtures.randomMatrix(rows: 1, columns: count, seed: UInt64(count) + 11)
             let exact = m.values.reduce(0.0) { $0 + Double($1) * Double($1) }
             #expect(abs(Double(m.sumOfSquares) - exact) <= 1e-5 * max(1, exact), "\(count): \(m.sumOfSquares) vs \(exact)")
+        }
+    }
+
+    /// Column sums in blocks of columns over the workers: each column added down its rows in
+    /// order (so equal, bit for bit, to a plain loop), for widths with and without a partial
+    /// block, on one worker and two.
+    @Test func columnSumsAddEachColumnInRowOrder() {
+        var rng = SeededGenerator(seed: 11)
+        for n in [1, 7, 32, 33, 192, 300] {
+            let rows = 517
+            let m = Matrix(rows: rows, columns: n, values: (0..<(rows * n)).map { _ in rng.nextUnitFloat() * 2 - 1 })
+            var plain = [Float](repeating: 0, count: n)
+            for r in 0..<rows { for j in 0..<n { plain[j] += m.values[r * n + j] } }
+            #expect(m.columnSums(.serial).values == plain, "\(n) columns, one worker")
+            #expect(m.columnSums(Compute(threads: 2)).values == plain, "\(n) columns, two workers")
         }
     }
 

@@ -398,6 +398,24 @@ import Autodiff
         }
     }
 
+    @Test func weightedSumSteps() {
+        // Two sequences, three steps, values 11 wide (a full and a partial lane group), one weight zero.
+        var weights = ops.m(6, 1, 104)
+        weights.values[4] = 0
+        ops.check([ops.m(6, 11, 105), weights]) { t, v in t.weightedSumSteps(v[0], weights: v[1], steps: 3) }
+        expectSameAsChain(inputs: [ops.m(6, 11, 106), weights], weights: ops.m(2, 11, 107)) { t, v, fused in
+            fused ? t.weightedSumSteps(v[0], weights: v[1], steps: 3) : t.sumSteps(t.scaleRows(v[0], by: v[1]), steps: 3)
+        }
+        // Over several chunks of sequences, one worker and two give the same numbers.
+        let (values, alpha, g) = (ops.m(300 * 4, 5, 108), ops.m(300 * 4, 1, 109), ops.m(300, 5, 110))
+        func run(_ compute: Compute) -> [Matrix] {
+            let out = WeightedStepSumKernels.forward(values: values, weights: alpha, steps: 4, compute: compute)
+            let grads = WeightedStepSumKernels.backward(g, values: values, weights: alpha, steps: 4, compute: compute)
+            return [out, grads.values, grads.weights]
+        }
+        #expect(zip(run(.serial), run(Compute(threads: 2))).allSatisfy { $0.values == $1.values })
+    }
+
     @Test func attentionPool() {
         // Two sequences, three steps; keys 3 wide, projections and query 11 wide (a full and a
         // partial lane group); with and without a mask.

@@ -250,3 +250,53 @@ public enum AdditiveAttentionKernels {
         return (grads[0], dq, dv)
     }
 }
+
+/// A weighted sum over time-major steps, an attention's readout once its weights are known
+/// (RepeatNet's contexts): out_b = Σ_t α_tb V_tb for values V ((T·B) × C) and weights α
+/// ((T·B) × 1). One pass per sequence, no (T·B) × C temporary in the forward; sequences go
+/// to the workers in fixed chunks.
+public enum WeightedStepSumKernels {
+    static let chunk = 64
+
+    /// out (B × C).
+    public static func forward(values: Matrix, weights: Matrix, steps: Int, compute: Compute) -> Matrix {
+        let b = steps == 0 ? 0 : values.rows / steps, c = values.columns
+        precondition(b * steps == values.rows && weights.values.count == values.rows, "weightedSumSteps: shapes")
+        var outputs = [Matrix(rows: b, columns: c)]
+        guard b > 0, c > 0 else { return outputs[0] }
+        Matrix.withBuffers(reading: [values, weights], writing: &outputs) { p in
+            compute.forEachChunk(count: b, chunkSize: chunk) { range in
+                let (v, alpha, out) = (p.read[0], p.read[1], p.write[0])
+                for i in range {
+                    for t in 0..<steps where alpha[t * b + i] != 0 {
+                        let row = t * b + i, a = Lanes(repeating: alpha[row])
+                        for j in stride(from: 0, to: c, by: 8) {
+                            (Lanes.load(out + i * c, j, count: c) + a * Lanes.load(v + row * c, j, count: c)).store(out + i * c, j, count: c)
+                        }
+                    }
+                }
+            }
+        }
+        return outputs[0]
+    }
+
+    /// The gradients of the values (α_tb g_b) and of the weights (V_tb · g_b) given out's gradient g.
+    public static func backward(_ g: Matrix, values: Matrix, weights: Matrix, steps: Int, compute: Compute) -> (values: Matrix, weights: Matrix) {
+        let b = g.rows, c = values.columns
+        var grads = [Matrix(uninitializedRows: values.rows, columns: c), Matrix(uninitializedRows: values.rows, columns: 1)]
+        guard b > 0, c > 0 else { return (Matrix(rows: values.rows, columns: c), Matrix(rows: values.rows, columns: 1)) }
+        Matrix.withBuffers(reading: [g, values, weights], writing: &grads) { p in
+            compute.forEachChunk(count: b, chunkSize: chunk) { range in
+                let (gr, v, alpha, dv, dAlpha) = (p.read[0], p.read[1], p.read[2], p.write[0], p.write[1])
+                for i in range {
+                    for t in 0..<steps {
+                        let row = t * b + i, a = Lanes(repeating: alpha[row])
+                        for j in stride(from: 0, to: c, by: 8) { (a * Lanes.load(gr + i * c, j, count: c)).store(dv + row * c, j, count: c) }
+                        dAlpha[row] = Lanes.dot(gr + i * c, v + row * c, count: c)
+                    }
+                }
+            }
+        }
+        return (grads[0], grads[1])
+    }
+}

@@ -72,19 +72,31 @@ extension Matrix {
         return out
     }
 
-    /// Column sums as a 1 × n matrix: rows added in order (vectorised along the row), blocks
-    /// of columns in parallel, so each column's sum has a fixed order.
+    /// Column sums as a 1 × n matrix: rows added in order, blocks of 32 columns in parallel
+    /// with their sums in registers (eight lanes at a time), so each column's sum has a fixed
+    /// order whatever the worker count.
     public func columnSums(_ compute: Compute) -> Matrix {
         let rows = self.rows, n = columns
         var outputs = [Matrix(rows: 1, columns: n)]
         guard rows > 0 && n > 0 else { return outputs[0] }
         Matrix.withBuffers(reading: [self], writing: &outputs) { b in
-            compute.forEachChunk(count: n, chunkSize: 256) { columns in   // disjoint column blocks
-                let (out, input) = (b.write[0], b.read[0])
-                for r in 0..<rows {
-                    let row = input + r * n
-                    for j in columns { out[j] += row[j] }
+            compute.forEachChunk(count: n, chunkSize: 32) { columns in   // disjoint column blocks
+                let (out, input, first, end) = (b.write[0], b.read[0], columns.lowerBound, columns.upperBound)
+                guard end - first == 32 else {   // the last, narrower block: a group of eight at a time
+                    for j in stride(from: first, to: end, by: 8) {
+                        var sum = Lanes()
+                        for r in 0..<rows { sum += Lanes.load(input + r * n, j, count: end) }
+                        sum.store(out, j, count: end)
+                    }
+                    return
                 }
+                var (s0, s1, s2, s3) = (Lanes(), Lanes(), Lanes(), Lanes())
+                for r in 0..<rows {
+                    let row = input + r * n + first
+                    s0 += Lanes.load(row, 0, count: 32); s1 += Lanes.load(row, 8, count: 32)
+                    s2 += Lanes.load(row, 16, count: 32); s3 += Lanes.load(row, 24, count: 32)
+                }
+                for (k, s) in [s0, s1, s2, s3].enumerated() { s.store(out + first, 8 * k, count: 32) }
             }
         }
         return outputs[0]

@@ -94,7 +94,7 @@ public struct RepeatNet: SequentialModel, RepeatModeSequenceScorer {
 
         /// log(P(repeat), P(explore)) per row: the unmasked attention's context through W_c.
         func logMode(rng: inout SeededGenerator) -> Variable {
-            let context = tape.sumSteps(tape.scaleRows(all, by: attend("re", masked: false, rng: &rng)), steps: steps)
+            let context = tape.weightedSumSteps(all, weights: attend("re", masked: false, rng: &rng), steps: steps)
             return tape.logSoftmaxRows(tape.matmul(context, p["W_c"]!))
         }
     }
@@ -113,7 +113,7 @@ public struct RepeatNet: SequentialModel, RepeatModeSequenceScorer {
         let m = memory(batch, p, tape: tape, training: training)
         let logMode = m.logMode(rng: &rng)
         let repeatWeights = m.attend("r", masked: true, rng: &rng)
-        let exploreContext = tape.sumSteps(tape.scaleRows(m.all, by: m.attend("e", masked: true, bias: true, rng: &rng)), steps: m.steps)
+        let exploreContext = tape.weightedSumSteps(m.all, weights: m.attend("e", masked: true, bias: true, rng: &rng), steps: m.steps)
         let explore = m.drop(tape.matmul(tape.concatColumns([exploreContext, m.last]), p["explore"]!), rng: &rng)
         return Pass(logMode: logMode, mode: tape.exp(logMode), repeatWeights: repeatWeights, explore: explore, items: m.items)
     }
