@@ -122,6 +122,41 @@ static inline float recbench_exponentials_avx2(const float *row, float *out, lon
     return sum;
 }
 
+/// tanh per lane (`Lanes.tanh`'s formula, saturating beyond |x| = 15).
+__attribute__((target("avx2,fma")))
+static inline recbench_v8 recbench_tanh8_avx2(recbench_v8 x) {
+    const recbench_v8 c = __builtin_elementwise_min(__builtin_elementwise_max(x, (recbench_v8)-15.0f), (recbench_v8)15.0f);
+    return 1.0f - 2.0f / (recbench_exp_in_range_avx2(2.0f * c) + 1.0f);
+}
+
+/// vᵀ tanh(k + q) over n columns: one row's additive-attention score
+/// (`AttentionPoolKernels.score` with tanh).
+__attribute__((target("avx2,fma")))
+static inline float recbench_tanh_score_avx2(const float *k, const float *q, const float *v, long n) {
+    recbench_v8 total = 0.0f;
+    for (long j = 0; j < n; j += 8) {
+        const long lanes = n - j < 8 ? n - j : 8;
+        const recbench_v8 u = recbench_tanh8_avx2(recbench_load_lanes(k, j, lanes) + recbench_load_lanes(q, j, lanes));
+        total = __builtin_elementwise_fma(recbench_load_lanes(v, j, lanes), u, total);   // padding lanes: v is 0 there
+    }
+    float sum = 0.0f;
+    for (int l = 0; l < 8; l++) sum += total[l];
+    return sum;
+}
+
+/// One row of that score's pullback with ds = dL/dscore: dk = ds·v·(1 − u²) for u = tanh(k + q),
+/// and dv_total += ds·u.
+__attribute__((target("avx2,fma")))
+static inline void recbench_tanh_score_backward_avx2(const float *k, const float *q, const float *v, long n, float ds, float *dk,
+                                                      float *dv_total) {
+    for (long j = 0; j < n; j += 8) {
+        const long lanes = n - j < 8 ? n - j : 8;
+        const recbench_v8 u = recbench_tanh8_avx2(recbench_load_lanes(k, j, lanes) + recbench_load_lanes(q, j, lanes));
+        recbench_store_lanes(dk, j, lanes, ds * recbench_load_lanes(v, j, lanes) * (1.0f - u * u));
+        recbench_store_lanes(dv_total, j, lanes, __builtin_elementwise_fma((recbench_v8)ds, u, recbench_load_lanes(dv_total, j, lanes)));
+    }
+}
+
 /// Φ(x) = ½(1 + erf(x/√2)) and the Gaussian e^{−x²/2} its erf used (`Lanes.erf`, Abramowitz &
 /// Stegun 7.1.26), so GELU's slope Φ + x·φ needs one exponential, not two.
 __attribute__((target("avx2,fma")))

@@ -1,3 +1,4 @@
+import CLanes
 import Foundation
 
 /// Additive (Bahdanau) attention pooling over time-major steps, the form NARM's and STAMP's
@@ -179,14 +180,17 @@ public enum AdditiveAttentionKernels {
     static let rowChunk = 1024, sequenceChunk = 256
 
     /// α (T·B × 1).
-    public static func forward(keys: Matrix, query: Matrix, v: Matrix, mask: [Float]?, steps: Int, compute: Compute) -> Matrix {
-        let b = query.rows, h = query.columns
+    public static func forward(keys: Matrix, query: Matrix, v: Matrix, mask: [Float]?, steps: Int, compute: Compute,
+                               kernels: KernelSet = .current) -> Matrix {
+        let b = query.rows, h = query.columns, avx2 = kernels == .avx2
         var outputs = [Matrix(uninitializedRows: keys.rows, columns: 1)]
         Matrix.withBuffers(reading: [keys, query, v], writing: &outputs) { p in
             compute.forEachChunk(count: keys.rows, chunkSize: rowChunk) { range in
                 let (k, q, w, alpha) = (p.read[0], p.read[1], p.read[2], p.write[0])
                 for row in range {
-                    alpha[row] = mask?[row] ?? 1 != 0 ? AttentionPoolKernels.score(k + row * h, q + (row % b) * h, w, h, Lanes.tanh) : -.infinity
+                    guard mask?[row] ?? 1 != 0 else { alpha[row] = -.infinity; continue }
+                    alpha[row] = avx2 ? recbench_tanh_score_avx2(k + row * h, q + (row % b) * h, w, h)
+                        : AttentionPoolKernels.score(k + row * h, q + (row % b) * h, w, h, Lanes.tanh)
                 }
             }
             compute.forEachChunk(count: b, chunkSize: sequenceChunk) { range in
@@ -211,8 +215,8 @@ public enum AdditiveAttentionKernels {
 
     /// The gradients of keys, query and v given α's gradient `g` and α itself.
     public static func backward(_ g: Matrix, alpha: Matrix, keys: Matrix, query: Matrix, v: Matrix, mask: [Float]?, steps: Int,
-                                compute: Compute) -> (keys: Matrix, query: Matrix, v: Matrix) {
-        let b = query.rows, h = query.columns
+                                compute: Compute, kernels: KernelSet = .current) -> (keys: Matrix, query: Matrix, v: Matrix) {
+        let b = query.rows, h = query.columns, avx2 = kernels == .avx2
         // Per sequence: Σ_t α g, and whether any step is kept (else the distribution is constant).
         var weighted = [Float](repeating: 0, count: b), kept = [Bool](repeating: false, count: b)
         for t in 0..<steps {
@@ -230,6 +234,7 @@ public enum AdditiveAttentionKernels {
                     for row in range {
                         let i = row % b, ds = Lanes(repeating: a[row] * (ga[row] - sums[i]))
                         guard anyKept[i] && mask?[row] ?? 1 != 0 else { (dk + row * h).update(repeating: 0, count: h); continue }
+                        if avx2 { recbench_tanh_score_backward_avx2(k + row * h, q + i * h, w, h, ds[0], dk + row * h, total.baseAddress!); continue }
                         for j in stride(from: 0, to: h, by: 8) {
                             let u = Lanes.tanh(Lanes.load(k + row * h, j, count: h) + Lanes.load(q + i * h, j, count: h))
                             (ds * Lanes.load(w, j, count: h) * (1 - u * u)).store(dk + row * h, j, count: h)
@@ -244,8 +249,8 @@ public enum AdditiveAttentionKernels {
         for chunkSums in partial { for j in 0..<h { dv.values[j] += chunkSums[j] } }
         // dQ_b = Σ_t dP_tb: whole step blocks added in order.
         var dq = Matrix(rows: b, columns: h)
-        for t in 0..<steps { dq.values.withUnsafeMutableBufferPointer { d in grads[0].values.withUnsafeBufferPointer { s in
-            for j in 0..<(b * h) { d[j] += s[t * b * h + j] }
+        for t in 0..<steps where b * h > 0 { dq.values.withUnsafeMutableBufferPointer { d in grads[0].values.withUnsafeBufferPointer { s in
+            LaneKernels.zipMap(d.baseAddress!, s.baseAddress! + t * b * h, into: d.baseAddress!, count: b * h, compute: compute) { $0 + $1 }
         } } }
         return (grads[0], dq, dv)
     }
