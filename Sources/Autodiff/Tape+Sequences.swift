@@ -18,21 +18,26 @@ extension Tape {
     /// against `targets` (one row index of `table` per row of `h`): RecBole's `loss_type: CE`.
     /// One batch × table block of logits is formed, turned into probabilities in place and
     /// kept for the pullback: (softmax − one-hot) / B, times the table for h and times h for
-    /// the table.
+    /// the table, the one-hot part as row lookups (no second block).
     public func softmaxCrossEntropy(_ h: Variable, _ table: Variable, targets: [Int32]) -> Variable {
-        let b = h.value.rows, n = table.value.rows
+        let b = h.value.rows
         precondition(targets.count == b, "softmaxCrossEntropy: one target per row")
         var probabilities = BLAS.gemm(h.value, table.value, transposeB: true, compute: compute)
         let total = Self.softmaxRows(&probabilities, targets: targets, compute: compute).reduce(0.0) { $0 + Double($1) }
         let out = Variable(Matrix(rows: 1, columns: 1, values: [Float(total / Double(max(1, b)))]),
                            requiresGrad: h.requiresGrad || table.requiresGrad)
         return record(out) {
-            let scale = out.grad!.values[0] / Float(max(1, b))
-            var g = probabilities
-            for r in 0..<b { g.values[r * n + Int(targets[r])] -= 1 }
-            g = g.map(self.compute) { $0 * scale }
-            if h.requiresGrad { h.accumulateProduct(g, table.value) }
-            if table.requiresGrad { table.accumulateProduct(g, transposeA: true, h.value) }
+            // (P − one-hot) · scale without forming it: the products read P itself (α = scale)
+            // and the one-hot part is a row lookup and a row scatter.
+            let scale = out.grad!.values[0] / Float(max(1, b)), compute = self.compute
+            if h.requiresGrad {
+                h.accumulateProduct(probabilities, table.value, alpha: scale)
+                h.accumulate(RowKernels.gather(table.value, rows: targets).map(compute) { $0 * -scale })
+            }
+            if table.requiresGrad {
+                table.accumulateProduct(probabilities, transposeA: true, h.value, alpha: scale)
+                table.accumulateRows(h.value.map(compute) { $0 * -scale }, at: targets)
+            }
         }
     }
 

@@ -33,13 +33,15 @@ public final class Variable {
         }
     }
 
-    /// Adds op(a) · op(b) to the gradient with one GEMM: written directly on first use
+    /// Adds α · op(a) · op(b) to the gradient with one GEMM: written directly on first use
     /// (β = 0, no zero fill), added in place afterwards (β = 1), never through a temporary.
-    public func accumulateProduct(_ a: Matrix, transposeA: Bool = false, _ b: Matrix, transposeB: Bool = false) {
+    public func accumulateProduct(_ a: Matrix, transposeA: Bool = false, _ b: Matrix, transposeB: Bool = false, alpha: Float = 1) {
         if grad == nil {
-            grad = BLAS.gemm(a, transposeA: transposeA, b, transposeB: transposeB, compute: compute)
+            var c = Matrix(uninitializedRows: value.rows, columns: value.columns)   // β = 0: never read
+            BLAS.gemm(a, transposeA: transposeA, b, transposeB: transposeB, alpha: alpha, beta: 0, into: &c, compute: compute)
+            grad = c
         } else {
-            BLAS.gemm(a, transposeA: transposeA, b, transposeB: transposeB, alpha: 1, beta: 1, into: &grad!, compute: compute)
+            BLAS.gemm(a, transposeA: transposeA, b, transposeB: transposeB, alpha: alpha, beta: 1, into: &grad!, compute: compute)
         }
     }
 
