@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# RecBole 1.2.1's reference runs, one at a time, each resumable across sessions:
+#
+#   RB_WORK=/work/rb bash scripts/recbole-queue.sh MODEL:SEED:KIND …
+#
+# KIND is seq (sequential), general, or ctx (context-aware: validation every 10 epochs, as
+# docs/recbole-general.md's context rows were run). RB_WORK holds RecBole's copy of the data
+# (data/ml100k/ with .inter, .user, .item) and receives out/ (seq) and general/ (the rest):
+# TAG.json, TAG.log, and while a run is unfinished its TAG.state.pth. A job whose JSON exists
+# is skipped, so the same command after a session ends continues where the queue stopped
+# (scripts/recbole-resumable.py resumes the run in progress after its last finished epoch).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+cd "${RB_WORK:?set RB_WORK to RecBole's working folder}"
+PY=${RB_PYTHON:-$HOME/.cache/recbole-1.2.1/pinned/bin/python}
+while pgrep -f 'run_rb.py|recbole-resumable.py' > /dev/null; do sleep 20; done   # one RecBole job at a time
+for job in "$@"; do
+  IFS=: read -r m s kind <<< "$job"
+  dir=general; extra="seed=$s"
+  [ "$kind" = seq ] && dir=out
+  [ "$kind" = ctx ] && extra="seed=$s eval_step=10"
+  mkdir -p "$dir"
+  [ -f "$dir/$m-seed$s.json" ] && continue
+  /usr/bin/time -v nice -n 19 "$PY" "$here/recbole-resumable.py" "$m" --dataset ml100k --data-path data/ --tag "$m-seed$s" --out "$dir" \
+      --extra $extra >> "$dir/$m-seed$s.log" 2>&1
+  echo "$(date +%H:%M) done $job"
+done
