@@ -157,6 +157,55 @@ static inline void recbench_tanh_score_backward_avx2(const float *k, const float
     }
 }
 
+/// σ per lane (`Lanes.sigmoid`: 1 / (1 + e^{−x}), the exponent clamped to exp's range).
+__attribute__((target("avx2,fma")))
+static inline recbench_v8 recbench_sigmoid8_avx2(recbench_v8 x) {
+    const recbench_v8 e = __builtin_elementwise_min(__builtin_elementwise_max(-x, (recbench_v8)-87.336544f), (recbench_v8)88.72284f);
+    return 1.0f / (1.0f + recbench_exp_in_range_avx2(e));
+}
+
+/// One row of a GRU step (`GRUKernels.forward`): gates (x W_i: r, z, n blocks of h each) and
+/// products (h W_h) give r = σ, z = σ, n = tanh(x W_in + r ⊙ h W_hn), written over the gates;
+/// h W_hn into kept, h' = (1 − z) ⊙ n + z ⊙ before (0 without it) into out.
+__attribute__((target("avx2,fma")))
+static inline void recbench_gru_forward_avx2(float *gates, const float *products, const float *before, float *kept, float *out, long h) {
+    for (long j = 0; j < h; j += 8) {
+        const long lanes = h - j < 8 ? h - j : 8;
+        const recbench_v8 r = recbench_sigmoid8_avx2(recbench_load_lanes(gates, j, lanes) + recbench_load_lanes(products, j, lanes));
+        const recbench_v8 z = recbench_sigmoid8_avx2(recbench_load_lanes(gates + h, j, lanes) + recbench_load_lanes(products + h, j, lanes));
+        const recbench_v8 hn = recbench_load_lanes(products + 2 * h, j, lanes);
+        const recbench_v8 n = recbench_tanh8_avx2(__builtin_elementwise_fma(r, hn, recbench_load_lanes(gates + 2 * h, j, lanes)));
+        const recbench_v8 previous = before ? recbench_load_lanes(before, j, lanes) : (recbench_v8)0.0f;
+        recbench_store_lanes(gates, j, lanes, r);
+        recbench_store_lanes(gates + h, j, lanes, z);
+        recbench_store_lanes(gates + 2 * h, j, lanes, n);
+        recbench_store_lanes(kept, j, lanes, hn);
+        recbench_store_lanes(out, j, lanes, __builtin_elementwise_fma(z, previous - n, n));   // (1 − z) n + z h
+    }
+}
+
+/// One row of a GRU step's pullback (`GRUKernels.backward`): with dh = g + carry and the
+/// forward's r, z, n (in gates) and h W_hn (hn), writes dr, dz, dn over the gates, dr, dz,
+/// dn ⊙ r into dHidden, and dh ⊙ z into carry.
+__attribute__((target("avx2,fma")))
+static inline void recbench_gru_backward_avx2(const float *g, const float *hn, const float *before, float *gates, float *dHidden,
+                                              float *carry, long h) {
+    for (long j = 0; j < h; j += 8) {
+        const long lanes = h - j < 8 ? h - j : 8;
+        const recbench_v8 previous = before ? recbench_load_lanes(before, j, lanes) : (recbench_v8)0.0f;
+        const recbench_v8 dh = recbench_load_lanes(g, j, lanes) + recbench_load_lanes(carry, j, lanes);
+        const recbench_v8 r = recbench_load_lanes(gates, j, lanes), z = recbench_load_lanes(gates + h, j, lanes);
+        const recbench_v8 n = recbench_load_lanes(gates + 2 * h, j, lanes);
+        const recbench_v8 dn = dh * (1.0f - z) * (1.0f - n * n);
+        const recbench_v8 dz = dh * (previous - n) * z * (1.0f - z);
+        const recbench_v8 dr = dn * recbench_load_lanes(hn, j, lanes) * r * (1.0f - r);
+        recbench_store_lanes(gates, j, lanes, dr); recbench_store_lanes(dHidden, j, lanes, dr);
+        recbench_store_lanes(gates + h, j, lanes, dz); recbench_store_lanes(dHidden + h, j, lanes, dz);
+        recbench_store_lanes(gates + 2 * h, j, lanes, dn); recbench_store_lanes(dHidden + 2 * h, j, lanes, dn * r);
+        recbench_store_lanes(carry, j, lanes, dh * z);
+    }
+}
+
 /// Φ(x) = ½(1 + erf(x/√2)) and the Gaussian e^{−x²/2} its erf used (`Lanes.erf`, Abramowitz &
 /// Stegun 7.1.26), so GELU's slope Φ + x·φ needs one exponential, not two.
 __attribute__((target("avx2,fma")))

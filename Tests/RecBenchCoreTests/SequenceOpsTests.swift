@@ -414,6 +414,27 @@ import Autodiff
         for (x, y) in zip(run(.baseline), run(.avx2)) { #expect(zip(x.values, y.values).allSatisfy { abs($0 - $1) < 1e-5 }) }
     }
 
+    /// The GRU step's AVX2+FMA build against the baseline one, forward and pullback, over two
+    /// packed steps of 300 and 170 rows (several chunks), H = 12 (a partial lane group).
+    @Test func gruKernelBuildsAgree() {
+        guard KernelSet.available.contains(.avx2) else { return }
+        let (h, counts) = (12, [300, 170]), rows = 470, offsets = [0, 300, 470]
+        func run(_ kernels: KernelSet) -> [Matrix] {
+            var state = [ops.m(rows, 3 * h, 115), Matrix(rows: rows, columns: h), Matrix(rows: rows, columns: h)]
+            for (t, n) in counts.enumerated() {
+                GRUKernels.forward(GRUKernels.Step(t, offsets, count: n, hidden: h), product: ops.m(300, 3 * h, 116 + UInt64(t)), state: &state,
+                                   compute: Compute(threads: 2), kernels: kernels)
+            }
+            var buffers = [state[0], Matrix(rows: rows, columns: 3 * h), ops.m(300, h, 118)]
+            for (t, n) in counts.enumerated().reversed() {
+                GRUKernels.backward(GRUKernels.Step(t, offsets, count: n, hidden: h), reads: [ops.m(rows, h, 119), state[1], state[2]],
+                                    buffers: &buffers, compute: Compute(threads: 2), kernels: kernels)
+            }
+            return state + buffers
+        }
+        for (x, y) in zip(run(.baseline), run(.avx2)) { #expect(zip(x.values, y.values).allSatisfy { abs($0 - $1) < 1e-5 }) }
+    }
+
     @Test func weightedSumSteps() {
         // Two sequences, three steps, values 11 wide (a full and a partial lane group), one weight zero.
         var weights = ops.m(6, 1, 104)
