@@ -50,8 +50,14 @@ extension Tape {
             var buffers = [state[0], Matrix(uninitializedRows: rows, columns: h3), Matrix(rows: stepCounts.first ?? 0, columns: hidden)]
             let reads = [out.grad!, state[1], output]
             state = []   // the gates live on in `buffers` only: no copy on write
+            // The biases' gradients: each step's block summed right after it is written (still in cache), steps in order.
+            var biasSums = biases == nil ? [] : [Matrix(rows: 1, columns: h3), Matrix(rows: 1, columns: h3)]
             for (t, n) in stepCounts.enumerated().reversed() where n > 0 {
                 GRUKernels.backward(GRUKernels.Step(t, offsets, count: n, hidden: hidden), reads: reads, buffers: &buffers, compute: compute)
+                for k in biasSums.indices {
+                    let block = buffers[k].columnSums(rows: offsets[t]..<offsets[t] + n, compute)
+                    for j in 0..<h3 { biasSums[k].values[j] += block.values[j] }
+                }
                 let dHidden = buffers[1]
                 BLAS.gemm(dHidden, aRows: offsets[t]..<offsets[t] + n, wHidden.value, transposeB: true, alpha: 1, beta: 1,
                           into: &buffers[2], firstRow: 0, compute: compute)
@@ -60,8 +66,8 @@ extension Tape {
             if x.requiresGrad { x.accumulateProduct(dInputs, wInput.value, transposeB: true) }
             if wInput.requiresGrad { wInput.accumulateProduct(x.value, transposeA: true, dInputs) }
             if wHidden.requiresGrad { wHidden.accumulateProduct(Self.previousStates(output, offsets), transposeA: true, dHidden) }
-            if let biases, biases.input.requiresGrad { biases.input.accumulate(dInputs.columnSums(compute)) }
-            if let biases, biases.hidden.requiresGrad { biases.hidden.accumulate(dHidden.columnSums(compute)) }
+            if let biases, biases.input.requiresGrad { biases.input.accumulate(biasSums[0]) }
+            if let biases, biases.hidden.requiresGrad { biases.hidden.accumulate(biasSums[1]) }
         }
     }
 

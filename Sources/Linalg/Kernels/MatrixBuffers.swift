@@ -75,13 +75,17 @@ extension Matrix {
     /// Column sums as a 1 × n matrix: rows added in order, blocks of 32 columns in parallel
     /// with their sums in registers (eight lanes at a time), so each column's sum has a fixed
     /// order whatever the worker count.
-    public func columnSums(_ compute: Compute) -> Matrix {
-        let rows = self.rows, n = columns
+    public func columnSums(_ compute: Compute) -> Matrix { columnSums(rows: 0..<rows, compute) }
+
+    /// The column sums of rows `range` only (a GRU step's block while it is still in cache).
+    public func columnSums(rows range: Range<Int>, _ compute: Compute) -> Matrix {
+        precondition(range.lowerBound >= 0 && range.upperBound <= rows, "columnSums: rows \(range) outside \(rows)")
+        let rows = range.count, n = columns, firstRow = range.lowerBound
         var outputs = [Matrix(rows: 1, columns: n)]
         guard rows > 0 && n > 0 else { return outputs[0] }
         Matrix.withBuffers(reading: [self], writing: &outputs) { b in
             compute.forEachChunk(count: n, chunkSize: 32) { columns in   // disjoint column blocks
-                let (out, input, first, end) = (b.write[0], b.read[0], columns.lowerBound, columns.upperBound)
+                let (out, input, first, end) = (b.write[0], b.read[0] + firstRow * n, columns.lowerBound, columns.upperBound)
                 guard end - first == 32 else {   // the last, narrower block: a group of eight at a time
                     for j in stride(from: first, to: end, by: 8) {
                         var sum = Lanes()
