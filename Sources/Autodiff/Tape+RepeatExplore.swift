@@ -94,8 +94,8 @@ public enum RepeatExplore {
                 compute.forEachChunk(count: logits.rows, chunkSize: 64) { rows in   // disjoint rows
                     for r in rows {
                         let row = out.value + r * n
-                        let inverse = exponentials(z.value + r * n, into: row, count: n, row: r, items: items, padding: padding, steps: steps)
-                        for j in stride(from: 0, to: n, by: 8) { (Lanes.load(row, j, count: n) * inverse).store(row, j, count: n) }
+                        masked(z.value + r * n, into: row, count: n, row: r, items: items, padding: padding, steps: steps)
+                        SoftmaxKernels.softmax(row, count: n)
                     }
                 }
             }
@@ -119,8 +119,8 @@ public enum RepeatExplore {
                     var scratch = [Float](repeating: 0, count: classes)
                     scratch.withUnsafeMutableBufferPointer { e in
                         for r in rows {
-                            let inverse = exponentials(z.value + r * classes, into: e.baseAddress!, count: classes, row: r, items: items,
-                                                       padding: padding, steps: steps)
+                            masked(z.value + r * classes, into: e.baseAddress!, count: classes, row: r, items: items, padding: padding, steps: steps)
+                            let inverse = 1 / SoftmaxKernels.exponentials(e.baseAddress!, into: e.baseAddress!, count: classes).sum
                             let share = mode[r, 1] * inverse, repeatShare = mode[r, 0], row = out.value + r * n
                             for j in stride(from: 0, to: n, by: 8) { (Lanes.load(e.baseAddress!, j, count: n) * share).store(row, j, count: n) }
                             for t in 0..<steps where items[t * b + r] != padding {
@@ -133,13 +133,12 @@ public enum RepeatExplore {
         }
     }
 
-    /// e^{z_j − max} for the row's classes with its sequence's items at 0; returns 1 / their sum.
+    /// The row's logits copied to `out` with its sequence's items at −∞ (probability 0).
     @inline(__always)
-    static func exponentials(_ z: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, count n: Int, row r: Int, items: [Int32],
-                             padding: Int32, steps: Int) -> Float {
+    static func masked(_ z: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, count n: Int, row r: Int, items: [Int32],
+                       padding: Int32, steps: Int) {
         let b = steps == 0 ? 0 : items.count / steps
         out.update(from: z, count: n)
         for t in 0..<steps where items[t * b + r] != padding { out[Int(items[t * b + r])] = -.infinity }
-        return 1 / SoftmaxKernels.exponentials(UnsafePointer(out), into: out, count: n).sum
     }
 }

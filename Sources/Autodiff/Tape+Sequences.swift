@@ -51,8 +51,7 @@ extension Tape {
             compute.forEachChunk(count: targets.count, chunkSize: max(1, 16_384 / max(1, n))) { range in
                 for r in range {
                     let row = p.write[0] + r * n
-                    let inverse = 1 / SoftmaxKernels.exponentials(row, into: row, count: n).sum
-                    for j in stride(from: 0, to: n, by: 8) { (Lanes.load(row, j, count: n) * inverse).store(row, j, count: n) }
+                    SoftmaxKernels.softmax(row, count: n)
                     p.write[1][r] = -Foundation.log(max(row[Int(targets[r])], .leastNormalMagnitude))
                 }
             }

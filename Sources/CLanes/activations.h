@@ -29,6 +29,21 @@ static inline recbench_v8 recbench_exp_in_range_avx2(recbench_v8 x) {
     return p * (recbench_v8)((half + 127) << 23) * (recbench_v8)((whole - half + 127) << 23);
 }
 
+/// tanh per lane (`Lanes.tanh`'s formula, saturating beyond |x| = 15).
+__attribute__((target("avx2,fma")))
+static inline recbench_v8 recbench_tanh8_avx2(recbench_v8 x) {
+    const recbench_v8 c = __builtin_elementwise_min(__builtin_elementwise_max(x, (recbench_v8)-15.0f), (recbench_v8)15.0f);
+    return 1.0f - 2.0f / (recbench_exp_in_range_avx2(2.0f * c) + 1.0f);
+}
+
+/// The sum of the eight lanes, in lane order.
+__attribute__((target("avx2,fma")))
+static inline float recbench_sum8(recbench_v8 v) {
+    float sum = 0.0f;
+    for (int l = 0; l < 8; l++) sum += v[l];
+    return sum;
+}
+
 /// out[i] = tanh(x[i]) for i in 0..<count (`Lanes.tanh`: saturating beyond |x| = 15, NaN
 /// kept); the last count mod 8 lanes through a padded vector.
 __attribute__((target("avx2,fma")))
@@ -36,8 +51,7 @@ static inline void recbench_tanh_avx2(const float *x, float *out, long count) {
     long i = 0;
     for (; i + 8 <= count; i += 8) {
         const recbench_v8 v = *(const recbench_v8u *)(x + i);
-        const recbench_v8 c = __builtin_elementwise_min(__builtin_elementwise_max(v, (recbench_v8)-15.0f), (recbench_v8)15.0f);
-        const recbench_v8 t = 1.0f - 2.0f / (recbench_exp_in_range_avx2(2.0f * c) + 1.0f);
+        const recbench_v8 t = recbench_tanh8_avx2(v);
         const recbench_i8 number = v == v;   // all ones except in NaN lanes, which keep x
         *(recbench_v8u *)(out + i) = (recbench_v8)(((recbench_i8)t & number) | ((recbench_i8)v & ~number));
     }
@@ -117,16 +131,7 @@ static inline float recbench_exponentials_avx2(const float *row, float *out, lon
         recbench_store_lanes(out, i, lanes, e);
     }
     *peak = m;
-    float sum = 0.0f;
-    for (int l = 0; l < 8; l++) sum += total[l];
-    return sum;
-}
-
-/// tanh per lane (`Lanes.tanh`'s formula, saturating beyond |x| = 15).
-__attribute__((target("avx2,fma")))
-static inline recbench_v8 recbench_tanh8_avx2(recbench_v8 x) {
-    const recbench_v8 c = __builtin_elementwise_min(__builtin_elementwise_max(x, (recbench_v8)-15.0f), (recbench_v8)15.0f);
-    return 1.0f - 2.0f / (recbench_exp_in_range_avx2(2.0f * c) + 1.0f);
+    return recbench_sum8(total);
 }
 
 /// vᵀ tanh(k + q) over n columns: one row's additive-attention score
@@ -139,9 +144,7 @@ static inline float recbench_tanh_score_avx2(const float *k, const float *q, con
         const recbench_v8 u = recbench_tanh8_avx2(recbench_load_lanes(k, j, lanes) + recbench_load_lanes(q, j, lanes));
         total = __builtin_elementwise_fma(recbench_load_lanes(v, j, lanes), u, total);   // padding lanes: v is 0 there
     }
-    float sum = 0.0f;
-    for (int l = 0; l < 8; l++) sum += total[l];
-    return sum;
+    return recbench_sum8(total);
 }
 
 /// One row of that score's pullback with ds = dL/dscore: dk = ds·v·(1 − u²) for u = tanh(k + q),

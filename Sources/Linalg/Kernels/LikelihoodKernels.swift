@@ -16,6 +16,12 @@ public enum SoftmaxKernels {
         return (peak, sum)
     }
 
+    /// Turns the `count` values at `row` into their softmax, in place.
+    public static func softmax(_ row: UnsafeMutablePointer<Float>, count n: Int) {
+        let inverse = Lanes(repeating: 1 / exponentials(row, into: row, count: n).sum)
+        for j in stride(from: 0, to: n, by: 8) { (Lanes.load(row, j, count: n) * inverse).store(row, j, count: n) }
+    }
+
     @inline(__always)
     static func baselineExponentials(_ row: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, count n: Int) -> (max: Float, sum: Float) {
         var top = Lanes(repeating: -.infinity)
