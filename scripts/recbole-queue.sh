@@ -11,7 +11,7 @@
 # (scripts/recbole-resumable.py resumes the run in progress after its last finished epoch).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-cd "${RB_WORK:?set RB_WORK to RecBole's working folder}"
+cd "${RB_WORK:?set RB_WORK to the RecBole working folder}"
 PY=${RB_PYTHON:-$HOME/.cache/recbole-1.2.1/pinned/bin/python}
 while pgrep -f 'run_rb.py|recbole-resumable.py' > /dev/null; do sleep 20; done   # one RecBole job at a time
 for job in "$@"; do
