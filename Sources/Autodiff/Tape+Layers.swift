@@ -82,18 +82,27 @@ extension Tape {
     }
 
     /// Row-wise layer normalisation with a learned 1 × n scale and shift (biased variance,
-    /// `eps` added to it, as torch's LayerNorm).
-    public func layerNorm(_ a: Variable, scale gamma: Variable, shift beta: Variable, eps: Float) -> Variable {
-        let compute = self.compute
-        let (value, normalized, inverseStd) = LayerNormKernels.forward(a.value, scale: gamma.value, shift: beta.value, eps: eps, compute: compute)
-        let out = Variable(value, requiresGrad: a.requiresGrad || gamma.requiresGrad || beta.requiresGrad)
+    /// `eps` added to it, as torch's LayerNorm) of a, or of a + keep ⊙ y with `plus` y (a post-LN
+    /// transformer's residual step, `keep` its dropout factors), then with `relu` max(0, ·) — one
+    /// pass over the rows where the separate ops made three and stored each result.
+    public func layerNorm(_ a: Variable, plus y: Variable? = nil, keep: Matrix? = nil, scale gamma: Variable, shift beta: Variable, eps: Float,
+                          relu: Bool = false) -> Variable {
+        precondition(keep == nil || y != nil, "layerNorm: dropout factors without a residual")
+        let compute = self.compute, inputs = [a, gamma, beta] + (y.map { [$0] } ?? [])
+        let (value, normalized, inverseStd) = LayerNormKernels.forward(a.value, residual: y.map { ($0.value, keep) }, scale: gamma.value,
+                                                                       shift: beta.value, eps: eps, relu: relu, compute: compute)
+        let out = Variable(value, requiresGrad: inputs.contains { $0.requiresGrad })
         return record(out) {
-            let g = out.grad!
-            if gamma.requiresGrad { gamma.accumulate(g.zipMap(normalized, compute) { $0 * $1 }.columnSums(compute)) }
-            if beta.requiresGrad { beta.accumulate(g.columnSums(compute)) }
-            if a.requiresGrad {
-                a.accumulate(LayerNormKernels.inputGradient(g, normalized: normalized, inverseStd: inverseStd, scale: gamma.value, compute: compute))
+            let g = relu ? out.grad!.zipMap(out.value, compute) { Lanes.reluGradient($0, output: $1) } : out.grad!
+            if gamma.requiresGrad || beta.requiresGrad {
+                let sums = BatchNormKernels.gradientSums(g, normalized: normalized, compute: compute)   // Σ g; Σ g·x̂
+                if gamma.requiresGrad { gamma.accumulate(sums.rows(1..<2)) }
+                if beta.requiresGrad { beta.accumulate(sums.rows(0..<1)) }
             }
+            guard a.requiresGrad || y?.requiresGrad == true else { return }
+            let dx = LayerNormKernels.inputGradient(g, normalized: normalized, inverseStd: inverseStd, scale: gamma.value, compute: compute)
+            if a.requiresGrad { a.accumulate(dx) }
+            if let y, y.requiresGrad { y.accumulate(keep.map { dx.zipMap($0, compute) { $0 * $1 } } ?? dx) }
         }
     }
 

@@ -227,6 +227,32 @@ import Autodiff
         check([m(3, 5, 17, scale: 2), m(1, 5, 18), m(1, 5, 19)]) { t, v in t.layerNorm(v[0], scale: v[1], shift: v[2], eps: 0.1) }
     }
 
+    /// LN(a + keep ⊙ y) and relu(LN(·)) as one op: its gradients against central differences
+    /// (relu away from its kink: β shifts outputs off 0), and value and every gradient equal to
+    /// the chain of separate ops it replaces (11 columns: a partial lane group).
+    @Test func fusedLayerNorm() {
+        let keep = Matrix(rows: 4, columns: 11, values: (0..<44).map { $0 % 3 == 0 ? 0 : 1.25 })
+        check([m(4, 11, 40, scale: 2), m(4, 11, 41), m(1, 11, 42), m(1, 11, 43)]) { t, v in
+            t.layerNorm(v[0], plus: v[1], keep: keep, scale: v[2], shift: v[3], eps: 0.1)
+        }
+        var shift = m(1, 11, 45)
+        for i in shift.values.indices { shift.values[i] += shift.values[i] < 0 ? -0.3 : 0.3 }
+        check([m(4, 11, 44, scale: 2), m(4, 11, 46), m(1, 11, 47), shift]) { t, v in
+            t.layerNorm(v[0], plus: v[1], scale: v[2], shift: v[3], eps: 0.1, relu: true)
+        }
+        let inputs = [m(4, 11, 48, scale: 2), m(4, 11, 49), m(1, 11, 50), m(1, 11, 51)], r = m(4, 11, 52)
+        func run(fused: Bool) -> (Matrix, [Matrix]) {
+            let tape = Tape(compute: .serial), v = inputs.map { tape.parameter($0) }
+            let out = fused ? tape.layerNorm(v[0], plus: v[1], keep: keep, scale: v[2], shift: v[3], eps: 1e-5, relu: true)
+                : tape.relu(tape.layerNorm(tape.add(tape.mul(v[1], tape.constant(keep)), v[0]), scale: v[2], shift: v[3], eps: 1e-5))
+            tape.backward(tape.mean(tape.mul(out, tape.constant(r))))
+            return (out.value, v.map { $0.grad! })
+        }
+        let (fused, chain) = (run(fused: true), run(fused: false))
+        #expect(fused.0.values == chain.0.values)
+        for (a, b) in zip(fused.1, chain.1) { #expect(zip(a.values, b.values).allSatisfy { abs($0 - $1) <= 1e-6 }) }
+    }
+
     @Test func rowOuter() {
         check([m(3, 2, 28), m(3, 4, 29)]) { t, v in t.rowOuter(v[0], v[1]) }
         check([m(3, 3, 30)]) { t, v in t.rowOuter(v[0], v[0]) }

@@ -1,34 +1,57 @@
 /// Row-wise layer normalisation (biased variance, `eps` added to it, as torch's LayerNorm).
 public enum LayerNormKernels {
     /// Rows of x normalised (x̂), scaled by γ and shifted by β; also x̂ and each row's
-    /// 1 / std, kept for the gradient. Workers own disjoint rows.
-    public static func forward(_ x: Matrix, scale gamma: Matrix, shift beta: Matrix, eps: Float, compute: Compute)
-        -> (value: Matrix, normalized: Matrix, inverseStd: Matrix) {
+    /// 1 / std, kept for the gradient. With `residual`, the rows normalised are x + keep ⊙ y
+    /// (a post-LN transformer's residual step, its dropout factors `keep` if any), built a row
+    /// at a time and never stored; with `relu`, the output is max(0, ·). Workers own disjoint rows.
+    public static func forward(_ x: Matrix, residual: (y: Matrix, keep: Matrix?)? = nil, scale gamma: Matrix, shift beta: Matrix, eps: Float,
+                               relu: Bool = false, compute: Compute) -> (value: Matrix, normalized: Matrix, inverseStd: Matrix) {
         let rows = x.rows, n = x.columns
+        precondition([residual?.y, residual?.keep].allSatisfy { $0.map { $0.rows == rows && $0.columns == n } ?? true }, "layer norm: residual shape")
         var outputs = [Matrix(uninitializedRows: rows, columns: n), Matrix(uninitializedRows: rows, columns: n), Matrix(rows: rows, columns: 1)]
         guard rows > 0 && n > 0 else { return (outputs[0], outputs[1], outputs[2]) }
-        Matrix.withBuffers(reading: [x, gamma, beta], writing: &outputs) { b in
+        let inputs = [x, gamma, beta] + [residual?.y, residual?.keep].compactMap { $0 }
+        let (adds, drops) = (residual != nil, residual?.keep != nil)
+        Matrix.withBuffers(reading: inputs, writing: &outputs) { b in
             compute.forEachChunk(count: rows, chunkSize: max(1, elementwiseChunk / n)) { range in
                 let (x, g, bias, y, xn, inv) = (b.read[0], b.read[1], b.read[2], b.write[0], b.write[1], b.write[2])
-                for r in range {
-                    let row = x + r * n
-                    var total = Lanes()
-                    for j in stride(from: 0, to: n, by: 8) { total += Lanes.load(row, j, count: n) }
-                    let mean = total.total / Float(n)
-                    // Tail lanes padded with the mean contribute 0 to the variance.
-                    var squares = Lanes()
-                    for j in stride(from: 0, to: n, by: 8) { let d = Lanes.load(row, j, count: n, padding: mean) - mean; squares += d * d }
-                    let k = 1 / (squares.total / Float(n) + eps).squareRoot()
-                    inv[r] = k
-                    for j in stride(from: 0, to: n, by: 8) {
-                        let h = (Lanes.load(row, j, count: n) - mean) * k
-                        h.store(xn + r * n, j, count: n)
-                        (h * Lanes.load(g, j, count: n) + Lanes.load(bias, j, count: n)).store(y + r * n, j, count: n)
+                withUnsafeTemporaryAllocation(of: Float.self, capacity: adds ? n : 0) { sum in
+                    for r in range {
+                        var row = x + r * n
+                        if adds {
+                            for j in stride(from: 0, to: n, by: 8) {
+                                var v = Lanes.load(b.read[3] + r * n, j, count: n)
+                                if drops { v = v * Lanes.load(b.read[4] + r * n, j, count: n) }
+                                (Lanes.load(row, j, count: n) + v).store(sum.baseAddress!, j, count: n)
+                            }
+                            row = UnsafePointer(sum.baseAddress!)
+                        }
+                        inv[r] = normalize(row, into: xn + r * n, output: y + r * n, scale: g, shift: bias, count: n, eps: eps, relu: relu)
                     }
                 }
             }
         }
         return (outputs[0], outputs[1], outputs[2])
+    }
+
+    /// One row: x̂ into `normalized`, γ ⊙ x̂ + β (or its relu) into `output`; returns 1 / std.
+    @inline(__always)
+    static func normalize(_ row: UnsafePointer<Float>, into xn: UnsafeMutablePointer<Float>, output y: UnsafeMutablePointer<Float>,
+                          scale g: UnsafePointer<Float>, shift bias: UnsafePointer<Float>, count n: Int, eps: Float, relu: Bool) -> Float {
+        var total = Lanes()
+        for j in stride(from: 0, to: n, by: 8) { total += Lanes.load(row, j, count: n) }
+        let mean = total.total / Float(n)
+        // Tail lanes padded with the mean contribute 0 to the variance.
+        var squares = Lanes()
+        for j in stride(from: 0, to: n, by: 8) { let d = Lanes.load(row, j, count: n, padding: mean) - mean; squares += d * d }
+        let k = 1 / (squares.total / Float(n) + eps).squareRoot()
+        for j in stride(from: 0, to: n, by: 8) {
+            let h = (Lanes.load(row, j, count: n) - mean) * k
+            h.store(xn, j, count: n)
+            let out = h * Lanes.load(g, j, count: n) + Lanes.load(bias, j, count: n)
+            (relu ? Lanes.relu(out) : out).store(y, j, count: n)
+        }
+        return k
     }
 
     /// d/dx of the normalisation: (1/std)/n · (n·dx̂ − Σ dx̂ − x̂ · Σ dx̂·x̂) with dx̂ = g ⊙ γ.

@@ -75,8 +75,8 @@ public struct NextItNet: TiedNextItemModel {
             let conv = { (name: String, x: Variable, dilation: Int) in
                 tape.causalConvolution(x, weight: p["block.\(b).\(name).weight"]!, bias: p["block.\(b).\(name).bias"]!, steps: steps, dilation: dilation)
             }
-            let a = tape.relu(LayerNormParameters.apply("block.\(b).ln1", conv("conv1", x, d), p, eps: 1e-8, tape: tape))
-            x = tape.add(tape.relu(LayerNormParameters.apply("block.\(b).ln2", conv("conv2", a, 2 * d), p, eps: 1e-8, tape: tape)), x)
+            let a = LayerNormParameters.apply("block.\(b).ln1", conv("conv1", x, d), p, eps: 1e-8, tape: tape, relu: true)
+            x = tape.add(LayerNormParameters.apply("block.\(b).ln2", conv("conv2", a, 2 * d), p, eps: 1e-8, tape: tape, relu: true), x)
         }
         let last = tape.gather(x, rows: (0..<input.count).map { Int32($0 * steps + steps - 1) })
         return tape.linear(last, p["final.weight"]!, p["final.bias"]!)

@@ -7,8 +7,14 @@ public enum Dropout {
     /// `x` with each entry zeroed with probability `rate` and the rest scaled by 1/(1 − rate);
     /// `x` itself when the rate is 0.
     public static func apply(_ x: Variable, rate: Float, tape: Tape, rng: inout SeededGenerator) -> Variable {
-        guard rate > 0 else { return x }
-        return tape.mul(x, tape.constant(MLP.dropoutMask(rows: x.value.rows, columns: x.value.columns, rate: rate, rng: &rng, compute: tape.compute)))
+        guard let keep = factors(rows: x.value.rows, columns: x.value.columns, rate: rate, tape: tape, rng: &rng) else { return x }
+        return tape.mul(x, tape.constant(keep))
+    }
+
+    /// The factors `apply` multiplies by (0 or 1/(1 − rate)), for an op that applies them itself;
+    /// nil when the rate is 0. The same draws as `apply`.
+    public static func factors(rows: Int, columns: Int, rate: Float, tape: Tape, rng: inout SeededGenerator) -> Matrix? {
+        rate > 0 ? MLP.dropoutMask(rows: rows, columns: columns, rate: rate, rng: &rng, compute: tape.compute) : nil
     }
 
     /// As above while training (`rng` set: a model's `logits(…, dropout:)`); `x` in evaluation.
