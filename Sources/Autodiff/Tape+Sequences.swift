@@ -136,9 +136,11 @@ extension Tape {
     /// Multi-head self-attention of packed sequences (RecBole's `MultiHeadAttention` before
     /// its output layer): sequence s is `lengths[s]` consecutive rows of the queries, keys and
     /// values; with `causal` a step sees only itself and earlier steps; `keep` (one factor per
-    /// weight, Σ heads · length²) drops attention weights.
-    public func selfAttention(_ q: Variable, _ k: Variable, _ v: Variable, heads: Int, lengths: [Int], causal: Bool, keep: Matrix?) -> Variable {
-        let shape = AttentionKernels.Shape(lengths: lengths, heads: heads, width: q.value.columns)
+    /// weight, Σ heads · length², or Σ heads · queries · length) drops attention weights. With
+    /// `queries` (ascending rows), only those rows' outputs are computed, one output row each.
+    public func selfAttention(_ q: Variable, _ k: Variable, _ v: Variable, heads: Int, lengths: [Int], causal: Bool, keep: Matrix?,
+                              queries: [Int32]? = nil) -> Variable {
+        let shape = AttentionKernels.Shape(lengths: lengths, heads: heads, width: q.value.columns, queries: queries)
         let (value, weights) = AttentionKernels.forward(q: q.value, k: k.value, v: v.value, shape: shape, causal: causal, keep: keep,
                                                         compute: compute)
         let out = Variable(value, requiresGrad: q.requiresGrad || k.requiresGrad || v.requiresGrad)
@@ -153,8 +155,8 @@ extension Tape {
 
     /// `selfAttention` with Q, K and V side by side in one rows × 3D variable (the product of
     /// one input GEMM), its gradient written back side by side.
-    public func selfAttention(qkv: Variable, heads: Int, lengths: [Int], causal: Bool, keep: Matrix?) -> Variable {
-        let shape = AttentionKernels.Shape(lengths: lengths, heads: heads, width: qkv.value.columns / 3)
+    public func selfAttention(qkv: Variable, heads: Int, lengths: [Int], causal: Bool, keep: Matrix?, queries: [Int32]? = nil) -> Variable {
+        let shape = AttentionKernels.Shape(lengths: lengths, heads: heads, width: qkv.value.columns / 3, queries: queries)
         let (value, weights) = AttentionKernels.forward(qkv: qkv.value, shape: shape, causal: causal, keep: keep, compute: compute)
         let out = Variable(value, requiresGrad: qkv.requiresGrad)
         return record(out) { [compute] in

@@ -274,6 +274,29 @@ import Autodiff
         }
     }
 
+    /// Only some rows as queries (a sequence with none among them): gradients against central
+    /// differences with dropout on the weights (2 heads · (2 + 1) queries of 3 or 2 steps), and
+    /// without dropout, the full attention's rows and its gradients when only those rows are read.
+    @Test func selfAttentionAtQueryRows() {
+        let lengths = [3, 2, 4], queries: [Int32] = [0, 2, 4]
+        let keep = Matrix(rows: 2 * (2 * 3 + 1 * 2), columns: 1, values: (0..<16).map { $0 % 5 == 0 ? 0 : 1.25 })
+        for causal in [true, false] {
+            ops.check([ops.m(9, 12, 63)]) { t, v in t.selfAttention(qkv: v[0], heads: 2, lengths: lengths, causal: causal, keep: keep, queries: queries) }
+            let (qkv, r) = (ops.m(9, 12, 64), ops.m(3, 4, 65))
+            func run(_ subset: Bool) -> (Matrix, Matrix) {
+                let tape = Tape(compute: .serial), x = tape.parameter(qkv)
+                let out = subset ? tape.selfAttention(qkv: x, heads: 2, lengths: lengths, causal: causal, keep: nil, queries: queries)
+                    : tape.gather(tape.selfAttention(qkv: x, heads: 2, lengths: lengths, causal: causal, keep: nil), rows: queries)
+                tape.backward(tape.mean(tape.mul(out, tape.constant(r))))
+                return (out.value, x.grad!)
+            }
+            let (subset, full) = (run(true), run(false))
+            #expect(zip(subset.0.values, full.0.values).allSatisfy { abs($0 - $1) <= 1e-6 })
+            #expect(zip(subset.1.values, full.1.values).allSatisfy { abs($0 - $1) <= 1e-6 })
+            #expect(subset.1.values[(7 * 12)..<(8 * 12)].allSatisfy { $0 == 0 })   // the third sequence: no query, no gradient
+        }
+    }
+
     @Test func selfAttentionEqualsTheFormula() {
         // One head, one sequence of 2 steps, causal: step 0 sees itself only.
         let q = ops.m(2, 2, 58), k = ops.m(2, 2, 59), v = ops.m(2, 2, 60)

@@ -13,21 +13,39 @@ public enum AttentionKernels {
     public struct Shape: Sendable {
         public let heads: Int, width: Int
         public let lengths: [Int]
-        /// First row of each sequence, and first attention weight of each (heads · length² each).
+        /// First row of each sequence, and first attention weight of each (heads · queries · length each).
         public let offsets: [Int], weightOffsets: [Int]
+        /// The rows whose outputs are computed (ascending packed rows), nil for every row; and each
+        /// sequence's first output row (its queries are outputs queryOffsets[b] ..< queryOffsets[b + 1]).
+        public let queries: [Int32]?, queryOffsets: [Int]
         public var headWidth: Int { width / heads }
         /// Rows in all (Σ lengths).
         public var rows: Int { offsets.last! }
-        /// Attention weights per call (Σ heads · length²).
+        /// Output rows (the queries).
+        public var outputRows: Int { queryOffsets.last! }
+        /// Attention weights per call (Σ heads · queries · length).
         public var weightCount: Int { weightOffsets.last! }
 
-        public init(lengths: [Int], heads: Int, width: Int) {
+        public init(lengths: [Int], heads: Int, width: Int, queries: [Int32]? = nil) {
             precondition(heads > 0 && width % heads == 0, "attention: \(width) columns do not split into \(heads) heads")
-            self.heads = heads; self.width = width; self.lengths = lengths
-            var rows = [0], weights = [0]
-            for n in lengths { rows.append(rows.last! + n); weights.append(weights.last! + heads * n * n) }
-            offsets = rows; weightOffsets = weights
+            self.heads = heads; self.width = width; self.lengths = lengths; self.queries = queries
+            var rows = [0], weights = [0], firstQuery = [0], next = 0
+            for n in lengths {
+                rows.append(rows.last! + n)
+                if let queries {
+                    while next < queries.count && Int(queries[next]) < rows.last! { next += 1 }
+                    firstQuery.append(next)
+                } else { firstQuery.append(rows.last!) }
+                weights.append(weights.last! + heads * (firstQuery.last! - firstQuery[firstQuery.count - 2]) * n)
+            }
+            precondition(queries.map { q in zip(q, q.dropFirst()).allSatisfy { $0 < $1 } && next == q.count && (q.first ?? 0) >= 0 } ?? true,
+                         "attention: query rows must be ascending rows of the sequences")
+            offsets = rows; weightOffsets = weights; queryOffsets = firstQuery
         }
+
+        /// Sequence b's query count, and the position of its k-th query within the sequence.
+        func queryCount(_ b: Int) -> Int { queryOffsets[b + 1] - queryOffsets[b] }
+        func position(_ b: Int, _ k: Int) -> Int { queries.map { Int($0[queryOffsets[b] + k]) - offsets[b] } ?? k }
     }
 
     /// RecBole's additive mask value.
@@ -47,10 +65,12 @@ public enum AttentionKernels {
         return forward([qkv, qkv, qkv], columns: [0, s.width, 2 * s.width], shape: s, causal: causal, keep: keep, compute: compute)
     }
 
-    /// Q, K and V at column offsets `columns` of `sources` (each of one row stride).
+    /// Q, K and V at column offsets `columns` of `sources` (each of one row stride). With the
+    /// shape's `queries`, a sequence's query rows are gathered first (all heads' columns) and
+    /// only they are scored and written.
     static func forward(_ sources: [Matrix], columns: [Int], shape s: Shape, causal: Bool, keep: Matrix?,
                         compute: Compute) -> (output: Matrix, weights: Matrix) {
-        var outputs = [Matrix(uninitializedRows: s.rows, columns: s.width), Matrix(uninitializedRows: max(1, s.weightCount), columns: 1)]
+        var outputs = [Matrix(uninitializedRows: s.outputRows, columns: s.width), Matrix(uninitializedRows: max(1, s.weightCount), columns: 1)]
         let dh = s.headWidth, d = s.width, ld = sources[0].columns, scale = 1 / Float(dh).squareRoot()
         let longest = s.lengths.max() ?? 0
         Matrix.withBuffers(reading: sources + [keep ?? Matrix(rows: 1, columns: 1)], writing: &outputs) { buffers in
@@ -58,22 +78,24 @@ public enum AttentionKernels {
                 compute.forEachChunk(count: s.lengths.count, chunkSize: 4) { range in
                     let (q, k, v) = (buffers.read[0] + columns[0], buffers.read[1] + columns[1], buffers.read[2] + columns[2])
                     let (drop, out, weights) = (buffers.read[3], buffers.write[0], buffers.write[1])
-                    let dropped = UnsafeMutablePointer<Float>.allocate(capacity: max(1, longest * longest))
+                    let dropped = UnsafeMutablePointer<Float>.allocate(capacity: max(1, longest * longest + longest * d))
                     defer { dropped.deallocate() }
-                    for b in range where s.lengths[b] > 0 {
-                        let t = s.lengths[b]
+                    let gathered = dropped + longest * longest
+                    for b in range where s.queryCount(b) > 0 {
+                        let (t, m) = (s.lengths[b], s.queryCount(b))
+                        let (queries, lq) = gatherQueries(s, b, q, ld, into: gathered)
                         for h in 0..<s.heads {
-                            let input = s.offsets[b] * ld + h * dh, at = s.weightOffsets[b] + h * t * t, p = weights + at
-                            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(t), Int32(t), Int32(dh), scale,
-                                        q + input, Int32(ld), k + input, Int32(ld), 0, p, Int32(t))
-                            softmaxRows(p, steps: t, causal: causal)
+                            let input = s.offsets[b] * ld + h * dh, at = s.weightOffsets[b] + h * m * t, p = weights + at
+                            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(m), Int32(t), Int32(dh), scale,
+                                        queries + h * dh, Int32(lq), k + input, Int32(ld), 0, p, Int32(t))
+                            softmaxRows(p, rows: m, steps: t, causal: causal) { s.position(b, $0) }
                             var attention = UnsafePointer(p)
                             if keep != nil {
-                                for i in 0..<(t * t) { dropped[i] = p[i] * drop[at + i] }
+                                for i in 0..<(m * t) { dropped[i] = p[i] * drop[at + i] }
                                 attention = UnsafePointer(dropped)
                             }
-                            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(t), 1,
-                                        attention, Int32(t), v + input, Int32(ld), 0, out + s.offsets[b] * d + h * dh, Int32(d))
+                            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(m), Int32(dh), Int32(t), 1,
+                                        attention, Int32(t), v + input, Int32(ld), 0, out + s.queryOffsets[b] * d + h * dh, Int32(d))
                         }
                     }
                 }
@@ -82,13 +104,23 @@ public enum AttentionKernels {
         return (outputs[0], outputs[1])
     }
 
-    /// Adds the causal mask to each row of a T × T block of scores and turns the rows into
+    /// Sequence b's query rows of q (every head's columns) and their row stride: the rows where
+    /// they lie when every row is a query, else copied side by side into `scratch` (queries × D).
+    static func gatherQueries(_ s: Shape, _ b: Int, _ q: UnsafePointer<Float>, _ ld: Int,
+                              into scratch: UnsafeMutablePointer<Float>) -> (UnsafePointer<Float>, Int) {
+        guard let queries = s.queries else { return (q + s.offsets[b] * ld, ld) }
+        for k in 0..<s.queryCount(b) { (scratch + k * s.width).update(from: q + Int(queries[s.queryOffsets[b] + k]) * ld, count: s.width) }
+        return (UnsafePointer(scratch), s.width)
+    }
+
+    /// Adds the causal mask to each row of a rows × T block of scores (row i a query at step
+    /// `position(i)`) and turns the rows into
     /// softmax weights, eight lanes at a time (the exponentials of x − max ≤ 0 by
     /// `Lanes.expNonPositive`; a masked score, 10 000 below, comes out 0 as in float exp).
-    static func softmaxRows(_ p: UnsafeMutablePointer<Float>, steps t: Int, causal: Bool) {
-        for i in 0..<t {
-            let row = p + i * t
-            if causal { for j in (i + 1)..<max(i + 1, t) { row[j] += masked } }
+    static func softmaxRows(_ p: UnsafeMutablePointer<Float>, rows: Int, steps t: Int, causal: Bool, position: (Int) -> Int) {
+        for i in 0..<rows {
+            let row = p + i * t, at = position(i)
+            if causal { for j in (at + 1)..<max(at + 1, t) { row[j] += masked } }
             var top = Lanes(repeating: -.infinity)
             for j in stride(from: 0, to: t, by: 8) { top = Lanes.maximum(top, Lanes.load(row, j, count: t, padding: -.infinity)) }
             let shift = Lanes(repeating: top.max())   // SIMD.max(): the largest lane
@@ -122,7 +154,8 @@ public enum AttentionKernels {
     }
 
     /// Writes dQ, dK and dV at column offsets `columns` of `grads` (three matrices, or one
-    /// holding all three side by side, as the sources are laid out).
+    /// holding all three side by side, as the sources are laid out). With the shape's `queries`,
+    /// `g` has a row per query, and rows that are no query get dQ = 0.
     static func backward(_ g: Matrix, _ sources: [Matrix], columns: [Int], weights: Matrix, keep: Matrix?, shape s: Shape,
                          into grads: inout [Matrix], compute: Compute) {
         let dh = s.headWidth, d = s.width, ld = sources[0].columns, scale = 1 / Float(dh).squareRoot()
@@ -132,16 +165,26 @@ public enum AttentionKernels {
                 compute.forEachChunk(count: s.lengths.count, chunkSize: 4) { range in
                     let r = buffers.read, w = buffers.write
                     let into = (0..<3).map { fused ? w[0] + columns[$0] : w[$0] }
-                    let scratch = UnsafeMutablePointer<Float>.allocate(capacity: max(1, 2 * longest * longest))
+                    let scratch = UnsafeMutablePointer<Float>.allocate(capacity: max(1, 2 * longest * longest + longest * (d + dh)))
                     defer { scratch.deallocate() }
+                    let (gathered, dQueries) = (scratch + 2 * longest * longest, scratch + 2 * longest * longest + longest * d)
                     for b in range where s.lengths[b] > 0 {
-                        let t = s.lengths[b]
+                        let (t, m) = (s.lengths[b], s.queryCount(b))
+                        let (queries, lq) = gatherQueries(s, b, r[1] + columns[0], ld, into: gathered)
                         for h in 0..<s.heads {
-                            let input = s.offsets[b] * ld + h * dh, at = s.weightOffsets[b] + h * t * t
-                            backwardHead(t: t, dh: dh, strides: (d, ld), scale: scale, g: r[0] + s.offsets[b] * d + h * dh,
-                                         q: r[1] + columns[0] + input, k: r[2] + columns[1] + input, v: r[3] + columns[2] + input,
-                                         p: r[4] + at, factors: keep == nil ? nil : r[5] + at,
-                                         dq: into[0] + input, dk: into[1] + input, dv: into[2] + input, scratch: scratch)
+                            let input = s.offsets[b] * ld + h * dh, at = s.weightOffsets[b] + h * m * t
+                            let (dq, dk, dv) = (into[0] + input, into[1] + input, into[2] + input)
+                            if s.queries != nil { for row in 0..<t { (dq + row * ld).update(repeating: 0, count: dh) } }
+                            guard m > 0 else {
+                                for row in 0..<t { (dk + row * ld).update(repeating: 0, count: dh); (dv + row * ld).update(repeating: 0, count: dh) }
+                                continue
+                            }
+                            backwardHead(rows: m, steps: t, dh: dh, scale: scale, g: (r[0] + s.queryOffsets[b] * d + h * dh, d), q: (queries + h * dh, lq),
+                                         k: r[2] + columns[1] + input, v: r[3] + columns[2] + input, ld: ld, p: r[4] + at,
+                                         factors: keep == nil ? nil : r[5] + at, dq: s.queries == nil ? (dq, ld) : (dQueries, dh), dk: dk, dv: dv,
+                                         scratch: scratch)
+                            guard let rows = s.queries else { continue }
+                            for k in 0..<m { (into[0] + Int(rows[s.queryOffsets[b] + k]) * ld + h * dh).update(from: dQueries + k * dh, count: dh) }
                         }
                     }
                 }
@@ -149,18 +192,19 @@ public enum AttentionKernels {
         }
     }
 
-    /// One head of one sequence: dA = g Vᵀ and dV = Aᵀ g (A: the weights after dropout);
-    /// through dropout and softmax dS = P ⊙ (dP − Σ_j dP ⊙ P); dQ = dS K / √d_h, dK = dSᵀ Q / √d_h.
-    /// `strides`: the row strides of g (D) and of q, k, v and their gradients (D, or 3D side by side).
-    static func backwardHead(t: Int, dh: Int, strides: (g: Int, input: Int), scale: Float, g: UnsafePointer<Float>, q: UnsafePointer<Float>,
-                             k: UnsafePointer<Float>, v: UnsafePointer<Float>, p: UnsafePointer<Float>, factors: UnsafePointer<Float>?,
-                             dq: UnsafeMutablePointer<Float>, dk: UnsafeMutablePointer<Float>, dv: UnsafeMutablePointer<Float>,
+    /// One head of one sequence, m query rows over t steps: dA = g Vᵀ and dV = Aᵀ g (A: the
+    /// weights after dropout); through dropout and softmax dS = P ⊙ (dP − Σ_j dP ⊙ P);
+    /// dQ = dS K / √d_h, dK = dSᵀ Q / √d_h. g, q and dq come with their row strides; k, v, dk
+    /// and dv share `ld` (D, or 3D side by side).
+    static func backwardHead(rows m: Int, steps t: Int, dh: Int, scale: Float, g: (UnsafePointer<Float>, Int), q: (UnsafePointer<Float>, Int),
+                             k: UnsafePointer<Float>, v: UnsafePointer<Float>, ld: Int, p: UnsafePointer<Float>, factors: UnsafePointer<Float>?,
+                             dq: (UnsafeMutablePointer<Float>, Int), dk: UnsafeMutablePointer<Float>, dv: UnsafeMutablePointer<Float>,
                              scratch: UnsafeMutablePointer<Float>) {
-        let attention = scratch, dWeights = scratch + t * t, (gd, ld) = (Int32(strides.g), Int32(strides.input))
-        for i in 0..<(t * t) { attention[i] = p[i] * (factors?[i] ?? 1) }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(t), Int32(t), Int32(dh), 1, g, gd, v, ld, 0, dWeights, Int32(t))
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(t), 1, attention, Int32(t), g, gd, 0, dv, ld)
-        for i in 0..<t {
+        let attention = scratch, dWeights = scratch + m * t, (gd, l) = (Int32(g.1), Int32(ld))
+        for i in 0..<(m * t) { attention[i] = p[i] * (factors?[i] ?? 1) }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(m), Int32(t), Int32(dh), 1, g.0, gd, v, l, 0, dWeights, Int32(t))
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(m), 1, attention, Int32(t), g.0, gd, 0, dv, l)
+        for i in 0..<m {
             var dot: Float = 0
             for j in 0..<t {
                 let index = i * t + j
@@ -169,7 +213,7 @@ public enum AttentionKernels {
             }
             for j in 0..<t { dWeights[i * t + j] = p[i * t + j] * (dWeights[i * t + j] - dot) }
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(t), scale, dWeights, Int32(t), k, ld, 0, dq, ld)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(t), scale, dWeights, Int32(t), q, ld, 0, dk, ld)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(m), Int32(dh), Int32(t), scale, dWeights, Int32(t), k, l, 0, dq.0, Int32(dq.1))
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(m), scale, dWeights, Int32(t), q.0, Int32(q.1), 0, dk, l)
     }
 }

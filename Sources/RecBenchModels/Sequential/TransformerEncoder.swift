@@ -60,16 +60,17 @@ public struct TransformerEncoder: Sendable {
     }
 
     /// The encoded rows of `x` (packed: sequence s is `lengths[s]` consecutive rows), or only
-    /// the rows listed in `reading`, in that order. The last layer's attention reads every row,
-    /// but its output projection, feed-forward block and norms act on each row alone: they run
-    /// on the read rows only (SASRec reads one row of ~37, BERT4Rec its masked ones). In
-    /// evaluation those rows get what a pass over every row gives them (up to the GEMMs'
-    /// rounding for fewer rows); in training the last layer's dropout masks cover the read
-    /// rows only, so a run's draws differ from a full pass's (the same distribution).
+    /// the rows listed in `reading`, in that order. The last layer's attention reads every row as a
+    /// key and value but scores only the read rows as queries, and its output projection,
+    /// feed-forward block and norms act on each row alone: all of it runs on the read rows only
+    /// (SASRec reads one row of ~37, BERT4Rec its masked ones). In evaluation those rows get what
+    /// a pass over every row gives them (up to the GEMMs' rounding for fewer rows); in training
+    /// the last layer's dropout masks, on its attention weights too, cover the read rows only,
+    /// so a run's draws differ from a full pass's (the same distribution).
     public func callAsFunction(_ x: Variable, lengths: [Int], causal: Bool, reading: [Int32]? = nil, _ p: [String: Variable], tape: Tape,
                         training: Bool, rng: inout SeededGenerator) -> Variable {
-        let weights = lengths.reduce(0) { $0 + heads * $1 * $1 }
         var h = x
+        let (ascending, order) = Self.ascending(reading)
         for l in 0..<layers {
             func linear(_ input: Variable, _ name: String) -> Variable {
                 tape.linear(input, p["encoder.\(l).\(name).weight"]!, p["encoder.\(l).\(name).bias"]!)
@@ -77,19 +78,30 @@ public struct TransformerEncoder: Sendable {
             func dropout(_ x: Variable) -> Matrix? {
                 training ? Dropout.factors(rows: x.value.rows, columns: x.value.columns, rate: hiddenDropout, tape: tape, rng: &rng) : nil
             }
+            let queries = l == layers - 1 ? ascending : nil
+            let weights = AttentionKernels.Shape(lengths: lengths, heads: heads, width: width, queries: queries).weightCount
             let keep = training && attentionDropout > 0
                 ? MLP.dropoutMask(rows: weights, columns: 1, rate: attentionDropout, rng: &rng, compute: tape.compute) : nil
             // Q, K and V from one 3D-wide product: one GEMM where three 64-wide ones ran slower.
             let names = ["query", "key", "value"].map { "encoder.\(l).\($0)" }
             let qkv = tape.linear(h, tape.concatColumns(names.map { p["\($0).weight"]! }), tape.concatColumns(names.map { p["\($0).bias"]! }))
-            var context = tape.selfAttention(qkv: qkv, heads: heads, lengths: lengths, causal: causal, keep: keep)
-            if l == layers - 1, let reading { (context, h) = (tape.gather(context, rows: reading), tape.gather(h, rows: reading)) }
+            let context = tape.selfAttention(qkv: qkv, heads: heads, lengths: lengths, causal: causal, keep: keep, queries: queries)
+            if let queries { h = tape.gather(h, rows: queries) }
             let attended = linear(context, "output")
             h = LayerNormParameters.apply("encoder.\(l).norm1", h, plus: attended, keep: dropout(attended), p, eps: eps, tape: tape)
             let fed = linear(activate(linear(h, "ffn1"), tape: tape), "ffn2")
             h = LayerNormParameters.apply("encoder.\(l).norm2", h, plus: fed, keep: dropout(fed), p, eps: eps, tape: tape)
         }
-        return h
+        return order.map { tape.gather(h, rows: $0) } ?? h
+    }
+
+    /// The distinct rows of `reading` in ascending order (the attention's queries), and where each
+    /// row of `reading` is among them when that is not already the same list.
+    static func ascending(_ reading: [Int32]?) -> ([Int32]?, [Int32]?) {
+        guard let reading, !zip(reading, reading.dropFirst()).allSatisfy({ $0 < $1 }) else { return (reading, nil) }
+        let rows = Array(Set(reading)).sorted()
+        let index = Dictionary(uniqueKeysWithValues: rows.enumerated().map { ($1, Int32($0)) })
+        return (rows, reading.map { index[$0]! })
     }
 
     func activate(_ x: Variable, tape: Tape) -> Variable {
@@ -103,10 +115,10 @@ public struct TransformerEncoder: Sendable {
     }
 
     /// Multiply-adds per sequence of `steps` positions, forward; with `reading`, the last
-    /// layer past its attention on that many rows only (as `callAsFunction(…reading:)` runs it).
+    /// layer past its Q, K and V products on that many rows only (as `callAsFunction(…reading:)` runs it).
     func multiplyAdds(steps: Double, reading: Double? = nil) -> Double {
         let (t, d, f) = (steps, Double(width), Double(inner))
-        let perRow = 4 * d * d + 2 * d * f + 2 * t * d, afterAttention = d * d + 2 * d * f
+        let perRow = 4 * d * d + 2 * d * f + 2 * t * d, afterAttention = d * d + 2 * d * f + 2 * t * d
         return Double(layers) * t * perRow - (reading.map { (t - $0) * afterAttention } ?? 0)
     }
 }
