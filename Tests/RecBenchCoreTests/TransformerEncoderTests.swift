@@ -4,7 +4,7 @@ import RecBenchCore
 import Linalg
 import Autodiff
 
-/// The encoder's `reading:` path (the last layer past its attention on the read rows only) against
+/// The encoder's `reading:` path (the last layer past its Q, K and V products on the read rows only) against
 /// a full pass whose output is gathered at the same rows: same values, same gradients.
 @Suite struct TransformerEncoderTests {
     let ops = AutodiffTests()

@@ -51,8 +51,9 @@ public enum AttentionKernels {
     /// RecBole's additive mask value.
     static let masked: Float = -10_000
 
-    /// The output (rows × D) and the attention weights before dropout (kept for the
-    /// pullback). `keep` (one factor per weight: 0 or 1/(1 − p)) applies dropout to the weights.
+    /// The output (a row per query, every row without `queries`, × D) and the attention weights
+    /// before dropout (kept for the pullback). `keep` (one factor per weight: 0 or 1/(1 − p), the
+    /// shape's `weightCount` of them) applies dropout to the weights.
     public static func forward(q: Matrix, k: Matrix, v: Matrix, shape s: Shape, causal: Bool, keep: Matrix?,
                                compute: Compute) -> (output: Matrix, weights: Matrix) {
         precondition(q.rows == s.rows, "attention: \(q.rows) rows for sequences of \(s.rows)")
@@ -70,6 +71,8 @@ public enum AttentionKernels {
     /// only they are scored and written.
     static func forward(_ sources: [Matrix], columns: [Int], shape s: Shape, causal: Bool, keep: Matrix?,
                         compute: Compute) -> (output: Matrix, weights: Matrix) {
+        precondition(keep.map { $0.values.count == s.weightCount } ?? true,
+                     "attention: \(keep?.values.count ?? 0) dropout factors for \(s.weightCount) weights")
         var outputs = [Matrix(uninitializedRows: s.outputRows, columns: s.width), Matrix(uninitializedRows: max(1, s.weightCount), columns: 1)]
         let dh = s.headWidth, d = s.width, ld = sources[0].columns, scale = 1 / Float(dh).squareRoot()
         let longest = s.lengths.max() ?? 0
@@ -158,6 +161,8 @@ public enum AttentionKernels {
     /// `g` has a row per query, and rows that are no query get dQ = 0.
     static func backward(_ g: Matrix, _ sources: [Matrix], columns: [Int], weights: Matrix, keep: Matrix?, shape s: Shape,
                          into grads: inout [Matrix], compute: Compute) {
+        precondition(g.rows == s.outputRows && g.columns == s.width && (keep.map { $0.values.count == s.weightCount } ?? true),
+                     "attention: the gradient or the dropout factors do not match the shape")
         let dh = s.headWidth, d = s.width, ld = sources[0].columns, scale = 1 / Float(dh).squareRoot()
         let longest = s.lengths.max() ?? 0, fused = grads.count == 1
         Matrix.withBuffers(reading: [g] + sources + [weights, keep ?? Matrix(rows: 1, columns: 1)], writing: &grads) { buffers in

@@ -112,9 +112,9 @@ public struct BERT4Rec: EncodedSequentialModel {
 
     /// The encoder and the CE product at the rows a batch reads; validation rows × items × 2d.
     /// Nominal: every layer at full length, as RecBole pads, and ⌊mask_ratio · L⌋ rows read;
-    /// executed: at the mean real length (packed), the last layer past its attention on the
-    /// rows read: one per sequence in a share ft_ratio of batches, else the masked positions
-    /// after the first, at most ⌊mask_ratio · L⌋ (the t² term at the mean length).
+    /// executed: at the mean real length (packed), the last layer past its Q, K and V products
+    /// on the rows read: one per sequence in a share ft_ratio of batches, else the masked
+    /// positions after the first, at most ⌊mask_ratio · L⌋ (attention terms at the mean length).
     public func cost(_ s: WorkShape) -> ModelCost? {
         let (d, n) = (Double(encoder.width), Double(s.items + 1))
         let full = Double(sequences?.maxLength ?? 50), mean = sequences?.meanTrainInputLength ?? full, kept = (maskRatio * full).rounded(.down)

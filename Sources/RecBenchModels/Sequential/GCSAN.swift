@@ -79,7 +79,7 @@ public struct GCSAN: TiedNextItemModel {
 
     /// Per example and real step: the graph layer and the transformer at the mean length,
     /// ×3 with the pullback; the CE product; validation rows × items × 2d. Executed: the
-    /// transformer's last layer past its attention on the one row read; nominal: on every row.
+    /// transformer's last layer past its Q, K and V products on the one row read; nominal: on every row.
     public func cost(_ s: WorkShape) -> ModelCost? {
         let (d, n) = (Double(encoder.width), Double(s.items + 1))
         let steps = sequences?.meanTrainInputLength ?? 50

@@ -60,7 +60,7 @@ public struct SASRec: TiedNextItemModel {
     /// The encoder's multiply-adds and the CE product, ×2 FLOPs, ×3 with the pullback;
     /// validation rows × items × 2d. Nominal: every layer at full length, as RecBole pads;
     /// executed: at the mean real length (packed; the attention's t² term taken at the mean
-    /// too), the last layer past its attention on the one row read.
+    /// too), the last layer past its Q, K and V products on the one row read.
     public func cost(_ s: WorkShape) -> ModelCost? {
         let (d, n) = (Double(encoder.width), Double(s.items + 1))
         func flops(_ multiplyAdds: Double) -> Double {

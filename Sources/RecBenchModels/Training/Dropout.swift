@@ -11,16 +11,16 @@ public enum Dropout {
         return tape.mul(x, tape.constant(keep))
     }
 
-    /// The factors `apply` multiplies by (0 or 1/(1 − rate)), for an op that applies them itself;
-    /// nil when the rate is 0. The same draws as `apply`.
-    public static func factors(rows: Int, columns: Int, rate: Float, tape: Tape, rng: inout SeededGenerator) -> Matrix? {
-        rate > 0 ? MLP.dropoutMask(rows: rows, columns: columns, rate: rate, rng: &rng, compute: tape.compute) : nil
-    }
-
     /// As above while training (`rng` set: a model's `logits(…, dropout:)`); `x` in evaluation.
     public static func apply(_ x: Variable, rate: Float, tape: Tape, rng: inout SeededGenerator?) -> Variable {
         guard var draws = rng, rate > 0 else { return x }
         defer { rng = draws }
         return apply(x, rate: rate, tape: tape, rng: &draws)
+    }
+
+    /// The factors `apply` multiplies by (0 or 1/(1 − rate)), for an op that applies them itself;
+    /// nil when the rate is 0. The same draws as `apply`.
+    public static func factors(rows: Int, columns: Int, rate: Float, tape: Tape, rng: inout SeededGenerator) -> Matrix? {
+        rate > 0 ? MLP.dropoutMask(rows: rows, columns: columns, rate: rate, rng: &rng, compute: tape.compute) : nil
     }
 }
