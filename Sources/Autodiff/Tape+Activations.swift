@@ -86,7 +86,7 @@ extension Tape {
     /// σ(a) = 1 / (1 + e^−a).
     public func sigmoid(_ a: Variable) -> Variable {
         let compute = self.compute
-        let out = Variable(a.value.map(compute) { Lanes.sigmoid($0) }, requiresGrad: a.requiresGrad)
-        return record(out) { a.accumulate(out.grad!.zipMap(out.value, compute) { g, y in g * y * (1 - y) }) }
+        let out = Variable(ActivationKernels.sigmoid(a.value, compute: compute), requiresGrad: a.requiresGrad)
+        return record(out) { a.accumulate(ActivationKernels.sigmoidGradient(out.grad!, output: out.value, compute: compute)) }
     }
 }

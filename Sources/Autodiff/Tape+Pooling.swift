@@ -20,17 +20,18 @@ extension Tape {
     /// exp finite without changing the value: out = e^{(1−β)m} Σ E'v / (Σ E')^β, E' = e^{l−m}.
     /// The pullback: ∂out/∂v_j = c E'_j and ∂out/∂l_j = c E'_j (v_j − β N'/S'), c = e^{(1−β)m} S'^{−β}.
     public func smoothedAttention(logits l: Variable, values v: Variable, offsets: [Int], beta: Float) -> Variable {
-        let segments = offsets.count - 1
-        precondition(l.value.values.count == offsets.last! && v.value.values.count == offsets.last!, "smoothedAttention: one logit and value per row")
+        let segments = offsets.count - 1, logits = l.value.values, values = v.value.values
+        precondition(logits.count == offsets.last! && values.count == offsets.last!, "smoothedAttention: one logit and value per row")
+        // Locals, not `l.value.values[j]`: a class property read per element costs an exclusivity check each.
         var weights = [Float](repeating: 0, count: offsets.last!), scale = [Float](repeating: 0, count: segments)
         var ratio = [Float](repeating: 0, count: segments), out = Matrix(rows: segments, columns: 1)
         for s in 0..<segments where offsets[s] < offsets[s + 1] {
             let range = offsets[s]..<offsets[s + 1]
-            let top = l.value.values[range].max()!
+            let top = logits[range].max()!
             var total: Float = 0, weighted: Float = 0
             for j in range {
-                weights[j] = Foundation.exp(l.value.values[j] - top)
-                total += weights[j]; weighted += weights[j] * v.value.values[j]
+                weights[j] = Foundation.exp(logits[j] - top)
+                total += weights[j]; weighted += weights[j] * values[j]
             }
             scale[s] = Foundation.exp((1 - beta) * top - beta * Foundation.log(total))   // one exp: no ∞ / ∞ for β > 1
             ratio[s] = weighted / total
@@ -38,17 +39,38 @@ extension Tape {
         }
         let result = Variable(out, requiresGrad: l.requiresGrad || v.requiresGrad)
         return record(result) {
-            let g = result.grad!
-            var gl = Matrix(rows: l.value.rows, columns: 1), gv = Matrix(rows: v.value.rows, columns: 1)
+            let g = result.grad!.values
+            var gl = Matrix(rows: logits.count, columns: 1), gv = Matrix(rows: values.count, columns: 1)
             for s in 0..<segments {
                 for j in offsets[s]..<offsets[s + 1] {
-                    let c = g.values[s] * scale[s] * weights[j]
+                    let c = g[s] * scale[s] * weights[j]
                     gv.values[j] = c
-                    gl.values[j] = c * (v.value.values[j] - beta * ratio[s])
+                    gl.values[j] = c * (values[j] - beta * ratio[s])
                 }
             }
             if l.requiresGrad { l.accumulate(gl) }
             if v.requiresGrad { v.accumulate(gv) }
+        }
+    }
+}
+
+extension Tape {
+    /// An attention network's score per row, hᵀ ReLU(x W + b) (rows × 1; no b: AFM's), as one op
+    /// where the CPU runs `ScoreMLPKernels` (the rows × a hidden layer is never stored), and as
+    /// matmul, ReLU, matmul elsewhere.
+    public func scoreMLP(_ x: Variable, weight: Variable, bias: Variable? = nil, output h: Variable) -> Variable {
+        guard ScoreMLPKernels.isAvailable() else {
+            return matmul(relu(bias.map { linear(x, weight, $0) } ?? matmul(x, weight)), h)
+        }
+        let compute = self.compute
+        let out = Variable(ScoreMLPKernels.forward(x.value, weight: weight.value, bias: bias?.value, output: h.value, compute: compute),
+                           requiresGrad: x.requiresGrad || weight.requiresGrad || h.requiresGrad || bias?.requiresGrad == true)
+        return record(out) {
+            let g = ScoreMLPKernels.backward(out.grad!, x.value, weight: weight.value, bias: bias?.value, output: h.value, compute: compute)
+            if x.requiresGrad { x.accumulate(g.x) }
+            if weight.requiresGrad { weight.accumulate(g.weight) }
+            if let bias, bias.requiresGrad { bias.accumulate(g.bias) }
+            if h.requiresGrad { h.accumulate(g.output) }
         }
     }
 }

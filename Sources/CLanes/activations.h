@@ -44,24 +44,28 @@ static inline float recbench_sum8(recbench_v8 v) {
     return sum;
 }
 
-/// out[i] = tanh(x[i]) for i in 0..<count (`Lanes.tanh`: saturating beyond |x| = 15, NaN
-/// kept); the last count mod 8 lanes through a padded vector.
+/// out[i] = f(x[i]) for i in 0..<count, NaN lanes keeping x; the last count mod 8 lanes through
+/// a padded vector.
 __attribute__((target("avx2,fma")))
-static inline void recbench_tanh_avx2(const float *x, float *out, long count) {
+static inline void recbench_map_keeping_nan_avx2(const float *x, float *out, long count, recbench_v8 (*f)(recbench_v8)) {
     long i = 0;
     for (; i + 8 <= count; i += 8) {
         const recbench_v8 v = *(const recbench_v8u *)(x + i);
-        const recbench_v8 t = recbench_tanh8_avx2(v);
         const recbench_i8 number = v == v;   // all ones except in NaN lanes, which keep x
-        *(recbench_v8u *)(out + i) = (recbench_v8)(((recbench_i8)t & number) | ((recbench_i8)v & ~number));
+        *(recbench_v8u *)(out + i) = (recbench_v8)(((recbench_i8)f(v) & number) | ((recbench_i8)v & ~number));
     }
     if (i < count) {
         float in[8] = {0}, res[8];
         for (long k = 0; k < count - i; k++) in[k] = x[i + k];
-        recbench_tanh_avx2(in, res, 8);
+        recbench_map_keeping_nan_avx2(in, res, 8, f);
         for (long k = 0; k < count - i; k++) out[i + k] = res[k];
     }
 }
+
+/// out[i] = tanh(x[i]) for i in 0..<count (`Lanes.tanh`: saturating beyond |x| = 15, NaN kept).
+__attribute__((target("avx2,fma")))
+static inline void recbench_tanh_avx2(const float *x, float *out, long count) { recbench_map_keeping_nan_avx2(x, out, count, recbench_tanh8_avx2); }
+
 /// log x for x ≥ the smallest normal float (`Lanes.log`: Cephes' logf; +∞ and NaN kept).
 __attribute__((target("avx2,fma")))
 static inline recbench_v8 recbench_log_avx2(recbench_v8 x) {
@@ -165,6 +169,138 @@ __attribute__((target("avx2,fma")))
 static inline recbench_v8 recbench_sigmoid8_avx2(recbench_v8 x) {
     const recbench_v8 e = __builtin_elementwise_min(__builtin_elementwise_max(-x, (recbench_v8)-87.336544f), (recbench_v8)88.72284f);
     return 1.0f / (1.0f + recbench_exp_in_range_avx2(e));
+}
+
+/// out[i] = σ(x[i]) for i in 0..<count (`Lanes.sigmoid`; NaN kept).
+__attribute__((target("avx2,fma")))
+static inline void recbench_sigmoid_avx2(const float *x, float *out, long count) {
+    recbench_map_keeping_nan_avx2(x, out, count, recbench_sigmoid8_avx2);
+}
+
+/// out[i] = g[i] · y[i] · (1 − y[i]): σ's pullback given its output y.
+__attribute__((target("avx2,fma")))
+static inline void recbench_sigmoid_gradient_avx2(const float *g, const float *y, float *out, long count) {
+    long i = 0;
+    for (; i + 8 <= count; i += 8) {
+        const recbench_v8 v = *(const recbench_v8u *)(y + i);
+        *(recbench_v8u *)(out + i) = *(const recbench_v8u *)(g + i) * v * (1.0f - v);
+    }
+    for (; i < count; i++) out[i] = g[i] * y[i] * (1.0f - y[i]);
+}
+
+/// An attention network's scores, one per row (AFM's hᵀ ReLU(W x), NAIS's with a bias):
+/// s[r] = h · relu(b + x_r W) for r in 0..<n, x rows of d floats, W d × ap row-major with ap a
+/// multiple of 8 (zero-padded columns, as b and h are), so no lane is masked.
+/// z's blocks of eight go four at a time, so four independent FMA chains hide the latency.
+__attribute__((target("avx2,fma")))
+static inline void recbench_score_mlp_hidden_avx2(const float *xr, long d, const float *w, const float *b, long ap, long c,
+                                                  recbench_v8 *z) {
+    const long blocks = (ap - c) / 8 < 4 ? (ap - c) / 8 : 4;
+    if (blocks == 4) {
+        recbench_v8 z0 = *(const recbench_v8u *)(b + c), z1 = *(const recbench_v8u *)(b + c + 8);
+        recbench_v8 z2 = *(const recbench_v8u *)(b + c + 16), z3 = *(const recbench_v8u *)(b + c + 24);
+        for (long k = 0; k < d; k++) {
+            const recbench_v8 xk = xr[k];
+            const float *wk = w + k * ap + c;
+            z0 += xk * *(const recbench_v8u *)wk;
+            z1 += xk * *(const recbench_v8u *)(wk + 8);
+            z2 += xk * *(const recbench_v8u *)(wk + 16);
+            z3 += xk * *(const recbench_v8u *)(wk + 24);
+        }
+        z[0] = z0; z[1] = z1; z[2] = z2; z[3] = z3;
+        return;
+    }
+    for (long j = 0; j < blocks; j++) {
+        recbench_v8 zj = *(const recbench_v8u *)(b + c + 8 * j);
+        for (long k = 0; k < d; k++) zj += xr[k] * *(const recbench_v8u *)(w + k * ap + c + 8 * j);
+        z[j] = zj;
+    }
+}
+
+__attribute__((target("avx2,fma")))
+static inline void recbench_score_mlp_forward_avx2(const float *x, long d, const float *w, const float *b, const float *h, long ap,
+                                                   long n, float *s) {
+    for (long r = 0; r < n; r++) {
+        recbench_v8 total = 0, z[4];
+        for (long c = 0; c < ap; c += 32) {
+            recbench_score_mlp_hidden_avx2(x + r * d, d, w, b, ap, c, z);
+            for (long j = 0; j < 4 && c + 8 * j < ap; j++) total += *(const recbench_v8u *)(h + c + 8 * j) * __builtin_elementwise_max(z[j], (recbench_v8)0.0f);
+        }
+        s[r] = recbench_sum8(total);
+    }
+}
+
+/// The pullback of `recbench_score_mlp_forward_avx2` given gs (n): recomputes z = b + x_r W, then
+/// dz_r = gs[r] · h ⊙ [z > 0] (into row r of `dz`, n × ap), dx_r = W dz_r (written; from wt, Wᵀ as
+/// ap × dp with dp = d rounded up to 8, zero-padded), db += dz_r and dh += gs[r] · relu(z) (added,
+/// ap wide); then dW += xᵀ dz over the n rows with the sums in registers (a row-by-row update
+/// of dW would store d · ap floats per row). `a4` is a rounded up to 4 (≤ ap): the dz entries read.
+__attribute__((target("avx2,fma")))
+static inline void recbench_score_mlp_backward_avx2(const float *x, long d, const float *w, const float *wt, const float *b,
+                                                    const float *h, long ap, long a4, long n, const float *gs, float *dx,
+                                                    float *dw, float *db, float *dh, float *dz) {
+    const long dp = (d + 7) / 8 * 8;
+    for (long r = 0; r < n; r++) {
+        const recbench_v8 g = gs[r];
+        float *dzr = dz + r * ap;
+        recbench_v8 z[4];
+        for (long c = 0; c < ap; c += 32) {
+            recbench_score_mlp_hidden_avx2(x + r * d, d, w, b, ap, c, z);
+            for (long j = 0; j < 4 && c + 8 * j < ap; j++) {
+                const long o = c + 8 * j;
+                const recbench_i8 on = z[j] > 0.0f;
+                const recbench_v8 dzj = (recbench_v8)((recbench_i8)(g * *(const recbench_v8u *)(h + o)) & on);
+                *(recbench_v8u *)(dh + o) += g * __builtin_elementwise_max(z[j], (recbench_v8)0.0f);
+                *(recbench_v8u *)(db + o) += dzj;
+                *(recbench_v8u *)(dzr + o) = dzj;
+            }
+        }
+        for (long k0 = 0; k0 < dp; k0 += 8) {   // dx = Σ_c dz_c Wᵀ[c, :], four chains over c
+            recbench_v8 a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+            for (long c = 0; c < a4; c += 4) {
+                a0 += dzr[c] * *(const recbench_v8u *)(wt + c * dp + k0);
+                a1 += dzr[c + 1] * *(const recbench_v8u *)(wt + (c + 1) * dp + k0);
+                a2 += dzr[c + 2] * *(const recbench_v8u *)(wt + (c + 2) * dp + k0);
+                a3 += dzr[c + 3] * *(const recbench_v8u *)(wt + (c + 3) * dp + k0);
+            }
+            const recbench_v8 sum = (a0 + a1) + (a2 + a3);
+            for (long k = k0; k < d && k < k0 + 8; k++) dx[r * d + k] = sum[k - k0];
+        }
+    }
+    for (long k = 0; k < d; k++) {
+        long c = 0;
+        for (; c + 32 <= ap; c += 32) {   // four blocks × two rows: eight independent chains
+            recbench_v8 a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+            long r = 0;
+            for (; r + 2 <= n; r += 2) {
+                const recbench_v8 x0 = x[r * d + k], x1 = x[(r + 1) * d + k];
+                const float *z0 = dz + r * ap + c, *z1 = z0 + ap;
+                a0 += x0 * *(const recbench_v8u *)z0; a1 += x0 * *(const recbench_v8u *)(z0 + 8);
+                a2 += x0 * *(const recbench_v8u *)(z0 + 16); a3 += x0 * *(const recbench_v8u *)(z0 + 24);
+                b0 += x1 * *(const recbench_v8u *)z1; b1 += x1 * *(const recbench_v8u *)(z1 + 8);
+                b2 += x1 * *(const recbench_v8u *)(z1 + 16); b3 += x1 * *(const recbench_v8u *)(z1 + 24);
+            }
+            if (r < n) {
+                const recbench_v8 x0 = x[r * d + k];
+                const float *z0 = dz + r * ap + c;
+                a0 += x0 * *(const recbench_v8u *)z0; a1 += x0 * *(const recbench_v8u *)(z0 + 8);
+                a2 += x0 * *(const recbench_v8u *)(z0 + 16); a3 += x0 * *(const recbench_v8u *)(z0 + 24);
+            }
+            float *o = dw + k * ap + c;
+            *(recbench_v8u *)o += a0 + b0; *(recbench_v8u *)(o + 8) += a1 + b1;
+            *(recbench_v8u *)(o + 16) += a2 + b2; *(recbench_v8u *)(o + 24) += a3 + b3;
+        }
+        for (; c < ap; c += 8) {
+            recbench_v8 a0 = 0, a1 = 0;   // two chains over the rows
+            long r = 0;
+            for (; r + 2 <= n; r += 2) {
+                a0 += x[r * d + k] * *(const recbench_v8u *)(dz + r * ap + c);
+                a1 += x[(r + 1) * d + k] * *(const recbench_v8u *)(dz + (r + 1) * ap + c);
+            }
+            if (r < n) a0 += x[r * d + k] * *(const recbench_v8u *)(dz + r * ap + c);
+            *(recbench_v8u *)(dw + k * ap + c) += a0 + a1;
+        }
+    }
 }
 
 /// One row of a GRU step (`GRUKernels.forward`): gates (x W_i: r, z, n blocks of h each) and

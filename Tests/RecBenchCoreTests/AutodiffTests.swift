@@ -146,6 +146,27 @@ import Autodiff
         }
     }
 
+    @Test func scoreMLP() {
+        // d = 11 and a = 13: neither a multiple of the eight lanes; with and without the bias.
+        check([m(4, 11, 60), m(11, 13, 61), m(1, 13, 62), m(13, 1, 63)]) { t, v in t.scoreMLP(v[0], weight: v[1], bias: v[2], output: v[3]) }
+        check([m(4, 11, 60), m(11, 13, 61), m(13, 1, 63)]) { t, v in t.scoreMLP(v[0], weight: v[1], output: v[2]) }
+        // 5,000 rows (several chunks): the value and every gradient equal the composed layers', and
+        // do not depend on the worker count.
+        let inputs = [m(5000, 11, 64), m(11, 13, 65), m(1, 13, 66), m(13, 1, 67)], r = m(5000, 1, 68)
+        func run(_ compute: Compute, fused: Bool) -> [Matrix] {
+            let tape = Tape(compute: compute), v = inputs.map { tape.parameter($0) }
+            let out = fused ? tape.scoreMLP(v[0], weight: v[1], bias: v[2], output: v[3]) : tape.matmul(tape.relu(tape.linear(v[0], v[1], v[2])), v[3])
+            tape.backward(tape.mean(tape.mul(out, tape.constant(r))))
+            return [out.value] + v.map { $0.grad! }
+        }
+        let fused = run(Compute(workers: 2, blasThreads: 1), fused: true), composed = run(.serial, fused: false)
+        #expect(fused.map(\.values) == run(.serial, fused: true).map(\.values))
+        for (a, b) in zip(fused, composed) {
+            let scale = b.values.map(abs).max()!
+            #expect(zip(a.values, b.values).allSatisfy { abs($0 - $1) <= 1e-5 * max(scale, 1) }, "scoreMLP: fused and composed differ")
+        }
+    }
+
     @Test func sliceDots() {
         // Three parts, pairs within one part and across parts, an 11-wide slice (partial lane).
         let pairs = [SlicePair(0, 0, 1, 11), SlicePair(0, 11, 2, 0), SlicePair(1, 0, 1, 11)]

@@ -4,12 +4,41 @@ public enum ActivationKernels {
     /// tanh of every element, with the given kernel build, in fixed chunks on the workers.
     public static func tanh(_ x: Matrix, compute: Compute, kernels: KernelSet = .current) -> Matrix {
         guard kernels == .avx2 else { return x.map(compute) { Lanes.tanh($0) } }
+        return elementwise(x, compute: compute) { recbench_tanh_avx2($0, $1, $2) }
+    }
+
+    /// σ of every element, with the given kernel build, in fixed chunks on the workers (the
+    /// AVX2 build: a closure call per vector costs as much as the exponential).
+    public static func sigmoid(_ x: Matrix, compute: Compute, kernels: KernelSet = .current) -> Matrix {
+        guard kernels == .avx2 else { return x.map(compute) { Lanes.sigmoid($0) } }
+        return elementwise(x, compute: compute) { recbench_sigmoid_avx2($0, $1, $2) }
+    }
+
+    /// `kernel(input, output, count)` over fixed chunks of x's elements, on the workers.
+    static func elementwise(_ x: Matrix, compute: Compute,
+                            _ kernel: @Sendable (UnsafePointer<Float>, UnsafeMutablePointer<Float>, Int) -> Void) -> Matrix {
         let count = x.values.count
         var outputs = [Matrix(uninitializedRows: x.rows, columns: x.columns)]
         guard count > 0 else { return outputs[0] }
         Matrix.withBuffers(reading: [x], writing: &outputs) { b in
             compute.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in   // disjoint ranges
-                recbench_tanh_avx2(b.read[0] + range.lowerBound, b.write[0] + range.lowerBound, range.count)
+                kernel(b.read[0] + range.lowerBound, b.write[0] + range.lowerBound, range.count)
+            }
+        }
+        return outputs[0]
+    }
+
+    /// σ's pullback g ⊙ y ⊙ (1 − y) for the forward's output y.
+    public static func sigmoidGradient(_ g: Matrix, output y: Matrix, compute: Compute, kernels: KernelSet = .current) -> Matrix {
+        guard kernels == .avx2 else { return g.zipMap(y, compute) { g, y in g * y * (1 - y) } }
+        let count = g.values.count
+        precondition(y.rows == g.rows && y.columns == g.columns, "sigmoidGradient: shapes differ")
+        var outputs = [Matrix(uninitializedRows: g.rows, columns: g.columns)]
+        guard count > 0 else { return outputs[0] }
+        Matrix.withBuffers(reading: [g, y], writing: &outputs) { b in
+            compute.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in   // disjoint ranges
+                let at = range.lowerBound
+                recbench_sigmoid_gradient_avx2(b.read[0] + at, b.read[1] + at, b.write[0] + at, range.count)
             }
         }
         return outputs[0]

@@ -68,8 +68,8 @@ public struct AFM: ContextModel, ScoresWhenPrepared {
         // Rows example-major (b · pairs + k), so each example's pairs are one segment.
         let products = tape.sliceProducts(e, pairs.map { SlicePair($0.0, 0, $0.1, 0) }, width: width, summed: false)
         let x = tape.reshaped(products, rows: batch * n, columns: width)
-        let scores = tape.matmul(tape.relu(tape.matmul(x, p["attention.weight"]!)), p["attention.h"]!)
-        let values = tape.rowDot(x, tape.gather(q, rows: (0..<Int32(batch)).flatMap { [Int32](repeating: $0, count: n) }))
+        let scores = tape.scoreMLP(x, weight: p["attention.weight"]!, output: p["attention.h"]!)
+        let values = tape.rowDot(x, rows: Array(0..<Int32(batch * n)), q, rows: (0..<Int32(batch)).flatMap { [Int32](repeating: $0, count: n) })
         let pooled = tape.smoothedAttention(logits: scores, values: values, offsets: (0...batch).map { $0 * n }, beta: 1)
         return tape.add(FirstOrderTerm.logits(inputs!, users: users, items: items, p, tape: tape), pooled)
     }

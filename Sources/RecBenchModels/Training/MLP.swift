@@ -161,16 +161,15 @@ public struct SplitMLP: Sendable {
             for (r, i) in items.enumerated() {
                 let row = b.write[0] + r * width, y = b.read[1] + i * width
                 for j in stride(from: 0, to: width, by: 8) {
-                    activation.apply(Lanes.load(x, j, count: width) + Lanes.load(y, j, count: width) + Lanes.load(b1, j, count: width))
-                        .store(row, j, count: width)
+                    (Lanes.load(x, j, count: width) + Lanes.load(y, j, count: width) + Lanes.load(b1, j, count: width)).store(row, j, count: width)
                 }
             }
         }
-        var hidden = h[0]
+        var hidden = activation.apply(h[0], compute: .serial)
         for layer in layers.dropLast() {
             var next = Matrix(repeatingRow: layer.bias, count: items.count, compute: .serial)
             BLAS.gemm(hidden, layer.weight, alpha: 1, beta: 1, into: &next, compute: .serial)
-            hidden = next.map(.serial) { [activation] in activation.apply($0) }
+            hidden = activation.apply(next, compute: .serial)
         }
         let last = layers.last!, inner = hidden.columns, bias = last.bias.values[0]
         hidden.values.withUnsafeBufferPointer { hv in
@@ -197,6 +196,15 @@ public enum HiddenActivation: String, Sendable {
         case .relu: tape.relu(x)
         case .tanh: tape.tanh(x)
         case .sigmoid: tape.sigmoid(x)
+        }
+    }
+
+    /// On every element of `m` (tanh and σ through their vector kernels).
+    public func apply(_ m: Matrix, compute: Compute) -> Matrix {
+        switch self {
+        case .relu: m.map(compute) { Lanes.relu($0) }
+        case .tanh: ActivationKernels.tanh(m, compute: compute)
+        case .sigmoid: ActivationKernels.sigmoid(m, compute: compute)
         }
     }
 
