@@ -162,6 +162,17 @@ extension Tape {
         }
     }
 
+    /// FM's bi-interaction of the pooled field embeddings, ½ ((Σ_f e_f)² − Σ_f e_f²), rows × d
+    /// (e_f as `pooledLookup` of field f alone gives it): one op where per-field lookups, squares
+    /// and sums took four per field; the pullback scatter-adds g ⊙ (Σ e − e_f) to each bag's rows.
+    public func biInteraction(_ table: Variable, _ lookups: [(bags: SparseMatrix, rows: [Int32])]) -> Variable {
+        let (value, sum) = PoolingKernels.biInteraction(table.value, lookups, compute: compute)
+        let out = Variable(value, requiresGrad: table.requiresGrad)
+        return record(out) {
+            table.accumulate { grad in PoolingKernels.addBiInteractionGradient(out.grad!, sum: sum, table: table.value, lookups, into: &grad) }
+        }
+    }
+
     /// Pooled embedding lookups side by side: output row r is [bags_1[rows_1[r], :] · table | … |
     /// bags_F[rows_F[r], :] · table], rows × F·d, each field's lookup what `pooledLookup` of
     /// that field alone gives, without a concatenation; the pullback scatter-adds each block

@@ -200,6 +200,30 @@ import Autodiff
         }
     }
 
+    @Test func biInteraction() {
+        // Two fields over one 7-row table (weighted bags, one empty), rows repeating, 11 columns.
+        let a = SparseMatrix(rows: 3, columns: 7, rowIndices: [0, 0, 2], columnIndices: [1, 3, 6], values: [0.5, 0.5, 2])
+        let b = SparseMatrix(rows: 2, columns: 7, rowIndices: [0, 1, 1, 1], columnIndices: [0, 1, 4, 5], values: [1, -1, 0.25, 3])
+        check([m(7, 11, 19)]) { t, v in t.biInteraction(v[0], [(a, [2, 0, 2, 1]), (b, [1, 1, 0, 0])]) }
+        // Against the composed ops it replaces (lookups, squares, sums), value and table gradient, 600 rows on two workers.
+        let rowsA = (0..<600).map { Int32($0 % 3) }, rowsB = (0..<600).map { Int32($0 * 7 % 2) }, table = m(7, 10, 20), r = m(600, 10, 21)
+        func run(_ fused: Bool) -> (Matrix, Matrix) {
+            let tape = Tape(compute: Compute(threads: 2)), t = tape.parameter(table)
+            let out: Variable
+            if fused {
+                out = tape.biInteraction(t, [(a, rowsA), (b, rowsB)])
+            } else {
+                let e = [tape.pooledLookup(t, [(a, rowsA)]), tape.pooledLookup(t, [(b, rowsB)])], sum = tape.add(e[0], e[1])
+                out = tape.affine(tape.sub(tape.mul(sum, sum), tape.add(tape.mul(e[0], e[0]), tape.mul(e[1], e[1]))), scale: 0.5)
+            }
+            tape.backward(tape.mean(tape.mul(out, tape.constant(r))))
+            return (out.value, t.grad!)
+        }
+        let (fused, composed) = (run(true), run(false))
+        #expect(zip(fused.0.values, composed.0.values).allSatisfy { abs($0 - $1) < 1e-5 })
+        #expect(zip(fused.1.values, composed.1.values).allSatisfy { abs($0 - $1) < 1e-6 })
+    }
+
     @Test func pooledLookupsSideBySide() {
         let a = SparseMatrix(rows: 3, columns: 7, rowIndices: [0, 0, 2], columnIndices: [1, 3, 6], values: [0.5, 0.5, 2])
         let b = SparseMatrix(rows: 2, columns: 7, rowIndices: [0, 1, 1, 1], columnIndices: [0, 1, 4, 5], values: [1, -1, 0.25, 3])

@@ -27,4 +27,78 @@ public enum PoolingKernels {
             grad[Int(bags.columnIndices[e]), k % d] += bags.values[e] * g.values[k]
         }
     }
+
+    /// FM's bi-interaction of pooled field embeddings, ½ ((Σ_f e_f)² − Σ_f e_f²) per row, e_f =
+    /// bags_f[rows_f[r], :] · table, in one pass over the fields (no per-field matrix); also Σ_f e_f,
+    /// which the pullback needs. Rows in fixed chunks on the workers, each chunk field by field.
+    public static func biInteraction(_ table: Matrix, _ lookups: [(bags: SparseMatrix, rows: [Int32])], compute: Compute) -> (value: Matrix, sum: Matrix) {
+        let d = table.columns, n = lookups.first?.rows.count ?? 0
+        precondition(lookups.allSatisfy { $0.rows.count == n && $0.bags.columns == table.rows }, "biInteraction: shapes differ")
+        var outputs = [Matrix(rows: n, columns: d), Matrix(rows: n, columns: d)]
+        guard n > 0 && d > 0 && !lookups.isEmpty else { return (outputs[0], outputs[1]) }
+        Matrix.withBuffers(reading: [table], writing: &outputs) { b in
+            compute.forEachChunk(count: n, chunkSize: 256) { range in   // disjoint output rows
+                let (value, sum) = (b.write[0], b.write[1])
+                for l in lookups {
+                    forEachPooled(l, rows: range, table: b.read[0], d: d) { r, j, e in
+                        (Lanes.load(sum + r * d, j, count: d) + e).store(sum + r * d, j, count: d)
+                        (Lanes.load(value + r * d, j, count: d) - e * e).store(value + r * d, j, count: d)
+                    }
+                }
+                for i in (range.lowerBound * d)..<(range.upperBound * d) { value[i] = 0.5 * (sum[i] * sum[i] + value[i]) }
+            }
+        }
+        return (outputs[0], outputs[1])
+    }
+
+    /// The pullback of `biInteraction`: ∂/∂e_f = g ⊙ (Σ e − e_f), scattered to each field's
+    /// bag rows with their weights, field by field in row order (a fixed order).
+    public static func addBiInteractionGradient(_ g: Matrix, sum: Matrix, table: Matrix, _ lookups: [(bags: SparseMatrix, rows: [Int32])],
+                                                into grad: inout Matrix) {
+        let d = table.columns
+        precondition(g.columns == d && sum.columns == d && grad.columns == d && grad.rows == table.rows, "biInteraction: gradient shapes")
+        guard g.rows > 0 && d > 0 else { return }
+        var outputs = [grad]
+        grad = Matrix(rows: 0, columns: 0)   // the buffer moves into `outputs`, unshared
+        Matrix.withBuffers(reading: [table, g, sum], writing: &outputs) { b in
+            let (gp, sp, out) = (b.read[1], b.read[2], b.write[0])
+            for l in lookups {
+                l.bags.columnIndices.withUnsafeBufferPointer { ci in
+                    l.bags.values.withUnsafeBufferPointer { vs in
+                        forEachPooled(l, rows: 0..<g.rows, table: b.read[0], d: d) { r, j, e in
+                            let delta = Lanes.load(gp + r * d, j, count: d) * (Lanes.load(sp + r * d, j, count: d) - e)
+                            for k in l.bags.entries(ofRow: Int(l.rows[r])) {
+                                let row = out + Int(ci[k]) * d
+                                (Lanes.load(row, j, count: d) + vs[k] * delta).store(row, j, count: d)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        grad = outputs[0]
+    }
+
+    /// body(r, j, e) for each row r of `rows` and eight-column block j, e the block of
+    /// bags[rows[r]] · table.
+    @inline(__always)
+    static func forEachPooled(_ l: (bags: SparseMatrix, rows: [Int32]), rows: Range<Int>, table: UnsafePointer<Float>, d: Int,
+                              _ body: (Int, Int, Lanes) -> Void) {
+        l.bags.rowStarts.withUnsafeBufferPointer { rs in
+            l.bags.columnIndices.withUnsafeBufferPointer { ci in
+                l.bags.values.withUnsafeBufferPointer { vs in
+                    l.rows.withUnsafeBufferPointer { entity in
+                        for r in rows {
+                            let bag = Int(entity[r])
+                            for j in stride(from: 0, to: d, by: 8) {
+                                var e = Lanes()
+                                for k in rs[bag]..<rs[bag + 1] { e += vs[k] * Lanes.load(table + Int(ci[k]) * d, j, count: d) }
+                                body(r, j, e)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

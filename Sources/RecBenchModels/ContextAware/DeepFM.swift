@@ -50,8 +50,8 @@ public struct DeepFM: ContextModel, ScoresWhenPrepared {
 
     /// z(u, i) for each listed pair; dropout before each hidden layer while training.
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
-        let embedded = fm.embedded(inputs!, users: users, items: items, p, tape: tape)
-        return tape.add(fm.logits(inputs!, embedded: embedded, users: users, items: items, p, tape: tape), deep.logits(embedded, p, tape: tape, dropout: &rng))
+        let embedded = inputs!.embeddedSideBySide(users: users, items: items, p, tape: tape)
+        return tape.add(fm.logits(inputs!, users: users, items: items, p, tape: tape), deep.logits([embedded], p, tape: tape, dropout: &rng))
     }
 
     /// The FM part's item tower and the items' half of the first deep layer, built once for

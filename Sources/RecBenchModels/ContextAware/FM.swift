@@ -37,11 +37,10 @@ public struct FM: ContextModel, ScoresWhenPrepared {
         machine.initialParameters(prepareInputs(data, context: context), rng: &rng)
     }
 
-    /// z(u, i) for each listed pair, field by field (training, and the reference the fast
+    /// z(u, i) for each listed pair (training, and the reference the fast
     /// scorer is tested against).
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout _: inout SeededGenerator?) -> Variable {
-        let embedded = machine.embedded(inputs!, users: users, items: items, p, tape: tape)
-        return machine.logits(inputs!, embedded: embedded, users: users, items: items, p, tape: tape)
+        machine.logits(inputs!, users: users, items: items, p, tape: tape)
     }
 
     /// The item tower, built once for a whole evaluation pass.

@@ -28,19 +28,10 @@ public struct FactorizationMachine: Sendable {
         return initial
     }
 
-    /// The pairs' field embeddings e_f, one variable per field.
-    public func embedded(_ inputs: ContextInputs, users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> [Variable] {
-        inputs.embedded(users: users, items: items, p, tape: tape)
-    }
-
-    /// z_FM(u, i) from the pairs' field embeddings e_f.
-    public func logits(_ inputs: ContextInputs, embedded: [Variable], users: [Int32], items: [Int32], _ p: [String: Variable],
-                       tape: Tape) -> Variable {
-        let sum = embedded.dropFirst().reduce(embedded[0]) { tape.add($0, $1) }
-        let squares = tape.sumRows(embedded.dropFirst().reduce(tape.square(embedded[0])) { tape.add($0, tape.square($1)) })
-        let pairwise = tape.affine(tape.sub(tape.sumRows(tape.square(sum)), squares), scale: 0.5)
-        let firstOrder = tape.pooledLookup(p["first_order"]!, inputs.lookups(users: users, items: items, mean: false))
-        return tape.add(tape.add(firstOrder, pairwise), tape.gather(p["bias"]!, rows: [Int32](repeating: 0, count: users.count)))
+    /// z_FM(u, i) for a batch of pairs: the pairwise term is the bi-interaction's row sums.
+    public func logits(_ inputs: ContextInputs, users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape) -> Variable {
+        let pairwise = tape.sumRows(tape.biInteraction(p["embedding"]!, inputs.lookups(users: users, items: items, mean: true)))
+        return tape.add(FirstOrderTerm.logits(inputs, users: users, items: items, p, tape: tape), pairwise)
     }
 
     /// The item tower (every item's rows, the global bias in its last column), built once for

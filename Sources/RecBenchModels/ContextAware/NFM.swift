@@ -49,10 +49,8 @@ public struct NFM: ContextModel, ScoresWhenPrepared {
     }
 
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
-        let e = inputs!.embedded(users: users, items: items, p, tape: tape)
-        let sum = e.dropFirst().reduce(e[0]) { tape.add($0, $1) }
-        let squares = e.dropFirst().reduce(tape.mul(e[0], e[0])) { tape.add($0, tape.mul($1, $1)) }
-        let bi = pooling(tape.affine(tape.sub(tape.mul(sum, sum), squares), scale: 0.5), p, tape: tape, training: rng != nil)
+        let pairs = tape.biInteraction(p["embedding"]!, inputs!.lookups(users: users, items: items, mean: true))
+        let bi = pooling(pairs, p, tape: tape, training: rng != nil)
         return tape.add(FirstOrderTerm.logits(inputs!, users: users, items: items, p, tape: tape), deep.logits([bi], p, tape: tape, dropout: &rng))
     }
 
