@@ -24,10 +24,10 @@ extension Tape {
     /// a ⊙ b (elementwise, same shape).
     public func mul(_ a: Variable, _ b: Variable) -> Variable {
         let compute = self.compute
-        let out = Variable(a.value.zipMap(b.value, compute) { $0 * $1 }, requiresGrad: a.requiresGrad || b.requiresGrad)
+        let out = Variable(a.value.multiplied(by: b.value, compute: compute), requiresGrad: a.requiresGrad || b.requiresGrad)
         return record(out) {
-            if a.requiresGrad { a.accumulate(out.grad!.zipMap(b.value, compute) { $0 * $1 }) }
-            if b.requiresGrad { b.accumulate(out.grad!.zipMap(a.value, compute) { $0 * $1 }) }
+            if a.requiresGrad { a.accumulate(out.grad!.multiplied(by: b.value, compute: compute)) }
+            if b.requiresGrad { b.accumulate(out.grad!.multiplied(by: a.value, compute: compute)) }
         }
     }
 

@@ -188,7 +188,7 @@ static inline void recbench_sigmoid_gradient_avx2(const float *g, const float *y
     for (; i < count; i++) out[i] = g[i] * y[i] * (1.0f - y[i]);
 }
 
-/// An attention network's scores, one per row (AFM's hᵀ ReLU(W x), NAIS's with a bias):
+/// An attention network's scores, one per row (AFM's hᵀ ReLU(x W); a bias b allowed):
 /// s[r] = h · relu(b + x_r W) for r in 0..<n, x rows of d floats, W d × ap row-major with ap a
 /// multiple of 8 (zero-padded columns, as b and h are), so no lane is masked.
 /// z's blocks of eight go four at a time, so four independent FMA chains hide the latency.

@@ -147,23 +147,30 @@ import Autodiff
     }
 
     @Test func scoreMLP() {
-        // d = 11 and a = 13: neither a multiple of the eight lanes; with and without the bias.
-        check([m(4, 11, 60), m(11, 13, 61), m(1, 13, 62), m(13, 1, 63)]) { t, v in t.scoreMLP(v[0], weight: v[1], bias: v[2], output: v[3]) }
-        check([m(4, 11, 60), m(11, 13, 61), m(13, 1, 63)]) { t, v in t.scoreMLP(v[0], weight: v[1], output: v[2]) }
-        // 5,000 rows (several chunks): the value and every gradient equal the composed layers', and
-        // do not depend on the worker count.
-        let inputs = [m(5000, 11, 64), m(11, 13, 65), m(1, 13, 66), m(13, 1, 67)], r = m(5000, 1, 68)
-        func run(_ compute: Compute, fused: Bool) -> [Matrix] {
-            let tape = Tape(compute: compute), v = inputs.map { tape.parameter($0) }
-            let out = fused ? tape.scoreMLP(v[0], weight: v[1], bias: v[2], output: v[3]) : tape.matmul(tape.relu(tape.linear(v[0], v[1], v[2])), v[3])
-            tape.backward(tape.mean(tape.mul(out, tape.constant(r))))
-            return [out.value] + v.map { $0.grad! }
+        // d = 11 and a = 13 (two blocks of eight) or 33 (four blocks, then one): neither a multiple
+        // of the lanes; with and without the bias.
+        // (Three rows at a = 33: the fourth row puts a pre-activation within the differences' step of ReLU's kink.)
+        for (rows, a) in [(4, 13), (3, 33)] {
+            check([m(rows, 11, 60), m(11, a, 61), m(1, a, 62), m(a, 1, 63)]) { t, v in t.scoreMLP(v[0], weight: v[1], bias: v[2], output: v[3]) }
+            check([m(rows, 11, 60), m(11, a, 61), m(a, 1, 63)]) { t, v in t.scoreMLP(v[0], weight: v[1], output: v[2]) }
         }
-        let fused = run(Compute(workers: 2, blasThreads: 1), fused: true), composed = run(.serial, fused: false)
-        #expect(fused.map(\.values) == run(.serial, fused: true).map(\.values))
-        for (a, b) in zip(fused, composed) {
-            let scale = b.values.map(abs).max()!
-            #expect(zip(a.values, b.values).allSatisfy { abs($0 - $1) <= 1e-5 * max(scale, 1) }, "scoreMLP: fused and composed differ")
+        // 5,000 rows (several chunks), a = 25 (AFM's four full blocks) and 33: the value and every
+        // gradient equal the composed layers', and do not depend on the worker count.
+        for a in [25, 33] {
+            let inputs = [m(5000, 11, 64), m(11, a, 65), m(1, a, 66), m(a, 1, 67)], r = m(5000, 1, 68)
+            func run(_ compute: Compute, fused: Bool) -> [Matrix] {
+                let tape = Tape(compute: compute), v = inputs.map { tape.parameter($0) }
+                let out = fused ? tape.scoreMLP(v[0], weight: v[1], bias: v[2], output: v[3]) : tape.matmul(tape.relu(tape.linear(v[0], v[1], v[2])), v[3])
+                tape.backward(tape.mean(tape.mul(out, tape.constant(r))))
+                return [out.value] + v.map { $0.grad! }
+            }
+            let fused = run(Compute(workers: 2, blasThreads: 1), fused: true), composed = run(.serial, fused: false)
+            #expect(fused.map(\.values) == run(.serial, fused: true).map(\.values))
+            for (x, y) in zip(fused, composed) {
+                let scale = y.values.map(abs).max()!
+                #expect(x.rows == y.rows && x.columns == y.columns && scale > 0)
+                #expect(zip(x.values, y.values).allSatisfy { abs($0 - $1) <= 1e-4 * scale + 1e-7 }, "scoreMLP (a = \(a)): fused and composed differ")
+            }
         }
     }
 
@@ -220,6 +227,7 @@ import Autodiff
             return (out.value, t.grad!)
         }
         let (fused, composed) = (run(true), run(false))
+        #expect(fused.0.rows == 600 && fused.0.columns == 10 && fused.1.rows == 7 && fused.1.columns == 10)
         #expect(zip(fused.0.values, composed.0.values).allSatisfy { abs($0 - $1) < 1e-5 })
         #expect(zip(fused.1.values, composed.1.values).allSatisfy { abs($0 - $1) < 1e-6 })
     }
@@ -264,6 +272,7 @@ import Autodiff
         check([m(3, 4, 12, scale: 2)]) { t, v in t.tanh(v[0]) }
         check([m(3, 4, 13, scale: 2)]) { t, v in t.swish(v[0]) }
         check([m(3, 4, 14, scale: 3)]) { t, v in t.logSigmoid(v[0]) }
+        check([m(3, 5, 17, scale: 3)]) { t, v in t.sigmoid(v[0]) }
         check([m(3, 4, 15)]) { t, v in t.exp(v[0]) }
         check([m(3, 4, 16)]) { t, v in t.square(v[0]) }
     }

@@ -74,16 +74,35 @@ struct LanesTests {
     /// saturation kept, and a length that leaves a partial last vector.
     @Test(arguments: KernelSet.available)
     func tanhKernelMatchesLibm(kernels: KernelSet) {
+        matchesLibm(kernels, "tanh", { ActivationKernels.tanh($0, compute: Compute(threads: 2), kernels: $1) }, Foundation.tanh, saturated: (1, -1))
+    }
+
+    /// σ and its pullback in every build this CPU runs, as tanh above.
+    @Test(arguments: KernelSet.available)
+    func sigmoidKernelMatchesLibm(kernels: KernelSet) {
+        let y = matchesLibm(kernels, "sigmoid", { ActivationKernels.sigmoid($0, compute: Compute(threads: 2), kernels: $1) },
+                            { 1 / (1 + Foundation.exp(-$0)) }, saturated: (1, 0))
+        var g = Matrix(rows: 1, columns: y.columns)
+        for i in 0..<g.columns { g.values[i] = Float(i % 7) - 3 }
+        let d = ActivationKernels.sigmoidGradient(g, output: y, compute: Compute(threads: 2), kernels: kernels)
+        for i in [8, 1_000, 160_001, y.columns - 1] { #expect(abs(d.values[i] - g.values[i] * y.values[i] * (1 - y.values[i])) < 1e-7) }
+    }
+
+    /// `kernel` over −20…20 in 320,003 steps (NaN, 1e30 and −1e30 at 5–7) within 3·10⁻⁷ of
+    /// `reference`, NaN kept and ±1e30 giving `saturated`; returns the kernel's output.
+    @discardableResult
+    func matchesLibm(_ kernels: KernelSet, _ name: String, _ kernel: (Matrix, KernelSet) -> Matrix, _ reference: (Double) -> Double,
+                     saturated: (Float, Float)) -> Matrix {
         let count = 320_003
         var x = Matrix(rows: 1, columns: count)
         for i in 0..<count { x.values[i] = -20 + Float(i) * 40 / Float(count) }
         x.values[5] = .nan; x.values[6] = 1e30; x.values[7] = -1e30
-        let t = ActivationKernels.tanh(x, compute: Compute(threads: 2), kernels: kernels)
+        let y = kernel(x, kernels)
         var worst = 0.0
-        for i in 8..<count { worst = max(worst, abs(Double(t.values[i]) - Foundation.tanh(Double(x.values[i])))) }
-        #expect(worst < 3e-7, "\(kernels): tanh worst absolute error \(worst)")
-        #expect(t.values[5].isNaN && t.values[6] == 1 && t.values[7] == -1)
-        #expect(abs(Double(t.values[count - 1]) - Foundation.tanh(Double(x.values[count - 1]))) < 3e-7)
+        for i in 8..<count { worst = max(worst, abs(Double(y.values[i]) - reference(Double(x.values[i])))) }
+        #expect(worst < 3e-7, "\(kernels): \(name) worst absolute error \(worst)")
+        #expect(y.values[5].isNaN && y.values[6] == saturated.0 && y.values[7] == saturated.1)
+        return y
     }
 
     /// Dropout masks in every build this CPU runs against their definition written out with

@@ -72,6 +72,24 @@ extension Matrix {
         return out
     }
 
+    /// self ⊙ other, the loop written out: `zipMap`'s closure is a call per eight lanes, as
+    /// costly as the product itself (dropout's masks, gates).
+    public func multiplied(by other: Matrix, compute: Compute) -> Matrix {
+        precondition(rows == other.rows && columns == other.columns, "shape \(rows)×\(columns) vs \(other.rows)×\(other.columns)")
+        var outputs = [Matrix(uninitializedRows: rows, columns: columns)]
+        let count = values.count
+        guard count > 0 else { return outputs[0] }
+        Matrix.withBuffers(reading: [self, other], writing: &outputs) { b in
+            compute.forEachChunk(count: count, chunkSize: elementwiseChunk) { range in   // disjoint ranges
+                let (x, y, o) = (b.read[0], b.read[1], b.write[0])
+                for i in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
+                    (Lanes.load(x, i, count: count) * Lanes.load(y, i, count: count)).store(o, i, count: count)
+                }
+            }
+        }
+        return outputs[0]
+    }
+
     /// Column sums as a 1 × n matrix: rows added in order, blocks of 32 columns in parallel
     /// with their sums in registers (eight lanes at a time), so each column's sum has a fixed
     /// order whatever the worker count.

@@ -1,4 +1,5 @@
-/// Max pooling of embedding bags (RecBole's `pooling_mode: max` over a token sequence).
+/// Pooled embedding bags beyond a weighted sum: max pooling (RecBole's `pooling_mode: max` over a
+/// token sequence) and FM's bi-interaction of several fields' bags.
 public enum PoolingKernels {
     /// Per output row r and column j, the largest w_e · table[c_e, j] over the entries e of
     /// `bags` row `rows[r]` (`empty` for an empty bag), and the entry that won (−1: none).

@@ -7,7 +7,7 @@ import CLanes
 /// FMA only (`isAvailable`); rows go to the workers in fixed chunks whose parameter gradients
 /// are added in chunk order, so results do not depend on the worker count.
 public enum ScoreMLPKernels {
-    static let chunk = 256   // rows: a chunk's dz (chunk × a floats) stays in L1 for dW's pass
+    static let chunk = 256   // rows: a chunk's dz (chunk × a floats, 32 KB for AFM) stays near the core for dW's pass
 
     /// Whether this CPU runs the kernels (callers compose the layers otherwise).
     public static func isAvailable(_ kernels: KernelSet = .current) -> Bool { kernels == .avx2 }
