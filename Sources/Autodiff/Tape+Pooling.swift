@@ -22,7 +22,6 @@ extension Tape {
     public func smoothedAttention(logits l: Variable, values v: Variable, offsets: [Int], beta: Float) -> Variable {
         let segments = offsets.count - 1, logits = l.value.values, values = v.value.values
         precondition(logits.count == offsets.last! && values.count == offsets.last!, "smoothedAttention: one logit and value per row")
-        // Locals, not `l.value.values[j]`: a class property read per element costs an exclusivity check each.
         var weights = [Float](repeating: 0, count: offsets.last!), scale = [Float](repeating: 0, count: segments)
         var ratio = [Float](repeating: 0, count: segments), out = Matrix(rows: segments, columns: 1)
         for s in 0..<segments where offsets[s] < offsets[s + 1] {

@@ -3,8 +3,9 @@ import Linalg
 /// A node of the computation: a value, its gradient, and whether gradients flow to it.
 /// Reference type on purpose — ops link nodes into a graph — and local to one training step.
 public final class Variable {
-    /// The forward value.
-    public var value: Matrix
+    /// The forward value, fixed once computed (a `let`: reading it needs no exclusivity check,
+    /// which a `var` on a class costs on every element read in an op's loop).
+    public let value: Matrix
     /// d(loss)/d(value), allocated on first accumulation.
     public private(set) var grad: Matrix?
     /// Whether a gradient is wanted for this node (a parameter, or anything computed from one).

@@ -41,9 +41,12 @@ public enum PoolingKernels {
             compute.forEachChunk(count: n, chunkSize: 256) { range in   // disjoint output rows
                 let (value, sum) = (b.write[0], b.write[1])
                 for l in lookups {
-                    forEachPooled(l, rows: range, table: b.read[0], d: d) { r, j, e in
-                        (Lanes.load(sum + r * d, j, count: d) + e).store(sum + r * d, j, count: d)
-                        (Lanes.load(value + r * d, j, count: d) - e * e).store(value + r * d, j, count: d)
+                    forEachPooled(l, rows: range, table: b.read[0], d: d) { r, e in
+                        for j in stride(from: 0, to: d, by: 8) {
+                            let x = Lanes.load(e, j, count: d)
+                            (Lanes.load(sum + r * d, j, count: d) + x).store(sum + r * d, j, count: d)
+                            (Lanes.load(value + r * d, j, count: d) - x * x).store(value + r * d, j, count: d)
+                        }
                     }
                 }
                 for i in (range.lowerBound * d)..<(range.upperBound * d) { value[i] = 0.5 * (sum[i] * sum[i] + value[i]) }
@@ -59,43 +62,34 @@ public enum PoolingKernels {
         let d = table.columns
         precondition(g.columns == d && sum.columns == d && grad.columns == d && grad.rows == table.rows, "biInteraction: gradient shapes")
         guard g.rows > 0 && d > 0 else { return }
-        var outputs = [grad]
-        grad = Matrix(rows: 0, columns: 0)   // the buffer moves into `outputs`, unshared
-        Matrix.withBuffers(reading: [table, g, sum], writing: &outputs) { b in
-            let (gp, sp, out) = (b.read[1], b.read[2], b.write[0])
-            for l in lookups {
-                l.bags.columnIndices.withUnsafeBufferPointer { ci in
-                    l.bags.values.withUnsafeBufferPointer { vs in
-                        forEachPooled(l, rows: 0..<g.rows, table: b.read[0], d: d) { r, j, e in
-                            let delta = Lanes.load(gp + r * d, j, count: d) * (Lanes.load(sp + r * d, j, count: d) - e)
-                            for k in l.bags.entries(ofRow: Int(l.rows[r])) {
-                                let row = out + Int(ci[k]) * d
-                                (Lanes.load(row, j, count: d) + vs[k] * delta).store(row, j, count: d)
-                            }
-                        }
+        var delta = Matrix(rows: g.rows, columns: d)
+        for l in lookups {
+            delta.values.withUnsafeMutableBufferPointer { dp in
+                Matrix.withBuffers(reading: [table, g, sum]) { b in
+                    forEachPooled(l, rows: 0..<g.rows, table: b.read[0], d: d) { r, e in
+                        for j in 0..<d { dp[r * d + j] = b.read[1][r * d + j] * (b.read[2][r * d + j] - e[j]) }
                     }
                 }
             }
+            RowKernels.addPooled(delta, bags: l.bags, rows: l.rows, into: &grad)   // the lookup's own pullback
         }
-        grad = outputs[0]
     }
 
-    /// body(r, j, e) for each row r of `rows` and eight-column block j, e the block of
-    /// bags[rows[r]] · table.
-    @inline(__always)
+    /// body(r, e) for each row r of `rows`, e pointing at bags[rows[r]] · table (d floats, the
+    /// same weighted sum a pooled lookup makes), reused between rows.
     static func forEachPooled(_ l: (bags: SparseMatrix, rows: [Int32]), rows: Range<Int>, table: UnsafePointer<Float>, d: Int,
-                              _ body: (Int, Int, Lanes) -> Void) {
-        l.bags.rowStarts.withUnsafeBufferPointer { rs in
-            l.bags.columnIndices.withUnsafeBufferPointer { ci in
-                l.bags.values.withUnsafeBufferPointer { vs in
-                    l.rows.withUnsafeBufferPointer { entity in
+                              _ body: (Int, UnsafePointer<Float>) -> Void) {
+        var e = [Float](repeating: 0, count: d)
+        e.withUnsafeMutableBufferPointer { ep in
+            l.bags.rowStarts.withUnsafeBufferPointer { rs in
+                l.bags.columnIndices.withUnsafeBufferPointer { ci in
+                    l.bags.values.withUnsafeBufferPointer { vs in
                         for r in rows {
-                            let bag = Int(entity[r])
-                            for j in stride(from: 0, to: d, by: 8) {
-                                var e = Lanes()
-                                for k in rs[bag]..<rs[bag + 1] { e += vs[k] * Lanes.load(table + Int(ci[k]) * d, j, count: d) }
-                                body(r, j, e)
-                            }
+                            let bag = Int(l.rows[r]), row = ep.baseAddress!
+                            row.update(repeating: 0, count: d)
+                            guard rs[bag] < rs[bag + 1] else { body(r, row); continue }
+                            SparseMatrix.addRowProduct(row, table, d, ci.baseAddress!, vs.baseAddress!, rs[bag], rs[bag + 1])
+                            body(r, row)
                         }
                     }
                 }
