@@ -148,3 +148,14 @@ extension Tape {
         }
     }
 }
+
+extension Tape {
+    /// Inverted dropout, x ⊙ m with m = `Matrix.dropoutMask(…, seed:)` (0 with probability
+    /// `rate`, else 1/(1 − rate)): the mask drawn and applied in one pass; the pullback g ⊙ m.
+    public func dropout(_ x: Variable, rate: Float, seed: UInt64) -> Variable {
+        let compute = self.compute
+        let (value, mask) = x.value.droppedOut(rate: rate, seed: seed, compute: compute)
+        let out = Variable(value, requiresGrad: x.requiresGrad)
+        return record(out) { if x.requiresGrad { x.accumulate(out.grad!.multiplied(by: mask, compute: compute)) } }
+    }
+}

@@ -149,17 +149,9 @@ extension Tape {
     /// Pooled embedding lookups summed over several fields: output row r is
     /// Σ_f bags_f[rows_f[r], :] · table (each bags row holds the table rows an entity pools, with
     /// their weights). No per-batch matrix is built; the gradient scatter-adds back.
-    public func pooledLookup(_ table: Variable, _ lookups: [(bags: SparseMatrix, rows: [Int32])]) -> Variable {
-        let n = lookups.first?.rows.count ?? 0
-        var value = Matrix(rows: n, columns: table.value.columns)
-        for l in lookups {
-            precondition(l.rows.count == n, "pooledLookup: every field needs one row per output row")
-            l.bags.multiply(rows: l.rows[...], by: table.value, into: &value, adding: true, compute: compute)
-        }
-        let out = Variable(value, requiresGrad: table.requiresGrad)
-        return record(out) {
-            table.accumulate { grad in for l in lookups { RowKernels.addPooled(out.grad!, bags: l.bags, rows: l.rows, into: &grad) } }
-        }
+    public func pooledLookup(_ table: Variable, _ lookups: [PooledLookup]) -> Variable {
+        let out = Variable(PoolingKernels.pooled(lookups, by: table.value, sideBySide: false, compute: compute), requiresGrad: table.requiresGrad)
+        return record(out) { table.accumulate { grad in PoolingKernels.addPooledGradient(out.grad!, lookups, sideBySide: false, into: &grad) } }
     }
 
     /// FM's bi-interaction of the pooled field embeddings, ½ ((Σ_f e_f)² − Σ_f e_f²), rows × d
@@ -177,13 +169,10 @@ extension Tape {
     /// bags_F[rows_F[r], :] · table], rows × F·d, each field's lookup what `pooledLookup` of
     /// that field alone gives, without a concatenation; the pullback scatter-adds each block
     /// back, the last field first (the order separate lookups' pullbacks run in).
-    public func pooledLookups(_ table: Variable, sideBySide lookups: [(bags: SparseMatrix, rows: [Int32])]) -> Variable {
-        let d = table.value.columns
-        let out = Variable(SparseMatrix.multiplySideBySide(lookups, by: table.value, compute: compute), requiresGrad: table.requiresGrad)
+    public func pooledLookups(_ table: Variable, sideBySide lookups: [PooledLookup]) -> Variable {
+        let out = Variable(PoolingKernels.pooled(lookups, by: table.value, sideBySide: true, compute: compute), requiresGrad: table.requiresGrad)
         return record(out) {
-            table.accumulate { grad in
-                for (f, l) in lookups.enumerated().reversed() { RowKernels.addPooled(out.grad!, bags: l.bags, rows: l.rows, into: &grad, columnOffset: f * d) }
-            }
+            table.accumulate { grad in PoolingKernels.addPooledGradient(out.grad!, lookups, sideBySide: true, reversed: true, into: &grad) }
         }
     }
 

@@ -53,18 +53,24 @@ static inline void recbench_mask_chunk(uint32_t *out, long lo, long hi, uint64_t
 #if defined(__x86_64__)
 typedef uint64_t recbench_u4 __attribute__((ext_vector_type(4)));
 
-/// Four whole chunks from `first` on, one generator per lane (×5 and ×9 as shifts and adds:
-/// the same values modulo 2⁶⁴).
+/// Chunks first..<first+chunks (1...4; the last may be short of `count`), one generator per
+/// lane (×5 and ×9 as shifts and adds: the same values modulo 2⁶⁴); lanes past `chunks` run
+/// but store nothing, so two or three chunks (a 4,096 × 16 layer's mask is two) still share
+/// the registers instead of running one by one.
 __attribute__((target("avx2")))
-static inline void recbench_mask_four_avx2(uint32_t *out, uint64_t seed, long first, uint64_t threshold, uint32_t keep) {
+static inline void recbench_mask_lanes_avx2(uint32_t *out, long count, uint64_t seed, long first, long chunks, uint64_t threshold, uint32_t keep) {
     recbench_u4 s0, s1, s2, s3;
+    long length[4];
     for (int lane = 0; lane < 4; lane++) {
         uint64_t s[4];
         recbench_xoshiro_seed(seed, (uint64_t)(first + lane), s);
         s0[lane] = s[0]; s1[lane] = s[1]; s2[lane] = s[2]; s3[lane] = s[3];
+        const long left = lane < chunks ? count - (first + lane) * RECBENCH_MASK_CHUNK : 0;
+        length[lane] = left < 0 ? 0 : left > RECBENCH_MASK_CHUNK ? RECBENCH_MASK_CHUNK : left;
     }
     uint32_t *base = out + first * RECBENCH_MASK_CHUNK;
-    for (long i = 0; i < RECBENCH_MASK_CHUNK; i += 2) {
+    const int whole = chunks == 4 && length[3] == RECBENCH_MASK_CHUNK;
+    for (long i = 0; i < length[0]; i += 2) {
         const recbench_u4 a = s1 + (s1 << 2), rotated = (a << 7) | (a >> 57), bits = rotated + (rotated << 3), t = s1 << 17;
         s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3;
         s2 ^= t;
@@ -72,8 +78,8 @@ static inline void recbench_mask_four_avx2(uint32_t *out, uint64_t seed, long fi
         // Comparisons give all-ones lanes where kept: masked with keep's bits, no branch.
         const recbench_u4 high = (recbench_u4)((bits >> 40) >= threshold) & keep, low = (recbench_u4)(((bits >> 16) & 0xFFFFFF) >= threshold) & keep;
         for (int lane = 0; lane < 4; lane++) {
-            base[lane * RECBENCH_MASK_CHUNK + i] = (uint32_t)high[lane];
-            base[lane * RECBENCH_MASK_CHUNK + i + 1] = (uint32_t)low[lane];
+            if (whole || i < length[lane]) base[lane * RECBENCH_MASK_CHUNK + i] = (uint32_t)high[lane];
+            if (whole || i + 1 < length[lane]) base[lane * RECBENCH_MASK_CHUNK + i + 1] = (uint32_t)low[lane];
         }
     }
 }
@@ -86,7 +92,7 @@ static inline void recbench_dropout_mask(uint32_t *out, long count, uint64_t see
     long c = first;
     const long end = first + chunks;
 #if defined(__x86_64__)
-    for (; avx2 && c + 4 <= end && (c + 4) * RECBENCH_MASK_CHUNK <= count; c += 4) recbench_mask_four_avx2(out, seed, c, threshold, keep);
+    for (; avx2 && c < end; c += 4) recbench_mask_lanes_avx2(out, count, seed, c, end - c < 4 ? end - c : 4, threshold, keep);
 #endif
     for (; c < end; c++) {
         const long lo = c * RECBENCH_MASK_CHUNK, hi = lo + RECBENCH_MASK_CHUNK < count ? lo + RECBENCH_MASK_CHUNK : count;

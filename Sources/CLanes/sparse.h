@@ -80,4 +80,124 @@ static inline void recbench_sparse_block_avx2(float *row, const float *dense, lo
 }
 #endif
 
+/// One field's pooled lookup over a batch: output row i's block at column `offset` is
+/// Σ_e values[e] · dense[columns[e]] over the entries starts[b]..<starts[b + 1] of bag b = rows[i].
+typedef struct {
+    const int32_t *rows;
+    const long *starts;
+    const int32_t *columns;
+    const float *values;
+    long offset;
+} recbench_pooled_field;
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+/// Lanes 0..<k all ones (k clamped to 0...8): the mask of a row's first or second eight floats.
+__attribute__((target("avx2")))
+static inline __m256i recbench_first_lanes(long k) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(k < 0 ? 0 : k > 8 ? 8 : k)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/// Stores the first k (0...8) lanes of v at p without a masked store (slow on AMD's cores):
+/// whole pieces of 8, 4, 2 and 1 lanes.
+__attribute__((target("avx2")))
+static inline void recbench_store_first(float *p, __m256 v, long k) {
+    if (k >= 8) { _mm256_storeu_ps(p, v); return; }
+    __m128 part = _mm256_castps256_ps128(v);
+    if (k & 4) { _mm_storeu_ps(p, part); part = _mm256_extractf128_ps(v, 1); p += 4; }
+    if (k & 2) { _mm_storel_pi((__m64 *)p, part); part = _mm_movehl_ps(part, part); p += 2; }
+    if (k & 1) _mm_store_ss(p, part);
+}
+
+/// Output rows begin..<end of a batch's pooled lookups, for rows at most 16 floats wide: each
+/// field's block written once from two registers (fields that share an offset, a summed
+/// lookup's, accumulate into the same block in field order). Every entry is added with FMA in
+/// entry order, the order `recbench_sparse_block_avx2` adds them into a zeroed row.
+__attribute__((target("avx2,fma")))
+static inline void recbench_pooled_rows_avx2(float *out, long stride, const float *dense, long width,
+                                             const recbench_pooled_field *fields, long count, long begin, long end) {
+    if (width == 1) {   // a first-order term: scalars, no vector loads
+        for (long i = begin; i < end; i++) {
+            float a = 0;
+            for (long f = 0; f < count; f++) {
+                const recbench_pooled_field *l = fields + f;
+                const long bag = l->rows[i];
+                for (long e = l->starts[bag]; e < l->starts[bag + 1]; e++) a = __builtin_fmaf(l->values[e], dense[l->columns[e]], a);
+                if (f + 1 < count && fields[f + 1].offset == l->offset) continue;
+                out[i * stride + l->offset] = a;
+                a = 0;
+            }
+        }
+        return;
+    }
+    const __m256i m0 = recbench_first_lanes(width), m1 = recbench_first_lanes(width - 8);
+    for (long i = begin; i < end; i++) {
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+        for (long f = 0; f < count; f++) {
+            const recbench_pooled_field *l = fields + f;
+            const long bag = l->rows[i];
+            for (long e = l->starts[bag]; e < l->starts[bag + 1]; e++) {
+                const __m256 w = _mm256_set1_ps(l->values[e]);
+                const float *s = dense + (long)l->columns[e] * width;
+                a0 = _mm256_fmadd_ps(w, _mm256_maskload_ps(s, m0), a0);
+                if (width > 8) a1 = _mm256_fmadd_ps(w, _mm256_maskload_ps(s + 8, m1), a1);
+            }
+            if (f + 1 < count && fields[f + 1].offset == l->offset) continue;
+            float *row = out + i * stride + l->offset;
+            recbench_store_first(row, a0, width);
+            if (width > 8) recbench_store_first(row + 8, a1, width - 8);
+            a0 = _mm256_setzero_ps(); a1 = _mm256_setzero_ps();
+        }
+    }
+}
+
+/// The pullback of a lookup over rows at most 16 floats wide: table[columns[e]] += values[e] ·
+/// g[i, offset..<offset + width] for every row i and entry e of each field, field by field in
+/// the given order, rows in order, with FMA. Consecutive rows often add to the same table row
+/// (a two-valued field does it every time), so each add waits for the last one's store: the
+/// rows a batch touches are copied into `padded` (tableRows × 8 or × 16 floats, uninitialised;
+/// `touched` tableRows bytes, zero) on first touch, where whole-register stores forward to the
+/// next load (a partial store followed by a wider load stalls until it retires), and copied back;
+/// one float wide (a first-order term), scalars go straight into the table.
+__attribute__((target("avx2,fma")))
+static inline void recbench_pooled_scatter_avx2(float *table, long width, const float *g, long stride,
+                                                const recbench_pooled_field *fields, long count, long rows,
+                                                float *padded, uint8_t *touched, long tableRows) {
+    const __m256i m0 = recbench_first_lanes(width), m1 = recbench_first_lanes(width - 8);
+    const long pad = width > 8 ? 16 : 8;
+    for (long f = 0; f < count; f++) {
+        const int32_t *r = fields[f].rows, *columns = fields[f].columns;
+        const long *starts = fields[f].starts;
+        const float *values = fields[f].values, *from = g + fields[f].offset;
+        for (long i = 0; i < rows; i++, from += stride) {
+            const long bag = r[i], end = starts[bag + 1];
+            if (starts[bag] == end) continue;
+            if (width == 1) {   // a first-order term: scalars, straight into the table
+                for (long e = starts[bag]; e < end; e++) table[columns[e]] = __builtin_fmaf(values[e], *from, table[columns[e]]);
+                continue;
+            }
+            const __m256 g0 = _mm256_maskload_ps(from, m0), g1 = width > 8 ? _mm256_maskload_ps(from + 8, m1) : _mm256_setzero_ps();
+            for (long e = starts[bag]; e < end; e++) {
+                const long t = columns[e];
+                float *row = padded + t * pad;
+                if (!touched[t]) {
+                    touched[t] = 1;
+                    _mm256_storeu_ps(row, _mm256_maskload_ps(table + t * width, m0));
+                    if (width > 8) _mm256_storeu_ps(row + 8, _mm256_maskload_ps(table + t * width + 8, m1));
+                }
+                const __m256 w = _mm256_set1_ps(values[e]);
+                _mm256_storeu_ps(row, _mm256_fmadd_ps(w, g0, _mm256_loadu_ps(row)));
+                if (width > 8) _mm256_storeu_ps(row + 8, _mm256_fmadd_ps(w, g1, _mm256_loadu_ps(row + 8)));
+            }
+        }
+    }
+    for (long t = 0; t < tableRows; t++) {
+        if (!touched[t]) continue;
+        recbench_store_first(table + t * width, _mm256_loadu_ps(padded + t * pad), width);
+        if (width > 8) recbench_store_first(table + t * width + 8, _mm256_loadu_ps(padded + t * pad + 8), width - 8);
+    }
+}
+#endif
+
 #endif

@@ -62,3 +62,24 @@ extension Matrix {
         return mask
     }
 }
+
+extension Matrix {
+    /// `self ⊙ dropoutMask(rows:columns:rate:seed:)` and that mask, in one pass: each worker
+    /// draws its chunks of the mask and multiplies them while they are still in cache (a mask
+    /// op and a product op were two passes and two dispatches). The same mask, bit for bit.
+    public func droppedOut(rate: Float, seed: UInt64, compute: Compute, kernels: KernelSet = .current) -> (value: Matrix, mask: Matrix) {
+        let keep = 1 / (1 - rate), threshold = UInt64((Double(rate) * 16_777_216).rounded(.up))
+        var outputs = [Matrix(uninitializedRows: rows, columns: columns), Matrix(uninitializedRows: rows, columns: columns)]
+        let count = values.count, chunk = Int(RECBENCH_MASK_CHUNK), chunks = (count + chunk - 1) / chunk
+        guard count > 0 else { return (outputs[0], outputs[1]) }
+        Matrix.withBuffers(reading: [self], writing: &outputs) { b in
+            compute.forEachChunk(count: chunks, chunkSize: 4) { group in   // each worker owns its chunks of both outputs
+                let (x, value, mask) = (b.read[0], b.write[0], b.write[1])
+                let bits = UnsafeMutableRawPointer(mask).assumingMemoryBound(to: UInt32.self)
+                recbench_dropout_mask(bits, count, seed, group.lowerBound, group.count, threshold, keep.bitPattern, kernels == .avx2 ? 1 : 0)
+                for i in (group.lowerBound * chunk)..<Swift.min(count, group.upperBound * chunk) { value[i] = x[i] * mask[i] }
+            }
+        }
+        return (outputs[0], outputs[1])
+    }
+}

@@ -105,13 +105,53 @@ struct LanesTests {
         return y
     }
 
+    /// Pooled lookups and their pullback in every build against the sums written out, at the
+    /// widths the AVX2 kernels treat apart (1: scalars; 3, 8, 10, 16: one or two registers; 17
+    /// and 64: the general path), summed and side by side; bags weighted, one empty, rows
+    /// repeating (one table row hit by consecutive rows, as a two-valued field does).
+    @Test(arguments: KernelSet.available)
+    func pooledLookupsMatchTheirSums(kernels: KernelSet) {
+        let a = SparseMatrix(rows: 3, columns: 9, rowIndices: [0, 0, 2], columnIndices: [1, 3, 8], values: [0.5, 0.5, 2])
+        let b = SparseMatrix(rows: 2, columns: 9, rowIndices: [0, 1, 1, 1], columnIndices: [0, 1, 4, 5], values: [1, -1, 0.25, 3])
+        let lookups: [PooledLookup] = [(a, (0..<300).map { Int32($0 % 7 == 0 ? 1 : 2) }), (b, (0..<300).map { Int32($0 % 2) })]
+        func bag(_ l: PooledLookup, _ r: Int) -> [(Int, Float)] {
+            l.bags.entries(ofRow: Int(l.rows[r])).map { (Int(l.bags.columnIndices[$0]), l.bags.values[$0]) }
+        }
+        for d in [1, 3, 8, 10, 16, 17, 64] {
+            var draws = SeededGenerator(seed: UInt64(d))
+            let table = Matrix(rows: 9, columns: d, values: (0..<9 * d).map { _ in draws.nextUnitFloat() - 0.5 })
+            for sideBySide in [false, true] {
+                let width = sideBySide ? 2 * d : d
+                let g = Matrix(rows: 300, columns: width, values: (0..<300 * width).map { _ in draws.nextUnitFloat() - 0.5 })
+                let out = PoolingKernels.pooled(lookups, by: table, sideBySide: sideBySide, compute: Compute(threads: 2), kernels: kernels)
+                var grad = Matrix(rows: 9, columns: d, repeating: 0.5)
+                PoolingKernels.addPooledGradient(g, lookups, sideBySide: sideBySide, into: &grad, kernels: kernels)
+                var expected = Matrix(rows: 300, columns: width), expectedGrad = Matrix(rows: 9, columns: d, repeating: 0.5)
+                for (f, l) in lookups.enumerated() {
+                    for r in 0..<300 {
+                        for (c, w) in bag(l, r) {
+                            for j in 0..<d {
+                                expected[r, (sideBySide ? f * d : 0) + j] += w * table[c, j]
+                                expectedGrad[c, j] += w * g[r, (sideBySide ? f * d : 0) + j]
+                            }
+                        }
+                    }
+                }
+                #expect(out.rows == 300 && out.columns == width)
+                #expect(zip(out.values, expected.values).allSatisfy { abs($0 - $1) < 1e-5 }, "\(kernels), d \(d), side by side \(sideBySide)")
+                #expect(zip(grad.values, expectedGrad.values).allSatisfy { abs($0 - $1) < 1e-4 }, "\(kernels), d \(d), gradient")
+            }
+        }
+    }
+
     /// Dropout masks in every build this CPU runs against their definition written out with
     /// SeededGenerator: chunk c of 32,768 entries is stream c of the seed, two 24-bit
-    /// uniforms per draw. Sizes: under a chunk, odd, exactly four chunks, nine and a part.
+    /// uniforms per draw. Sizes: under a chunk, odd, two chunks and three less one (the AVX2
+    /// build's partial lane groups), exactly four chunks, nine and a part.
     @Test(arguments: KernelSet.available)
     func dropoutMaskFollowsItsStreams(kernels: KernelSet) {
         let rate: Float = 0.3, keep = 1 / (1 - rate), threshold = UInt64((Double(rate) * 16_777_216).rounded(.up))
-        for count in [1, 1_001, 4 * 32_768, 9 * 32_768 + 777] {
+        for count in [1, 1_001, 2 * 32_768, 3 * 32_768 - 1, 4 * 32_768, 9 * 32_768 + 777] {
             let mask = Matrix.dropoutMask(rows: 1, columns: count, rate: rate, seed: 42, compute: Compute(threads: 2), kernels: kernels)
             var expected = [Float](repeating: -1, count: count)
             for start in stride(from: 0, to: count, by: 32_768) {

@@ -1,3 +1,4 @@
+import CLanes
 /// Pooled embedding bags beyond a weighted sum: max pooling (RecBole's `pooling_mode: max` over a
 /// token sequence) and FM's bi-interaction of several fields' bags.
 public enum PoolingKernels {
@@ -71,7 +72,7 @@ public enum PoolingKernels {
                     }
                 }
             }
-            RowKernels.addPooled(delta, bags: l.bags, rows: l.rows, into: &grad)   // the lookup's own pullback
+            addPooledGradient(delta, [l], sideBySide: false, into: &grad)   // the lookup's own pullback
         }
     }
 
@@ -91,6 +92,85 @@ public enum PoolingKernels {
                             SparseMatrix.addRowProduct(row, table, d, ci.baseAddress!, vs.baseAddress!, rs[bag], rs[bag + 1])
                             body(r, row)
                         }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A batch's pooled embedding lookups: each field's bags and, per output row, the bag it reads.
+public typealias PooledLookup = (bags: SparseMatrix, rows: [Int32])
+
+extension PoolingKernels {
+    /// Σ over each field's bag row of weight × table row, per output row: summed over the
+    /// fields (rows × d) or side by side (rows × F·d, field f at columns f·d). Rows at most 16
+    /// wide (context models' fields) go through one AVX2 kernel per chunk of rows and every
+    /// field, where one call per row and field cost more than its few floats.
+    public static func pooled(_ lookups: [PooledLookup], by table: Matrix, sideBySide: Bool, compute: Compute,
+                              kernels: KernelSet = .current) -> Matrix {
+        let d = table.columns, n = lookups.first?.rows.count ?? 0
+        precondition(lookups.allSatisfy { $0.rows.count == n && $0.bags.columns == table.rows }, "pooled: shapes differ")
+        guard kernels == .avx2 && d <= 16 && n > 0 && d > 0 else {
+            if sideBySide { return SparseMatrix.multiplySideBySide(lookups, by: table, compute: compute, kernels: kernels) }
+            var value = Matrix(rows: n, columns: d)
+            for l in lookups { l.bags.multiply(rows: l.rows[...], by: table, into: &value, adding: true, compute: compute, kernels: kernels) }
+            return value
+        }
+        var out = Matrix(rows: n, columns: sideBySide ? lookups.count * d : d)
+        let stride = out.columns
+        withFields(lookups[...], offsets: lookups.indices.map { sideBySide ? $0 * d : 0 }[...]) { fields in
+            out.values.withUnsafeMutableBufferPointer { o in
+                table.values.withUnsafeBufferPointer { t in
+                    // Workers write disjoint output rows; the fields' arrays are only read.
+                    let shared = UnsafeShared((o.baseAddress!, t.baseAddress!, fields))
+                    compute.forEachChunk(count: n, chunkSize: 256) { range in
+                        let (op, tp, f) = shared.value
+                        recbench_pooled_rows_avx2(op, stride, tp, d, f, f.count, range.lowerBound, range.upperBound)
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    /// The pullback of `pooled`: g's rows (or each field's block of them, side by side)
+    /// times the bags' weights, added to the table rows the bags read, field by field in the
+    /// order given (`reversed`: the last first), rows in order.
+    public static func addPooledGradient(_ g: Matrix, _ lookups: [PooledLookup], sideBySide: Bool, reversed: Bool = false,
+                                         into grad: inout Matrix, kernels: KernelSet = .current) {
+        let d = grad.columns
+        let order = reversed ? Array(lookups.indices.reversed()) : Array(lookups.indices)
+        guard kernels == .avx2 && d <= 16 && g.rows > 0 && d > 0 else {
+            for f in order { RowKernels.addPooled(g, bags: lookups[f].bags, rows: lookups[f].rows, into: &grad, columnOffset: sideBySide ? f * d : 0) }
+            return
+        }
+        precondition(g.columns == (sideBySide ? lookups.count * d : d) && lookups.allSatisfy { $0.rows.count == g.rows && $0.bags.columns == grad.rows },
+                     "addPooledGradient: shapes differ")
+        withFields(order.map { lookups[$0] }[...], offsets: order.map { sideBySide ? $0 * d : 0 }[...]) { fields in
+            // Scratch for the kernel: each touched table row padded to whole registers (written before it is read).
+            var padded = [Float](unsafeUninitializedCapacity: grad.rows * (d > 8 ? 16 : 8)) { $1 = $0.count }
+            var touched = [UInt8](repeating: 0, count: grad.rows)
+            grad.values.withUnsafeMutableBufferPointer { t in
+                g.values.withUnsafeBufferPointer { gp in
+                    recbench_pooled_scatter_avx2(t.baseAddress!, d, gp.baseAddress!, g.columns, fields, fields.count, g.rows,
+                                                 &padded, &touched, grad.rows)
+                }
+            }
+        }
+    }
+
+    /// body(fields): each lookup's arrays as the C kernels' field descriptors, valid inside body.
+    static func withFields<R>(_ lookups: ArraySlice<PooledLookup>, offsets: ArraySlice<Int>, built: [recbench_pooled_field] = [],
+                              _ body: ([recbench_pooled_field]) -> R) -> R {
+        guard let l = lookups.first, let offset = offsets.first else { return body(built) }
+        return l.rows.withUnsafeBufferPointer { r in
+            l.bags.rowStarts.withUnsafeBufferPointer { s in
+                l.bags.columnIndices.withUnsafeBufferPointer { c in
+                    l.bags.values.withUnsafeBufferPointer { v in
+                        let field = recbench_pooled_field(rows: r.baseAddress, starts: s.baseAddress, columns: c.baseAddress,
+                                                          values: v.baseAddress, offset: offset)
+                        return withFields(lookups.dropFirst(), offsets: offsets.dropFirst(), built: built + [field], body)
                     }
                 }
             }

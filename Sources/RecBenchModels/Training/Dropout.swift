@@ -7,8 +7,7 @@ public enum Dropout {
     /// `x` with each entry zeroed with probability `rate` and the rest scaled by 1/(1 − rate);
     /// `x` itself when the rate is 0.
     public static func apply(_ x: Variable, rate: Float, tape: Tape, rng: inout SeededGenerator) -> Variable {
-        guard let keep = factors(rows: x.value.rows, columns: x.value.columns, rate: rate, tape: tape, rng: &rng) else { return x }
-        return tape.mul(x, tape.constant(keep))
+        rate > 0 ? tape.dropout(x, rate: rate, seed: rng.next()) : x   // the draw `factors` takes
     }
 
     /// As above while training (`rng` set: a model's `logits(…, dropout:)`); `x` in evaluation.
