@@ -136,12 +136,12 @@ struct TuningTests {
         let pruner = MedianPruner(startupTrials: 3, warmupEpochs: 2)
         let finished = [0.1, 0.2, 0.3].enumerated().map { Self.trial($0.offset, .finished, curve: [$0.element, $0.element, $0.element]) }
         // Before the warm-up epoch, and with fewer finished trials than the start-up count, nothing is pruned.
-        #expect(!pruner.shouldPrune(epoch: 1, best: 0.0, biggerIsBetter: true, earlier: finished))
-        #expect(!pruner.shouldPrune(epoch: 3, best: 0.0, biggerIsBetter: true, earlier: Array(finished.prefix(2))))
+        #expect(!pruner.shouldPrune(epoch: 1, previous: 0, best: 0.0, biggerIsBetter: true, earlier: finished))
+        #expect(!pruner.shouldPrune(epoch: 3, previous: 2, best: 0.0, biggerIsBetter: true, earlier: Array(finished.prefix(2))))
         // Median at epoch 3 is 0.2: below it is pruned, at or above it is not; pruned and failed trials do not count.
-        #expect(pruner.shouldPrune(epoch: 3, best: 0.19, biggerIsBetter: true, earlier: finished))
-        #expect(!pruner.shouldPrune(epoch: 3, best: 0.2, biggerIsBetter: true, earlier: finished + [Self.trial(9, .pruned, curve: [0.9, 0.9, 0.9])]))
-        #expect(pruner.shouldPrune(epoch: 3, best: 0.21, biggerIsBetter: false, earlier: finished))
+        #expect(pruner.shouldPrune(epoch: 3, previous: 2, best: 0.19, biggerIsBetter: true, earlier: finished))
+        #expect(!pruner.shouldPrune(epoch: 3, previous: 2, best: 0.2, biggerIsBetter: true, earlier: finished + [Self.trial(9, .pruned, curve: [0.9, 0.9, 0.9])]))
+        #expect(pruner.shouldPrune(epoch: 3, previous: 2, best: 0.21, biggerIsBetter: false, earlier: finished))
     }
 
     @Test func successiveHalvingKeepsTheTopThirdAtEachRung() {
@@ -152,14 +152,21 @@ struct TuningTests {
                        Self.trial(2, .finished, curve: [0.9, 0.9]),                 // never reached the rung
                        Self.trial(3, .failed, curve: five.map { _ in 0.99 })]       // failed trials do not compete
         // Three trials at the rung (two earlier and this one): only the best goes on.
-        #expect(pruner.shouldPrune(epoch: 5, best: 0.25, biggerIsBetter: true, earlier: earlier))
-        #expect(!pruner.shouldPrune(epoch: 5, best: 0.35, biggerIsBetter: true, earlier: earlier))
-        #expect(!pruner.shouldPrune(epoch: 5, best: 0.03, biggerIsBetter: false, earlier: earlier))   // their best: 0.06, 0.04
-        #expect(pruner.shouldPrune(epoch: 5, best: 0.05, biggerIsBetter: false, earlier: earlier))
+        #expect(pruner.shouldPrune(epoch: 5, previous: 4, best: 0.25, biggerIsBetter: true, earlier: earlier))
+        #expect(!pruner.shouldPrune(epoch: 5, previous: 4, best: 0.35, biggerIsBetter: true, earlier: earlier))
+        #expect(!pruner.shouldPrune(epoch: 5, previous: 4, best: 0.03, biggerIsBetter: false, earlier: earlier))   // their best: 0.06, 0.04
+        #expect(pruner.shouldPrune(epoch: 5, previous: 4, best: 0.05, biggerIsBetter: false, earlier: earlier))
         // Between rungs nothing is pruned; 15 and 45 are the next rungs, which nobody else reached.
-        #expect(!pruner.shouldPrune(epoch: 6, best: 0.0, biggerIsBetter: true, earlier: earlier))
-        #expect(!pruner.shouldPrune(epoch: 15, best: 0.0, biggerIsBetter: true, earlier: earlier))
+        #expect(!pruner.shouldPrune(epoch: 6, previous: 5, best: 0.0, biggerIsBetter: true, earlier: earlier))
+        #expect(!pruner.shouldPrune(epoch: 15, previous: 14, best: 0.0, biggerIsBetter: true, earlier: earlier))
         // The first trial at a rung always goes on.
-        #expect(!pruner.shouldPrune(epoch: 5, best: 0.0, biggerIsBetter: true, earlier: []))
+        #expect(!pruner.shouldPrune(epoch: 5, previous: 4, best: 0.0, biggerIsBetter: true, earlier: []))
+        // Validated every 10 epochs, a trial reaches rung 5 at epoch 10 and rung 15 at epoch 20, and is compared there with
+        // the others' best up to that epoch; epoch 30 passes no rung (45 is next).
+        let tens = [Self.trial(0, .finished, curve: (1...20).map { Double($0) * 0.01 }), Self.trial(1, .finished, curve: (1...20).map { _ in 0.05 })]
+        #expect(pruner.shouldPrune(epoch: 10, previous: 0, best: 0.04, biggerIsBetter: true, earlier: tens))    // theirs: 0.10, 0.05
+        #expect(!pruner.shouldPrune(epoch: 10, previous: 0, best: 0.11, biggerIsBetter: true, earlier: tens))
+        #expect(pruner.shouldPrune(epoch: 20, previous: 10, best: 0.15, biggerIsBetter: true, earlier: tens))   // theirs: 0.20, 0.05
+        #expect(!pruner.shouldPrune(epoch: 30, previous: 20, best: 0.0, biggerIsBetter: true, earlier: tens))
     }
 }

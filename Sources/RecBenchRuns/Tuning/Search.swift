@@ -161,11 +161,11 @@ public enum Search {
     /// validation curve and objective.
     static func fitAndScore(_ plan: ExperimentPlan, loaded: Experiment.LoadedData, pruner: (any TrialPruner)?, history: [TrialRecord], logger: Logger,
                             into record: inout TrialRecord) throws {
-        let compute = Compute(threads: plan.threads), bigger = plan.evaluation.validMetricBigger
+        let compute = Compute(threads: plan.threads), bigger = plan.evaluation.validMetricBigger, step = plan.training.evalStep
         var prune: (@Sendable (Int, Double) -> Bool)?
         if let pruner {
-            prune = { @Sendable (epoch: Int, best: Double) -> Bool in
-                pruner.shouldPrune(epoch: epoch, best: best, biggerIsBetter: bigger, earlier: history)
+            prune = { @Sendable (epoch: Int, best: Double) -> Bool in   // called at validated epochs, every `eval_step`
+                pruner.shouldPrune(epoch: epoch, previous: max(0, epoch - step), best: best, biggerIsBetter: bigger, earlier: history)
             }
         }
         let (model, _) = try Experiment.fit(plan, on: loaded, compute: compute, logger: logger, profile: nil, prune: prune) { _ in }

@@ -104,8 +104,9 @@ public struct TrialStore: Sendable {
 public protocol TrialPruner: Sendable {
     /// The name recorded with the search (`median`, `halving`).
     var name: String { get }
-    /// Whether a trial at `epoch` with best value `best` should stop, given the earlier trials.
-    func shouldPrune(epoch: Int, best: Double, biggerIsBetter: Bool, earlier: [TrialRecord]) -> Bool
+    /// Whether a trial validated at `epoch` (its last validation before at `previous`) with best
+    /// value `best` should stop, given the earlier trials.
+    func shouldPrune(epoch: Int, previous: Int, best: Double, biggerIsBetter: Bool, earlier: [TrialRecord]) -> Bool
 }
 
 /// Optuna's median pruner: once `startupTrials` trials have finished, a trial whose best
@@ -118,8 +119,9 @@ public struct MedianPruner: TrialPruner {
 
     public init(startupTrials: Int = 5, warmupEpochs: Int = 5) { self.startupTrials = startupTrials; self.warmupEpochs = warmupEpochs }
 
-    /// Whether a trial at `epoch` with best value `best` should stop, given the earlier trials.
-    public func shouldPrune(epoch: Int, best: Double, biggerIsBetter: Bool, earlier: [TrialRecord]) -> Bool {
+    /// Whether a trial at `epoch` with best value `best` should stop, given the earlier trials
+    /// (every trial validates at the same epochs, so `previous` does not matter here).
+    public func shouldPrune(epoch: Int, previous: Int, best: Double, biggerIsBetter: Bool, earlier: [TrialRecord]) -> Bool {
         let finished = earlier.filter { $0.state == .finished }
         guard epoch >= warmupEpochs, finished.count >= startupTrials else { return false }
         let others = finished.compactMap { trial in trial.curve.first { $0.epoch == epoch }?.valid }.sorted()
@@ -132,7 +134,9 @@ public struct MedianPruner: TrialPruner {
 /// Asynchronous successive halving (Li et al. 2020, as Optuna's `SuccessiveHalvingPruner`):
 /// rungs at epochs r, r·η, r·η², …; a trial reaching a rung goes on only if its best value so
 /// far is among the top ⌊n / η⌋ (at least one) of the n trials that reached that rung, itself
-/// included. Promotion needs no finished trial, so it prunes from the second trial on.
+/// included. Promotion needs no finished trial, so it prunes from the second trial on. A trial
+/// validated every few epochs (`eval_step`) reaches a rung at its first validation on or past
+/// it, and is compared there with the others' best values up to that epoch.
 public struct HalvingPruner: TrialPruner {
     public var name: String { "halving" }
     public var minimumEpochs = 5
@@ -140,15 +144,15 @@ public struct HalvingPruner: TrialPruner {
 
     public init(minimumEpochs: Int = 5, reduction: Int = 3) { self.minimumEpochs = minimumEpochs; self.reduction = reduction }
 
-    /// Whether `epoch` is a rung.
-    func isRung(_ epoch: Int) -> Bool {
+    /// Whether a rung lies in previous + 1 ... epoch (the epochs since the last validation).
+    func passesRung(_ epoch: Int, since previous: Int) -> Bool {
         var rung = minimumEpochs
-        while rung < epoch { rung *= reduction }
-        return rung == epoch
+        while rung <= previous { rung *= reduction }
+        return rung <= epoch
     }
 
-    public func shouldPrune(epoch: Int, best: Double, biggerIsBetter: Bool, earlier: [TrialRecord]) -> Bool {
-        guard isRung(epoch) else { return false }
+    public func shouldPrune(epoch: Int, previous: Int, best: Double, biggerIsBetter: Bool, earlier: [TrialRecord]) -> Bool {
+        guard passesRung(epoch, since: previous) else { return false }
         // Every earlier trial that reached the rung, at its best value up to the rung.
         let others = earlier.filter { $0.state != .failed && ($0.curve.last?.epoch ?? 0) >= epoch }.compactMap { trial in
             trial.curve.filter { $0.epoch <= epoch }.map(\.valid).max(by: { biggerIsBetter ? $0 < $1 : $0 > $1 })
