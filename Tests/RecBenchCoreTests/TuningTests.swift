@@ -140,7 +140,8 @@ struct TuningTests {
         #expect(!pruner.shouldPrune(epoch: 3, previous: 2, best: 0.0, biggerIsBetter: true, earlier: Array(finished.prefix(2))))
         // Median at epoch 3 is 0.2: below it is pruned, at or above it is not; pruned and failed trials do not count.
         #expect(pruner.shouldPrune(epoch: 3, previous: 2, best: 0.19, biggerIsBetter: true, earlier: finished))
-        #expect(!pruner.shouldPrune(epoch: 3, previous: 2, best: 0.2, biggerIsBetter: true, earlier: finished + [Self.trial(9, .pruned, curve: [0.9, 0.9, 0.9])]))
+        let withPruned = finished + [Self.trial(9, .pruned, curve: [0.9, 0.9, 0.9])]
+        #expect(!pruner.shouldPrune(epoch: 3, previous: 2, best: 0.2, biggerIsBetter: true, earlier: withPruned))
         #expect(pruner.shouldPrune(epoch: 3, previous: 2, best: 0.21, biggerIsBetter: false, earlier: finished))
     }
 
