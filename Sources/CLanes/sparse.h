@@ -157,15 +157,17 @@ static inline void recbench_pooled_rows_avx2(float *out, long stride, const floa
 /// the given order, rows in order, with FMA. Consecutive rows often add to the same table row
 /// (a two-valued field does it every time), so each add waits for the last one's store: the
 /// rows a batch touches are copied into `padded` (tableRows × 8 or × 16 floats, uninitialised;
-/// `touched` tableRows bytes, zero) on first touch, where whole-register stores forward to the
-/// next load (a partial store followed by a wider load stalls until it retires), and copied back;
-/// one float wide (a first-order term), scalars go straight into the table.
+/// `touched` tableRows bytes, zero; `list` room for tableRows indices) on first touch, where
+/// whole-register stores forward to the next load (a partial store followed by a wider load
+/// stalls until it retires), and those rows alone copied back; one float wide (a first-order
+/// term), scalars go straight into the table.
 __attribute__((target("avx2,fma")))
 static inline void recbench_pooled_scatter_avx2(float *table, long width, const float *g, long stride,
                                                 const recbench_pooled_field *fields, long count, long rows,
-                                                float *padded, uint8_t *touched, long tableRows) {
+                                                float *padded, uint8_t *touched, int32_t *list) {
     const __m256i m0 = recbench_first_lanes(width), m1 = recbench_first_lanes(width - 8);
     const long pad = width > 8 ? 16 : 8;
+    long listed = 0;
     for (long f = 0; f < count; f++) {
         const int32_t *r = fields[f].rows, *columns = fields[f].columns;
         const long *starts = fields[f].starts;
@@ -183,6 +185,7 @@ static inline void recbench_pooled_scatter_avx2(float *table, long width, const 
                 float *row = padded + t * pad;
                 if (!touched[t]) {
                     touched[t] = 1;
+                    list[listed++] = (int32_t)t;
                     _mm256_storeu_ps(row, _mm256_maskload_ps(table + t * width, m0));
                     if (width > 8) _mm256_storeu_ps(row + 8, _mm256_maskload_ps(table + t * width + 8, m1));
                 }
@@ -192,8 +195,8 @@ static inline void recbench_pooled_scatter_avx2(float *table, long width, const 
             }
         }
     }
-    for (long t = 0; t < tableRows; t++) {
-        if (!touched[t]) continue;
+    for (long k = 0; k < listed; k++) {
+        const long t = list[k];
         recbench_store_first(table + t * width, _mm256_loadu_ps(padded + t * pad), width);
         if (width > 8) recbench_store_first(table + t * width + 8, _mm256_loadu_ps(padded + t * pad + 8), width - 8);
     }

@@ -74,10 +74,10 @@ extension Matrix {
         guard count > 0 else { return (outputs[0], outputs[1]) }
         Matrix.withBuffers(reading: [self], writing: &outputs) { b in
             compute.forEachChunk(count: chunks, chunkSize: 4) { group in   // each worker owns its chunks of both outputs
-                let (x, value, mask) = (b.read[0], b.write[0], b.write[1])
-                let bits = UnsafeMutableRawPointer(mask).assumingMemoryBound(to: UInt32.self)
+                let (x, value) = (b.read[0], b.write[0])
+                let bits = UnsafeMutableRawPointer(b.write[1]).assumingMemoryBound(to: UInt32.self)
                 recbench_dropout_mask(bits, count, seed, group.lowerBound, group.count, threshold, keep.bitPattern, kernels == .avx2 ? 1 : 0)
-                for i in (group.lowerBound * chunk)..<Swift.min(count, group.upperBound * chunk) { value[i] = x[i] * mask[i] }
+                for i in (group.lowerBound * chunk)..<Swift.min(count, group.upperBound * chunk) { value[i] = x[i] * Float(bitPattern: bits[i]) }
             }
         }
         return (outputs[0], outputs[1])

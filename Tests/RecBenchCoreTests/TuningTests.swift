@@ -163,8 +163,8 @@ struct TuningTests {
         // The first trial at a rung always goes on.
         #expect(!pruner.shouldPrune(epoch: 5, previous: 4, best: 0.0, biggerIsBetter: true, earlier: []))
         // Validated every 10 epochs, a trial reaches rung 5 at epoch 10 and rung 15 at epoch 20, and is compared there with
-        // the others' best up to that epoch; epoch 30 passes no rung (45 is next).
-        let tens = [Self.trial(0, .finished, curve: (1...20).map { Double($0) * 0.01 }), Self.trial(1, .finished, curve: (1...20).map { _ in 0.05 })]
+        // the others' best up to that epoch; epoch 30 passes no rung (45 is next), though both others did better by then.
+        let tens = [Self.trial(0, .finished, curve: (1...30).map { Double($0) * 0.01 }), Self.trial(1, .finished, curve: (1...30).map { _ in 0.05 })]
         #expect(pruner.shouldPrune(epoch: 10, previous: 0, best: 0.04, biggerIsBetter: true, earlier: tens))    // theirs: 0.10, 0.05
         #expect(!pruner.shouldPrune(epoch: 10, previous: 0, best: 0.11, biggerIsBetter: true, earlier: tens))
         #expect(pruner.shouldPrune(epoch: 20, previous: 10, best: 0.15, biggerIsBetter: true, earlier: tens))   // theirs: 0.20, 0.05

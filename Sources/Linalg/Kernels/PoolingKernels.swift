@@ -150,11 +150,11 @@ extension PoolingKernels {
         withFields(order.map { lookups[$0] }[...], offsets: order.map { sideBySide ? $0 * d : 0 }[...]) { fields in
             // Scratch for the kernel: each touched table row padded to whole registers (written before it is read).
             var padded = [Float](unsafeUninitializedCapacity: grad.rows * (d > 8 ? 16 : 8)) { $1 = $0.count }
-            var touched = [UInt8](repeating: 0, count: grad.rows)
+            var touched = [UInt8](repeating: 0, count: grad.rows), list = [Int32](repeating: 0, count: grad.rows)
             grad.values.withUnsafeMutableBufferPointer { t in
                 g.values.withUnsafeBufferPointer { gp in
                     recbench_pooled_scatter_avx2(t.baseAddress!, d, gp.baseAddress!, g.columns, fields, fields.count, g.rows,
-                                                 &padded, &touched, grad.rows)
+                                                 &padded, &touched, &list)
                 }
             }
         }
