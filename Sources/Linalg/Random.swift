@@ -48,7 +48,7 @@ extension Matrix {
     /// gives two 24-bit uniforms (u < rate ⟺ u·2⁻²⁴ < rate, as `nextUnitFloat` compares).
     public static func dropoutMask(rows: Int, columns: Int, rate: Float, seed: UInt64, compute: Compute,
                                    kernels: KernelSet = .current) -> Matrix {
-        let keep = 1 / (1 - rate), threshold = UInt64((Double(rate) * 16_777_216).rounded(.up))
+        let (keep, threshold) = dropoutConstants(rate)
         var mask = Matrix(uninitializedRows: rows, columns: columns)
         let count = mask.values.count, chunk = Int(RECBENCH_MASK_CHUNK), chunks = (count + chunk - 1) / chunk
         guard count > 0 else { return mask }
@@ -56,10 +56,15 @@ extension Matrix {
             // Written as float bits (0 or keep's): each worker fills its own chunks.
             let shared = UnsafeShared(UnsafeMutableRawPointer(m.baseAddress!).assumingMemoryBound(to: UInt32.self))
             compute.forEachChunk(count: chunks, chunkSize: 4) { group in
-                recbench_dropout_mask(shared.value, count, seed, group.lowerBound, group.count, threshold, keep.bitPattern, kernels == .avx2 ? 1 : 0)
+                recbench_dropout_mask(shared.value, count, seed, group.lowerBound, group.count, threshold, keep, kernels == .avx2 ? 1 : 0)
             }
         }
         return mask
+    }
+
+    /// The mask's constants: 1/(1 − rate) as float bits, and the 24-bit uniform below which an entry drops.
+    static func dropoutConstants(_ rate: Float) -> (keep: UInt32, threshold: UInt64) {
+        ((1 / (1 - rate)).bitPattern, UInt64((Double(rate) * 16_777_216).rounded(.up)))
     }
 }
 
@@ -68,7 +73,7 @@ extension Matrix {
     /// draws its chunks of the mask and multiplies them while they are still in cache (a mask
     /// op and a product op were two passes and two dispatches). The same mask, bit for bit.
     public func droppedOut(rate: Float, seed: UInt64, compute: Compute, kernels: KernelSet = .current) -> (value: Matrix, mask: Matrix) {
-        let keep = 1 / (1 - rate), threshold = UInt64((Double(rate) * 16_777_216).rounded(.up))
+        let (keep, threshold) = Matrix.dropoutConstants(rate)
         var outputs = [Matrix(uninitializedRows: rows, columns: columns), Matrix(uninitializedRows: rows, columns: columns)]
         let count = values.count, chunk = Int(RECBENCH_MASK_CHUNK), chunks = (count + chunk - 1) / chunk
         guard count > 0 else { return (outputs[0], outputs[1]) }
@@ -76,7 +81,7 @@ extension Matrix {
             compute.forEachChunk(count: chunks, chunkSize: 4) { group in   // each worker owns its chunks of both outputs
                 let (x, value) = (b.read[0], b.write[0])
                 let bits = UnsafeMutableRawPointer(b.write[1]).assumingMemoryBound(to: UInt32.self)
-                recbench_dropout_mask(bits, count, seed, group.lowerBound, group.count, threshold, keep.bitPattern, kernels == .avx2 ? 1 : 0)
+                recbench_dropout_mask(bits, count, seed, group.lowerBound, group.count, threshold, keep, kernels == .avx2 ? 1 : 0)
                 for i in (group.lowerBound * chunk)..<Swift.min(count, group.upperBound * chunk) { value[i] = x[i] * Float(bitPattern: bits[i]) }
             }
         }
