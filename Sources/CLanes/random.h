@@ -6,6 +6,9 @@
 #define RECBENCH_RANDOM_H
 
 #include <stdint.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #define RECBENCH_MASK_CHUNK 32768L
 
@@ -53,33 +56,54 @@ static inline void recbench_mask_chunk(uint32_t *out, long lo, long hi, uint64_t
 #if defined(__x86_64__)
 typedef uint64_t recbench_u4 __attribute__((ext_vector_type(4)));
 
+/// One step of four xoshiro256** generators (×5 and ×9 as shifts and adds: the same values
+/// modulo 2⁶⁴), each lane's two entries as one 64-bit pair: the first (bits 40…63) in the
+/// low half, the second (bits 16…39) in the high half, 0 or `keep`'s bits each.
+__attribute__((target("avx2")))
+static inline recbench_u4 recbench_mask_step_avx2(recbench_u4 *s, uint64_t threshold, uint32_t keep) {
+    const recbench_u4 a = s[1] + (s[1] << 2), rotated = (a << 7) | (a >> 57), bits = rotated + (rotated << 3), t = s[1] << 17;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = (s[3] << 45) | (s[3] >> 19);
+    // Comparisons give all-ones lanes where kept: masked with keep's bits, no branch.
+    const recbench_u4 high = (recbench_u4)((bits >> 40) >= threshold) & keep, low = (recbench_u4)(((bits >> 16) & 0xFFFFFF) >= threshold) & keep;
+    return high | (low << 32);
+}
+
 /// Chunks first..<first+chunks (1...4; the last may be short of `count`), one generator per
-/// lane (×5 and ×9 as shifts and adds: the same values modulo 2⁶⁴); lanes past `chunks` run
-/// but store nothing, so two or three chunks (a 4,096 × 16 layer's mask is two) still share
-/// the registers instead of running one by one.
+/// lane; lanes past `chunks` run but store nothing, so two or three chunks (a 4,096 × 16
+/// layer's mask is two) still share the registers instead of running one by one. Four steps
+/// give each lane eight entries: a 4 × 4 transpose of the steps' pairs turns them into one
+/// whole-register store per chunk (lane by lane scalar stores, 128 KiB apart, stalled on
+/// 4 KiB aliasing); a lane's last partial group of eight is stored entry by entry.
 __attribute__((target("avx2")))
 static inline void recbench_mask_lanes_avx2(uint32_t *out, long count, uint64_t seed, long first, long chunks, uint64_t threshold, uint32_t keep) {
-    recbench_u4 s0, s1, s2, s3;
+    recbench_u4 s[4];
     long length[4];
     for (int lane = 0; lane < 4; lane++) {
-        uint64_t s[4];
-        recbench_xoshiro_seed(seed, (uint64_t)(first + lane), s);
-        s0[lane] = s[0]; s1[lane] = s[1]; s2[lane] = s[2]; s3[lane] = s[3];
+        uint64_t state[4];
+        recbench_xoshiro_seed(seed, (uint64_t)(first + lane), state);
+        for (int k = 0; k < 4; k++) s[k][lane] = state[k];
         const long left = lane < chunks ? count - (first + lane) * RECBENCH_MASK_CHUNK : 0;
         length[lane] = left < 0 ? 0 : left > RECBENCH_MASK_CHUNK ? RECBENCH_MASK_CHUNK : left;
     }
     uint32_t *base = out + first * RECBENCH_MASK_CHUNK;
-    const int whole = chunks == 4 && length[3] == RECBENCH_MASK_CHUNK;
-    for (long i = 0; i < length[0]; i += 2) {
-        const recbench_u4 a = s1 + (s1 << 2), rotated = (a << 7) | (a >> 57), bits = rotated + (rotated << 3), t = s1 << 17;
-        s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3;
-        s2 ^= t;
-        s3 = (s3 << 45) | (s3 >> 19);
-        // Comparisons give all-ones lanes where kept: masked with keep's bits, no branch.
-        const recbench_u4 high = (recbench_u4)((bits >> 40) >= threshold) & keep, low = (recbench_u4)(((bits >> 16) & 0xFFFFFF) >= threshold) & keep;
+    for (long i = 0; i < length[0]; i += 8) {
+        const __m256i p0 = (__m256i)recbench_mask_step_avx2(s, threshold, keep), p1 = (__m256i)recbench_mask_step_avx2(s, threshold, keep);
+        const __m256i p2 = (__m256i)recbench_mask_step_avx2(s, threshold, keep), p3 = (__m256i)recbench_mask_step_avx2(s, threshold, keep);
+        const __m256i t0 = _mm256_unpacklo_epi64(p0, p1), t1 = _mm256_unpackhi_epi64(p0, p1);
+        const __m256i t2 = _mm256_unpacklo_epi64(p2, p3), t3 = _mm256_unpackhi_epi64(p2, p3);
+        __m256i lanes[4] = {_mm256_permute2x128_si256(t0, t2, 0x20), _mm256_permute2x128_si256(t1, t3, 0x20),
+                            _mm256_permute2x128_si256(t0, t2, 0x31), _mm256_permute2x128_si256(t1, t3, 0x31)};
         for (int lane = 0; lane < 4; lane++) {
-            if (whole || i < length[lane]) base[lane * RECBENCH_MASK_CHUNK + i] = (uint32_t)high[lane];
-            if (whole || i + 1 < length[lane]) base[lane * RECBENCH_MASK_CHUNK + i + 1] = (uint32_t)low[lane];
+            uint32_t *to = base + lane * RECBENCH_MASK_CHUNK + i;
+            if (i + 8 <= length[lane]) {
+                _mm256_storeu_si256((__m256i *)to, lanes[lane]);
+            } else if (i < length[lane]) {
+                uint32_t entries[8];
+                _mm256_storeu_si256((__m256i *)entries, lanes[lane]);
+                for (long j = 0; j < length[lane] - i; j++) to[j] = entries[j];
+            }
         }
     }
 }
