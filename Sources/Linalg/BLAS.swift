@@ -22,7 +22,7 @@ public enum BLAS {
     /// `aRows` (no transpose of a), only those rows of a are the left factor, read in place.
     public static func gemm(
         _ a: Matrix, aRows: Range<Int>? = nil, transposeA: Bool = false, _ b: Matrix, transposeB: Bool = false,
-        alpha: Float = 1, beta: Float = 0, into c: inout Matrix, firstRow: Int? = nil, compute: Compute
+        alpha: Float = 1, beta: Float = 0, into c: inout Matrix, firstRow: Int? = nil, compute: Compute, kernels: KernelSet = .current
     ) {
         precondition(aRows.map { !transposeA && $0.lowerBound >= 0 && $0.upperBound <= a.rows } ?? true, "gemm: aRows outside a")
         let aOffset = aRows?.lowerBound ?? 0
@@ -36,6 +36,10 @@ public enum BLAS {
                      "gemm: output is \(c.rows)×\(c.columns), expected \(m)×\(n) from row \(first)")
         checkSize(m, n, k)
         guard m > 0, n > 0 else { return }
+        if SmallProducts.applies(m: m, n: n, k: k, transposeA: transposeA, alpha: alpha, beta: beta, kernels: kernels) {
+            return SmallProducts.gemm(a, aOffset: aOffset, b, transposeB: transposeB, accumulate: beta == 1, into: &c, firstRow: first,
+                                      shape: (m, n, k), compute: compute)
+        }
         if InnerSlices.apply(m: m, n: n, k: k) {
             return gemmOverInnerSlices(a, aOffset: aOffset, transposeA: transposeA, b, transposeB: transposeB, alpha: alpha, beta: beta,
                                        into: &c, firstRow: first, shape: (m, n, k), compute: compute)
@@ -111,10 +115,16 @@ public enum BLAS {
         }
     }
 
-    /// `x · w + b` with the 1 × n `b` in every row, written into `c` (a dense layer): c's rows
-    /// are set to b and the GEMM adds the product (β = 1), so the bias costs one write.
-    public static func linear(_ x: Matrix, _ w: Matrix, bias b: Matrix, into c: inout Matrix, compute: Compute) {
+    /// `x · w + b` with the 1 × n `b` in every row, written into `c` (a dense layer). In
+    /// `SmallProducts`' shapes each entry is written once, the bias added as the sums are
+    /// stored; otherwise c's rows are set to b and the GEMM adds the product (β = 1).
+    public static func linear(_ x: Matrix, _ w: Matrix, bias b: Matrix, into c: inout Matrix, compute: Compute, kernels: KernelSet = .current) {
         precondition(c.rows == x.rows, "linear: output has \(c.rows) rows, input \(x.rows)")
+        precondition(x.columns == w.rows && c.columns == w.columns, "linear: \(x.rows)×\(x.columns) input, \(w.rows)×\(w.columns) weight")
+        if SmallProducts.applies(m: x.rows, n: w.columns, k: x.columns, transposeA: false, alpha: 1, beta: 0, kernels: kernels) {
+            return SmallProducts.gemm(x, aOffset: 0, w, transposeB: false, accumulate: false, bias: b, into: &c, firstRow: 0,
+                                      shape: (x.rows, w.columns, x.columns), compute: compute)
+        }
         c.fillRows(with: b, compute: compute)
         gemm(x, w, alpha: 1, beta: 1, into: &c, compute: compute)
     }

@@ -56,6 +56,49 @@ import Linalg
         #expect(BLAS.gemm(a, b, compute: .serial).values == BLAS.gemm(a, b, compute: Compute(workers: 2, blasThreads: 1)).values)
     }
 
+    /// Row `row` of a times column `column` of b as one fused multiply-add chain in k order.
+    func orderedSum(_ a: Matrix, _ b: Matrix, row: Int, column: Int) -> Float {
+        var sum: Float = 0
+        for p in 0..<a.columns { sum = sum.addingProduct(a[row, p], b[p, column]) }
+        return sum
+    }
+
+    /// Dense layers' products (short k, narrow n, many rows): in the AVX2 build each entry is
+    /// the k-term fused multiply-add chain in order (then + c when β = 1), bit for bit, with
+    /// b or bᵀ, into rows of a larger c, from `aRows`, on one worker or two; every build within
+    /// rounding of the naive product; a dense layer (`BLAS.linear`) likewise, its bias added to
+    /// each sum. Shapes: a 6-row block's remainders, a group of 96 and a chunk of rows, widths
+    /// under, at and past a 16-column panel, k = 1 and the limit 256.
+    @Test(arguments: KernelSet.available)
+    func denseLayerProductsAreTheirOrderedSums(kernels: KernelSet) {
+        for (m, n, k) in [(16, 1, 1), (23, 8, 7), (101, 17, 64), (1_001, 70, 32), (40, 512, 256), (3_000, 16, 70)] {
+            let a = Fixtures.randomMatrix(rows: m + 2, columns: k, seed: 31), b = Fixtures.randomMatrix(rows: k, columns: n, seed: 32)
+            let start = Fixtures.randomMatrix(rows: m + 1, columns: n, seed: 33)
+            var ordered = [Float](repeating: 0, count: m * n)
+            for i in 0..<m { for j in 0..<n { ordered[i * n + j] = start[i + 1, j] + orderedSum(a, b, row: i + 2, column: j) } }
+            for compute in [Compute.serial, Compute(workers: 2, blasThreads: 1)] {
+                for transposeB in [false, true] {
+                    var c = start
+                    BLAS.gemm(a, aRows: 2..<(m + 2), transposeB ? b.transposed() : b, transposeB: transposeB, beta: 1, into: &c, firstRow: 1,
+                              compute: compute, kernels: kernels)
+                    let label = "\(kernels), \(m)×\(n)×\(k), bᵀ \(transposeB), \(compute)"
+                    #expect(c.values[..<n] == start.values[..<n], "\(label): row 0 left alone")
+                    let worst = (0..<(m * n)).map { abs(Double(c.values[n + $0]) - Double(ordered[$0])) }.max()!
+                    #expect(kernels == .avx2 ? worst == 0 : worst < 1e-3 * Double(k), "\(label): off by \(worst)")
+                }
+                // A dense layer: the bias row added to each ordered sum.
+                let x = Matrix(rows: m, columns: k, values: Array(a.values[(2 * k)...]))
+                let bias = Matrix(rows: 1, columns: n, values: Array(start.values[n..<(2 * n)]))
+                var layer = Matrix(rows: m, columns: n)
+                BLAS.linear(x, b, bias: bias, into: &layer, compute: compute, kernels: kernels)
+                let worst = (0..<(m * n)).map { i in
+                    abs(Double(layer.values[i]) - Double(orderedSum(a, b, row: i / n + 2, column: i % n) + bias.values[i % n]))
+                }.max()!
+                #expect(kernels == .avx2 ? worst == 0 : worst < 1e-3 * Double(k), "\(kernels), \(m)×\(n)×\(k), linear: off by \(worst)")
+            }
+        }
+    }
+
     @Test func gemmMatchesNaiveProductInEveryTransposeCombination() {
         let a = Fixtures.randomMatrix(rows: 7, columns: 5, seed: 1)
         let b = Fixtures.randomMatrix(rows: 5, columns: 9, seed: 2)

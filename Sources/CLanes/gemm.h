@@ -1,0 +1,106 @@
+// Products with a short inner dimension and a narrow output (a dense layer of a transformer,
+// a recurrent cell or a context model's MLP: k ≤ 256, n ≤ 512, many rows), where OpenBLAS
+// spends much of its time packing the tall left factor and scaling the output for a product
+// of only k steps. Here the right factor alone is packed, once per product, into panels of 16
+// columns; each 6 × 16 block of the output sums its k products in 12 registers, reading the
+// left factor's rows in place. Every output entry is the same sum in the same order however
+// the rows are shared among workers.
+#ifndef RECBENCH_GEMM_H
+#define RECBENCH_GEMM_H
+
+#include <stdint.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#define RECBENCH_GEMM_PANEL 16L
+
+/// Copies op(b) (k × n: b itself, row-major with `ldb`, or bᵀ when `transposed`) into
+/// ⌈n / 16⌉ panels of k × 16 floats each, the columns past n zero.
+static inline void recbench_gemm_pack(const float *b, long ldb, int transposed, long k, long n, float *panels) {
+    for (long q = 0; q * RECBENCH_GEMM_PANEL < n; q++) {
+        float *panel = panels + q * k * RECBENCH_GEMM_PANEL;
+        for (long p = 0; p < k; p++) {
+            for (long j = 0; j < RECBENCH_GEMM_PANEL; j++) {
+                const long column = q * RECBENCH_GEMM_PANEL + j;
+                panel[p * RECBENCH_GEMM_PANEL + j] = column >= n ? 0.0f : transposed ? b[column * ldb + p] : b[p * ldb + column];
+            }
+        }
+    }
+}
+
+#if defined(__x86_64__)
+/// One block of ROWS (≤ 6) rows × `width` (≤ 16) columns: c = a · panel, plus c when `accumulate`,
+/// plus the block's columns of `bias` (a row) unless it is null.
+#define RECBENCH_GEMM_BLOCK(ROWS)                                                                                                  \
+__attribute__((target("avx2,fma"), always_inline))                                                                                \
+static inline void recbench_gemm_block##ROWS(long k, const float *a, long lda, const float *panel, float *c, long ldc, long width, \
+                                             int accumulate, const float *bias) {                                                 \
+    __m256 left[ROWS], right[ROWS];                                                                                               \
+    _Pragma("clang loop unroll(full)")                                                                                            \
+    for (int r = 0; r < ROWS; r++) { left[r] = _mm256_setzero_ps(); right[r] = _mm256_setzero_ps(); }                             \
+    for (long p = 0; p < k; p++) {                                                                                                \
+        const __m256 b0 = _mm256_loadu_ps(panel + p * RECBENCH_GEMM_PANEL), b1 = _mm256_loadu_ps(panel + p * RECBENCH_GEMM_PANEL + 8); \
+        _Pragma("clang loop unroll(full)")                                                                                        \
+        for (int r = 0; r < ROWS; r++) {                                                                                          \
+            const __m256 x = _mm256_broadcast_ss(a + r * lda + p);                                                                \
+            left[r] = _mm256_fmadd_ps(x, b0, left[r]);                                                                            \
+            right[r] = _mm256_fmadd_ps(x, b1, right[r]);                                                                          \
+        }                                                                                                                         \
+    }                                                                                                                             \
+    _Pragma("clang loop unroll(full)")                                                                                            \
+    for (int r = 0; r < ROWS; r++) {                                                                                              \
+        float *row = c + r * ldc;                                                                                                 \
+        if (width == RECBENCH_GEMM_PANEL) {                                                                                       \
+            if (accumulate) { left[r] = _mm256_add_ps(left[r], _mm256_loadu_ps(row)); right[r] = _mm256_add_ps(right[r], _mm256_loadu_ps(row + 8)); } \
+            if (bias) { left[r] = _mm256_add_ps(left[r], _mm256_loadu_ps(bias)); right[r] = _mm256_add_ps(right[r], _mm256_loadu_ps(bias + 8)); }   \
+            _mm256_storeu_ps(row, left[r]);                                                                                       \
+            _mm256_storeu_ps(row + 8, right[r]);                                                                                  \
+        } else {                                                                                                                  \
+            float sums[RECBENCH_GEMM_PANEL];                                                                                      \
+            _mm256_storeu_ps(sums, left[r]);                                                                                      \
+            _mm256_storeu_ps(sums + 8, right[r]);                                                                                 \
+            for (long j = 0; j < width; j++) row[j] = (accumulate ? row[j] + sums[j] : sums[j]) + (bias ? bias[j] : 0.0f);       \
+        }                                                                                                                         \
+    }                                                                                                                             \
+}
+RECBENCH_GEMM_BLOCK(1)
+RECBENCH_GEMM_BLOCK(2)
+RECBENCH_GEMM_BLOCK(3)
+RECBENCH_GEMM_BLOCK(4)
+RECBENCH_GEMM_BLOCK(5)
+RECBENCH_GEMM_BLOCK(6)
+
+/// Rows 0..<rows of c (n columns, `ldc`) = a (rows × k, `lda`) · the packed factor, plus c when
+/// `accumulate`, plus the row `bias` (n floats) unless it is null: a dense layer's output written
+/// once, where filling c with the bias first and adding the product read and wrote it twice more.
+/// Rows go in groups small enough that a group of a stays in the first-level cache while each
+/// 16-column panel is swept over it.
+__attribute__((target("avx2,fma")))
+static inline void recbench_gemm_rows_avx2(long rows, long n, long k, const float *a, long lda, const float *panels, float *c, long ldc,
+                                           int accumulate, const float *bias) {
+    const long group = k <= 64 ? 96 : k <= 128 ? 48 : 6;   // k > 128: six rows of a stay in L1, the panels stream from L2
+    for (long first = 0; first < rows; first += group) {
+        const long last = first + group < rows ? first + group : rows;
+        for (long q = 0; q * RECBENCH_GEMM_PANEL < n; q++) {
+            const float *panel = panels + q * k * RECBENCH_GEMM_PANEL;
+            const long column = q * RECBENCH_GEMM_PANEL, width = n - column < RECBENCH_GEMM_PANEL ? n - column : RECBENCH_GEMM_PANEL;
+            const float *b = bias ? bias + column : 0;
+            long i = first;
+            for (; i + 6 <= last; i += 6) recbench_gemm_block6(k, a + i * lda, lda, panel, c + i * ldc + column, ldc, width, accumulate, b);
+            const float *x = a + i * lda;
+            float *out = c + i * ldc + column;
+            switch (last - i) {
+            case 1: recbench_gemm_block1(k, x, lda, panel, out, ldc, width, accumulate, b); break;
+            case 2: recbench_gemm_block2(k, x, lda, panel, out, ldc, width, accumulate, b); break;
+            case 3: recbench_gemm_block3(k, x, lda, panel, out, ldc, width, accumulate, b); break;
+            case 4: recbench_gemm_block4(k, x, lda, panel, out, ldc, width, accumulate, b); break;
+            case 5: recbench_gemm_block5(k, x, lda, panel, out, ldc, width, accumulate, b); break;
+            default: break;
+            }
+        }
+    }
+}
+#endif
+
+#endif

@@ -1,0 +1,43 @@
+import CLanes
+
+/// `c = op(a) · op(b)` (or `+ c`) for the products of dense layers: a short inner dimension and
+/// a narrow output over many rows (`applies`), where OpenBLAS packs the tall left factor for
+/// only k steps of work (56 against 83 GFLOP/s on one core for a 64 → 64 layer,
+/// docs/performance.md). The right factor is packed once per product; rows go to the workers in
+/// fixed chunks. Each entry is the same k-term sum in the same order for any worker count.
+/// AVX2 + FMA only.
+enum SmallProducts {
+    static let maxInner = 256, maxColumns = 512
+
+    /// Whether `gemm` runs the product here: no transposed left factor, α = 1, β 0 or 1, k and n
+    /// within the kernel's blocks, and enough rows to repay packing the right factor.
+    static func applies(m: Int, n: Int, k: Int, transposeA: Bool, alpha: Float, beta: Float, kernels: KernelSet) -> Bool {
+        kernels == .avx2 && !transposeA && alpha == 1 && (beta == 0 || beta == 1) && k <= maxInner && n <= maxColumns && m >= 16 && k > 0
+    }
+
+    /// Rows `firstRow ..< firstRow + m` of c from a's rows `aOffset ..< aOffset + m`, plus c when
+    /// `accumulate`, plus the 1 × n `bias` in every row when given.
+    static func gemm(_ a: Matrix, aOffset: Int, _ b: Matrix, transposeB: Bool, accumulate: Bool, bias: Matrix? = nil, into c: inout Matrix,
+                     firstRow: Int, shape: (m: Int, n: Int, k: Int), compute: Compute) {
+        let (m, n, k) = shape, panels = (n + Int(RECBENCH_GEMM_PANEL) - 1) / Int(RECBENCH_GEMM_PANEL)
+        var packed = Matrix(uninitializedRows: panels * k, columns: Int(RECBENCH_GEMM_PANEL))
+        b.values.withUnsafeBufferPointer { pb in
+            packed.values.withUnsafeMutableBufferPointer { pp in
+                recbench_gemm_pack(pb.baseAddress!, max(1, b.columns), transposeB ? 1 : 0, k, n, pp.baseAddress!)
+            }
+        }
+        // Split as OpenBLAS's products are (BLAS.gemm): from 4 M multiply-adds, one block of rows per worker, in whole row groups.
+        let workers = m * n * k >= 1 << 22 ? compute.activeWorkers : 1
+        let chunk = ((m + workers - 1) / workers + 95) / 96 * 96, lda = a.columns
+        precondition(bias.map { $0.values.count == n } ?? true, "gemm: the bias is not 1 × \(n)")
+        Matrix.withBuffers(reading: [a, packed, bias ?? packed]) { buffers in   // packed stands in for no bias: never read
+            c.values.withUnsafeMutableBufferPointer { pc in
+                let out = UnsafeShared(pc.baseAddress!)
+                compute.forEachChunk(count: m, chunkSize: chunk) { rows in   // disjoint rows of c
+                    recbench_gemm_rows_avx2(rows.count, n, k, buffers.read[0] + (aOffset + rows.lowerBound) * lda, lda, buffers.read[1],
+                                            out.value + (firstRow + rows.lowerBound) * n, n, accumulate ? 1 : 0, bias == nil ? nil : buffers.read[2])
+                }
+            }
+        }
+    }
+}
