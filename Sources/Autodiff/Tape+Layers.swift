@@ -12,9 +12,8 @@ extension Tape {
         }
     }
 
-    /// x · w + b with the 1 × n b added to every row (a dense layer). The output starts as b
-    /// in every row and the GEMM adds x · w to it (β = 1): the bias costs one write, not a
-    /// copy of the product and a pass over it.
+    /// x · w + b with the 1 × n b added to every row (a dense layer), by `BLAS.linear`: the
+    /// bias never costs a copy of the product and a pass over it.
     public func linear(_ x: Variable, _ w: Variable, _ b: Variable) -> Variable {
         let compute = self.compute
         var value = Matrix(uninitializedRows: x.value.rows, columns: w.value.columns)

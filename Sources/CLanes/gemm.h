@@ -60,7 +60,7 @@ static inline void recbench_gemm_block##ROWS(long k, const float *a, long lda, c
             float sums[RECBENCH_GEMM_PANEL];                                                                                      \
             _mm256_storeu_ps(sums, left[r]);                                                                                      \
             _mm256_storeu_ps(sums + 8, right[r]);                                                                                 \
-            for (long j = 0; j < width; j++) row[j] = (accumulate ? row[j] + sums[j] : sums[j]) + (bias ? bias[j] : 0.0f);       \
+            for (long j = 0; j < width; j++) { const float v = accumulate ? row[j] + sums[j] : sums[j]; row[j] = bias ? v + bias[j] : v; }               \
         }                                                                                                                         \
     }                                                                                                                             \
 }

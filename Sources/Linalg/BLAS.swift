@@ -126,7 +126,7 @@ public enum BLAS {
                                       shape: (x.rows, w.columns, x.columns), compute: compute)
         }
         c.fillRows(with: b, compute: compute)
-        gemm(x, w, alpha: 1, beta: 1, into: &c, compute: compute)
+        gemm(x, w, alpha: 1, beta: 1, into: &c, compute: compute, kernels: kernels)
     }
 
     /// `op(a) · op(b)` as a new matrix.

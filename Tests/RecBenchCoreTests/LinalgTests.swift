@@ -66,12 +66,12 @@ import Linalg
     /// Dense layers' products (short k, narrow n, many rows): in the AVX2 build each entry is
     /// the k-term fused multiply-add chain in order (then + c when β = 1), bit for bit, with
     /// b or bᵀ, into rows of a larger c, from `aRows`, on one worker or two; every build within
-    /// rounding of the naive product; a dense layer (`BLAS.linear`) likewise, its bias added to
-    /// each sum. Shapes: a 6-row block's remainders, a group of 96 and a chunk of rows, widths
-    /// under, at and past a 16-column panel, k = 1 and the limit 256.
+    /// rounding of the naive product; with β = 0 (c never read); a dense layer (`BLAS.linear`)
+    /// likewise, its bias added to each sum. Shapes: every remainder of a 6-row block, a group
+    /// of 96, two workers' blocks, widths under, at and past a 16-column panel, k = 1 and 256.
     @Test(arguments: KernelSet.available)
     func denseLayerProductsAreTheirOrderedSums(kernels: KernelSet) {
-        for (m, n, k) in [(16, 1, 1), (23, 8, 7), (101, 17, 64), (1_001, 70, 32), (40, 512, 256), (3_000, 16, 70)] {
+        for (m, n, k) in [(16, 1, 1), (25, 8, 7), (26, 3, 9), (27, 16, 5), (101, 17, 64), (1_001, 70, 32), (40, 512, 256), (4_000, 16, 70)] {
             let a = Fixtures.randomMatrix(rows: m + 2, columns: k, seed: 31), b = Fixtures.randomMatrix(rows: k, columns: n, seed: 32)
             let start = Fixtures.randomMatrix(rows: m + 1, columns: n, seed: 33)
             var ordered = [Float](repeating: 0, count: m * n)
@@ -86,6 +86,13 @@ import Linalg
                     let worst = (0..<(m * n)).map { abs(Double(c.values[n + $0]) - Double(ordered[$0])) }.max()!
                     #expect(kernels == .avx2 ? worst == 0 : worst < 1e-3 * Double(k), "\(label): off by \(worst)")
                 }
+                // β = 0 never reads c (NaN here), and rows past the product's are left alone.
+                var fresh = Matrix(rows: m + 2, columns: n, values: [Float](repeating: .nan, count: (m + 2) * n))
+                BLAS.gemm(a, aRows: 2..<(m + 2), b, into: &fresh, firstRow: 1, compute: compute, kernels: kernels)
+                let sums = (0..<(m * n)).map { orderedSum(a, b, row: $0 / n + 2, column: $0 % n) }
+                let off = (0..<(m * n)).map { abs(Double(fresh.values[n + $0]) - Double(sums[$0])) }.max()!
+                #expect(kernels == .avx2 ? off == 0 : off < 1e-3 * Double(k), "\(kernels), \(m)×\(n)×\(k), β = 0: off by \(off)")
+                #expect(fresh.values[..<n].allSatisfy(\.isNaN) && fresh.values[((m + 1) * n)...].allSatisfy(\.isNaN), "rows outside left alone")
                 // A dense layer: the bias row added to each ordered sum.
                 let x = Matrix(rows: m, columns: k, values: Array(a.values[(2 * k)...]))
                 let bias = Matrix(rows: 1, columns: n, values: Array(start.values[n..<(2 * n)]))

@@ -12,7 +12,7 @@ enum SmallProducts {
     /// Whether `gemm` runs the product here: no transposed left factor, α = 1, β 0 or 1, k and n
     /// within the kernel's blocks, and enough rows to repay packing the right factor.
     static func applies(m: Int, n: Int, k: Int, transposeA: Bool, alpha: Float, beta: Float, kernels: KernelSet) -> Bool {
-        kernels == .avx2 && !transposeA && alpha == 1 && (beta == 0 || beta == 1) && k <= maxInner && n <= maxColumns && m >= 16 && k > 0
+        kernels == .avx2 && !transposeA && alpha == 1 && (beta == 0 || beta == 1) && k <= maxInner && n <= maxColumns && m >= 16 && k > 0 && n > 0
     }
 
     /// Rows `firstRow ..< firstRow + m` of c from a's rows `aOffset ..< aOffset + m`, plus c when
@@ -26,10 +26,10 @@ enum SmallProducts {
                 recbench_gemm_pack(pb.baseAddress!, max(1, b.columns), transposeB ? 1 : 0, k, n, pp.baseAddress!)
             }
         }
-        // Split as OpenBLAS's products are (BLAS.gemm): from 4 M multiply-adds, one block of rows per worker, in whole row groups.
+        // From 4 M multiply-adds (BLAS.gemm's threshold for a split), one block of rows per worker, in whole row groups.
         let workers = m * n * k >= 1 << 22 ? compute.activeWorkers : 1
         let chunk = ((m + workers - 1) / workers + 95) / 96 * 96, lda = a.columns
-        precondition(bias.map { $0.values.count == n } ?? true, "gemm: the bias is not 1 × \(n)")
+        precondition(bias.map { $0.rows == 1 && $0.columns == n } ?? true, "gemm: the bias is not 1 × \(n)")
         Matrix.withBuffers(reading: [a, packed, bias ?? packed]) { buffers in   // packed stands in for no bias: never read
             c.values.withUnsafeMutableBufferPointer { pc in
                 let out = UnsafeShared(pc.baseAddress!)
