@@ -197,6 +197,26 @@ import Testing
         #expect(w.allFiles.isEmpty, "\(w.allFiles)")
     }
 
+    /// --pruner-warmup reaches the pruner: with the rule on from epoch 1 the later trials of this
+    /// search are cut early, with it past the last epoch none is, and the record names the rule.
+    @Test func thePrunersWarmUpIsTheSearchersChoice() throws {
+        var pruned: [Int: Int] = [:]
+        for warmup in [1, 31] {
+            let w = try Self.workspace()
+            let args = ["tune", "--model", "BPR", "--config", "run.yml", "--space", "bpr.hyper", "--trials", "10", "--pruner-warmup", "\(warmup)"]
+            let out = try w.run(args)
+            #expect(out.status == 0, "\(out.stderr)")
+            pruned[warmup] = try Self.trials(w).values.filter { $0.0.contains("\"state\":\"pruned\"") }.count
+            let record = try #require(Self.tunedRecords(w).first)
+            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: w.root + "/out/" + record))) as! [String: Any]
+            #expect((object["tuning"] as? [String: Any])?["pruner"] as? String == "median from epoch \(warmup)", "\(object["tuning"] ?? "none")")
+        }
+        #expect(pruned[1]! > 0 && pruned[31]! == 0, "\(pruned)")
+        let w = try Self.workspace()
+        let zero = try w.run(["tune", "--model", "BPR", "--config", "run.yml", "--trials", "2", "--pruner-warmup", "0"])
+        #expect(zero.status != 0 && zero.stderr.contains("--pruner-warmup must be at least 1 epoch"), "\(zero.stderr)")
+    }
+
     /// On a terminal each trial's line is led by a bar of stored trials against --trials; in a
     /// pipe the lines stand alone (`script` gives the binary a pseudo-terminal).
     @Test func aTerminalShowsABarPerTrial() throws {

@@ -48,9 +48,14 @@ public struct Tune: ParsableCommand {
     public var startupTrials = 10
 
     @Option(help: ArgumentHelp("median (stop a trial whose best validation value falls below the median of finished trials at that epoch, "
-                               + "from epoch 5 after 5 finished trials), halving (successive halving: at epochs 5, 15, 45, … keep the top "
-                               + "third of the trials that got there) or none."))
+                               + "from epoch W after 5 finished trials), halving (successive halving: at epochs W, 3W, 9W, … keep the top "
+                               + "third of the trials that got there) or none; W is --pruner-warmup."))
     public var pruner: PrunerName = .median
+
+    @Option(help: ArgumentHelp("Epochs a trial trains before the pruner may stop it (the median rule's first epoch, halving's first rung). "
+                               + "Raise it for models whose validation dips and recovers, e.g. BPR at learning rates above 3e-3.",
+                               valueName: "epochs"))
+    public var prunerWarmup = 5
 
     @Option(help: ArgumentHelp("Run only shard i of N: trials k with k mod N = i − 1.", valueName: "i/N"))
     public var shard: String?
@@ -74,6 +79,7 @@ public struct Tune: ParsableCommand {
         if let trials, trials < 1 { throw ValidationError("--trials must be at least 1, got \(trials)") }
         if let budgetSeconds, !(budgetSeconds > 0) { throw ValidationError("--budget-seconds must be positive, got \(budgetSeconds)") }
         guard startupTrials >= 0 else { throw ValidationError("--startup-trials must be at least 0") }
+        guard prunerWarmup >= 1 else { throw ValidationError("--pruner-warmup must be at least 1 epoch, got \(prunerWarmup)") }
         if let shard { do { _ = try Shard(parsing: shard) } catch { throw ValidationError("\(error)") } }
     }
 
@@ -83,7 +89,8 @@ public struct Tune: ParsableCommand {
             let request = SearchRequest(
                 run: RunRequest(model: model, configFiles: experiment.config, assignments: experiment.assignments, dataset: experiment.dataset),
                 space: try space.map(SearchSpace.file), sampler: sampler == .tpe ? TPESampler(startupTrials: startupTrials) : RandomSampler(),
-                pruner: [.median: MedianPruner(), .halving: HalvingPruner()][pruner], trials: trials, budgetSeconds: budgetSeconds,
+                pruner: [.median: MedianPruner(warmupEpochs: prunerWarmup), .halving: HalvingPruner(minimumEpochs: prunerWarmup)][pruner],
+                trials: trials, budgetSeconds: budgetSeconds,
                 shard: try shard.map(Shard.init(parsing:)), finishOnly: finish)
             let quiet = logging.quiet
             let outcome = try Search.run(request, logger: logger) { event in if !quiet { Tune.report(event) } }

@@ -113,7 +113,8 @@ public protocol TrialPruner: Sendable {
 /// validation value at epoch e (from `warmupEpochs` on) is worse than the median of the
 /// finished trials' values at e stops there.
 public struct MedianPruner: TrialPruner {
-    public var name: String { "median" }
+    /// "median", with its warm-up when that is not the default 5 epochs.
+    public var name: String { warmupEpochs == 5 ? "median" : "median from epoch \(warmupEpochs)" }
     public var startupTrials = 5
     public var warmupEpochs = 5
 
@@ -138,7 +139,8 @@ public struct MedianPruner: TrialPruner {
 /// validated every few epochs (`eval_step`) reaches a rung at its first validation on or past
 /// it, and is compared there with the others' best values up to that epoch.
 public struct HalvingPruner: TrialPruner {
-    public var name: String { "halving" }
+    /// "halving", with its first rung when that is not the default epoch 5.
+    public var name: String { minimumEpochs == 5 ? "halving" : "halving from epoch \(minimumEpochs)" }
     public var minimumEpochs = 5
     public var reduction = 3
 
