@@ -142,17 +142,23 @@ static inline float recbench_exponentials_avx2(const float *row, float *out, lon
     return recbench_sum8(total);
 }
 
-/// vᵀ tanh(k + q) over n columns: one row's additive-attention score
-/// (`AttentionPoolKernels.score` with tanh).
-__attribute__((target("avx2,fma")))
-static inline float recbench_tanh_score_avx2(const float *k, const float *q, const float *v, long n) {
+/// vᵀ f(k + q) over n columns: one row's additive-attention score (`AttentionPoolKernels.score`);
+/// always inlined, so a constant f is too.
+__attribute__((target("avx2,fma"), always_inline))
+static inline float recbench_score_avx2(const float *k, const float *q, const float *v, long n, recbench_v8 (*f)(recbench_v8)) {
     recbench_v8 total = 0.0f;
     for (long j = 0; j < n; j += 8) {
         const long lanes = n - j < 8 ? n - j : 8;
-        const recbench_v8 u = recbench_tanh8_avx2(recbench_load_lanes(k, j, lanes) + recbench_load_lanes(q, j, lanes));
+        const recbench_v8 u = f(recbench_load_lanes(k, j, lanes) + recbench_load_lanes(q, j, lanes));
         total = __builtin_elementwise_fma(recbench_load_lanes(v, j, lanes), u, total);   // padding lanes: v is 0 there
     }
     return recbench_sum8(total);
+}
+
+/// vᵀ tanh(k + q) over n columns (RepeatNet's attention score).
+__attribute__((target("avx2,fma")))
+static inline float recbench_tanh_score_avx2(const float *k, const float *q, const float *v, long n) {
+    return recbench_score_avx2(k, q, v, n, recbench_tanh8_avx2);
 }
 
 /// One row of that score's pullback with ds = dL/dscore: dk = ds·v·(1 − u²) for u = tanh(k + q),
@@ -179,6 +185,62 @@ static inline recbench_v8 recbench_sigmoid8_avx2(recbench_v8 x) {
 __attribute__((target("avx2,fma")))
 static inline void recbench_sigmoid_avx2(const float *x, float *out, long count) {
     recbench_map_keeping_nan_avx2(x, out, count, recbench_sigmoid8_avx2);
+}
+
+/// One sequence of NARM's and STAMP's attention pooling (`AttentionPoolKernels`): out (h floats)
+/// += Σ_t m_t (vᵀ σ(p_t + q)) k_t over `steps` time-major rows, the sequence's row t lying
+/// t · stride rows in (k rows h wide, p rows hp wide; mask null: every m_t = 1).
+__attribute__((target("avx2,fma")))
+static inline void recbench_attention_pool_avx2(const float *k, long h, const float *p, const float *q, const float *v, long hp,
+                                                const float *mask, long steps, long stride, float *out) {
+    for (long t = 0; t < steps; t++) {
+        const float m = mask ? mask[t * stride] : 1.0f;
+        if (m == 0.0f) continue;
+        const float *kr = k + t * stride * h;
+        const recbench_v8 alpha = m * recbench_score_avx2(p + t * stride * hp, q, v, hp, recbench_sigmoid8_avx2);
+        for (long j = 0; j < h; j += 8) {
+            const long lanes = h - j < 8 ? h - j : 8;
+            recbench_store_lanes(out, j, lanes, __builtin_elementwise_fma(alpha, recbench_load_lanes(kr, j, lanes), recbench_load_lanes(out, j, lanes)));
+        }
+    }
+}
+
+/// That sequence's pullback given g = dL/dout: per kept step, dk_t = α_t g, dp_t = s · v ⊙ σ'
+/// with s = m_t (g · k_t), dq += dp_t and dv += s σ (σ evaluated once per step); rows of dk and
+/// dp of masked steps are left as they are.
+__attribute__((target("avx2,fma")))
+static inline void recbench_attention_pool_backward_avx2(const float *g, const float *k, long h, const float *p, const float *q, const float *v,
+                                                         long hp, const float *mask, long steps, long stride, float *dk, float *dp, float *dq,
+                                                         float *dv) {
+    for (long t = 0; t < steps; t++) {
+        const float m = mask ? mask[t * stride] : 1.0f;
+        if (m == 0.0f) continue;
+        const float *pr = p + t * stride * hp, *kr = k + t * stride * h;
+        recbench_v8 dot = 0.0f;
+        for (long j = 0; j < h; j += 8) {
+            const long lanes = h - j < 8 ? h - j : 8;
+            dot = __builtin_elementwise_fma(recbench_load_lanes(g, j, lanes), recbench_load_lanes(kr, j, lanes), dot);
+        }
+        const recbench_v8 scale = m * recbench_sum8(dot);
+        recbench_v8 total = 0.0f;
+        float *dpr = dp + t * stride * hp;
+        for (long j = 0; j < hp; j += 8) {
+            const long lanes = hp - j < 8 ? hp - j : 8;
+            const recbench_v8 w = recbench_load_lanes(v, j, lanes);
+            const recbench_v8 u = recbench_sigmoid8_avx2(recbench_load_lanes(pr, j, lanes) + recbench_load_lanes(q, j, lanes));
+            total = __builtin_elementwise_fma(w, u, total);
+            const recbench_v8 ds = scale * w * u * (1.0f - u);
+            recbench_store_lanes(dpr, j, lanes, ds);
+            recbench_store_lanes(dq, j, lanes, recbench_load_lanes(dq, j, lanes) + ds);
+            recbench_store_lanes(dv, j, lanes, __builtin_elementwise_fma(scale, u, recbench_load_lanes(dv, j, lanes)));
+        }
+        const recbench_v8 alpha = m * recbench_sum8(total);
+        float *dkr = dk + t * stride * h;
+        for (long j = 0; j < h; j += 8) {
+            const long lanes = h - j < 8 ? h - j : 8;
+            recbench_store_lanes(dkr, j, lanes, alpha * recbench_load_lanes(g, j, lanes));
+        }
+    }
 }
 
 /// out[i] = g[i] · y[i] · (1 − y[i]): σ's pullback given its output y.

@@ -437,6 +437,27 @@ import Autodiff
         for (x, y) in zip(run(.baseline), run(.avx2)) { #expect(zip(x.values, y.values).allSatisfy { abs($0 - $1) < 1e-5 }) }
     }
 
+    /// NARM's and STAMP's attention pooling, AVX2+FMA build against the baseline one: output and
+    /// every gradient within float rounding, 300 sequences of 5 steps (several chunks), keys 13
+    /// and projections 12 wide (partial lane groups), with and without a mask.
+    @Test func attentionPoolKernelBuildsAgree() {
+        guard KernelSet.available.contains(.avx2) else { return }
+        let (b, steps) = (300, 5)
+        let (k, pr, q, v, g) = (ops.m(b * steps, 13, 122), ops.m(b * steps, 12, 123), ops.m(b, 12, 124), ops.m(12, 1, 125), ops.m(b, 13, 126))
+        for mask in [nil, (0..<(b * steps)).map { Float(($0 * 7) % 5 == 0 ? 0 : 1) }] {
+            func run(_ kernels: KernelSet) -> [Matrix] {
+                let out = AttentionPoolKernels.forward(keys: k, projected: pr, query: q, v: v, mask: mask, steps: steps, compute: Compute(threads: 2),
+                                                       kernels: kernels)
+                let d = AttentionPoolKernels.backward(g, keys: k, projected: pr, query: q, v: v, mask: mask, steps: steps, compute: Compute(threads: 2),
+                                                      kernels: kernels)
+                return [out, d.keys, d.projected, d.query, d.v]
+            }
+            for (x, y) in zip(run(.baseline), run(.avx2)) {
+                #expect(zip(x.values, y.values).allSatisfy { abs($0 - $1) <= 1e-5 * max(1, abs($0)) }, "mask \(mask != nil)")
+            }
+        }
+    }
+
     /// The GRU step's AVX2+FMA build against the baseline one, forward and pullback, over two
     /// packed steps of 300 and 170 rows (several chunks), H = 12 (a partial lane group).
     @Test func gruKernelBuildsAgree() {

@@ -14,13 +14,19 @@ public enum AttentionPoolKernels {
     static let chunk = 64
 
     /// out (B × H).
-    public static func forward(keys: Matrix, projected: Matrix, query: Matrix, v: Matrix, mask: [Float]?, steps: Int, compute: Compute) -> Matrix {
-        let b = query.rows, h = keys.columns, hp = query.columns
+    public static func forward(keys: Matrix, projected: Matrix, query: Matrix, v: Matrix, mask: [Float]?, steps: Int, compute: Compute,
+                               kernels: KernelSet = .current) -> Matrix {
+        let b = query.rows, h = keys.columns, hp = query.columns, avx2 = kernels == .avx2
         var outputs = [Matrix(rows: b, columns: h)]
         Matrix.withBuffers(reading: [keys, projected, query, v], writing: &outputs) { p in
             compute.forEachChunk(count: b, chunkSize: chunk) { range in
                 let (k, pr, q, w, out) = (p.read[0], p.read[1], p.read[2], p.read[3], p.write[0])
-                for i in range {
+                for i in range where avx2 {
+                    mask.withPointer(offset: i) { m in
+                        recbench_attention_pool_avx2(k + i * h, h, pr + i * hp, q + i * hp, w, hp, m, steps, b, out + i * h)
+                    }
+                }
+                for i in range where !avx2 {
                     for t in 0..<steps {
                         let row = t * b + i, m = mask?[row] ?? 1
                         guard m != 0 else { continue }
@@ -43,8 +49,8 @@ public enum AttentionPoolKernels {
 
     /// The gradients of keys, projections, query and v given out's gradient `g`.
     public static func backward(_ g: Matrix, keys: Matrix, projected: Matrix, query: Matrix, v: Matrix, mask: [Float]?, steps: Int,
-                                compute: Compute) -> (keys: Matrix, projected: Matrix, query: Matrix, v: Matrix) {
-        let b = query.rows, h = keys.columns, hp = query.columns
+                                compute: Compute, kernels: KernelSet = .current) -> (keys: Matrix, projected: Matrix, query: Matrix, v: Matrix) {
+        let b = query.rows, h = keys.columns, hp = query.columns, avx2 = kernels == .avx2
         var grads = [Matrix(rows: keys.rows, columns: h), Matrix(rows: projected.rows, columns: hp), Matrix(rows: b, columns: hp)]
         let partial: [[Float]] = Matrix.withBuffers(reading: [g, keys, projected, query, v], writing: &grads) { p in
             compute.mapChunks(count: b, chunkSize: chunk) { range -> [Float] in
@@ -53,7 +59,13 @@ public enum AttentionPoolKernels {
                 var dv = [Float](repeating: 0, count: hp)
                 dv.withUnsafeMutableBufferPointer { sums in
                     let dvp = sums.baseAddress!
-                    for i in range {
+                    for i in range where avx2 {
+                        mask.withPointer(offset: i) { m in
+                            recbench_attention_pool_backward_avx2(gr + i * h, k + i * h, h, pr + i * hp, q + i * hp, w, hp, m, steps, b,
+                                                                  dk + i * h, dp + i * hp, dq + i * hp, dvp)
+                        }
+                    }
+                    for i in range where !avx2 {
                         for t in 0..<steps {
                             let row = t * b + i, m = mask?[row] ?? 1
                             guard m != 0 else { continue }
@@ -303,5 +315,13 @@ public enum WeightedStepSumKernels {
             }
         }
         return (grads[0], grads[1])
+    }
+}
+
+extension Optional where Wrapped == [Float] {
+    /// The mask's element pointer at `offset` (null without a mask) for a C kernel.
+    func withPointer(offset: Int, _ body: (UnsafePointer<Float>?) -> Void) {
+        guard let mask = self else { return body(nil) }
+        mask.withUnsafeBufferPointer { body($0.baseAddress! + offset) }
     }
 }
