@@ -92,16 +92,13 @@ extension Tape {
                                                                        shift: beta.value, eps: eps, relu: relu, compute: compute)
         let out = Variable(value, requiresGrad: inputs.contains { $0.requiresGrad })
         return record(out) {
-            let g = relu ? out.grad!.zipMap(out.value, compute) { Lanes.reluGradient($0, output: $1) } : out.grad!
-            if gamma.requiresGrad || beta.requiresGrad {
-                let sums = BatchNormKernels.gradientSums(g, normalized: normalized, compute: compute)   // Σ g; Σ g·x̂
-                if gamma.requiresGrad { gamma.accumulate(sums.rows(1..<2)) }
-                if beta.requiresGrad { beta.accumulate(sums.rows(0..<1)) }
-            }
-            guard a.requiresGrad || y?.requiresGrad == true else { return }
-            let dx = LayerNormKernels.inputGradient(g, normalized: normalized, inverseStd: inverseStd, scale: gamma.value, compute: compute)
-            if a.requiresGrad { a.accumulate(dx) }
-            if let y, y.requiresGrad { y.accumulate(keep.map { dx.zipMap($0, compute) { $0 * $1 } } ?? dx) }
+            let inputs = a.requiresGrad || y?.requiresGrad == true
+            let d = LayerNormKernels.backward(out.grad!, output: relu ? out.value : nil, normalized: normalized, inverseStd: inverseStd,
+                                              scale: gamma.value, keep: y?.requiresGrad == true ? keep : nil, inputs: inputs, compute: compute)
+            if gamma.requiresGrad { gamma.accumulate(d.sums.rows(1..<2)) }   // Σ g·x̂
+            if beta.requiresGrad { beta.accumulate(d.sums.rows(0..<1)) }     // Σ g
+            if a.requiresGrad, let dx = d.dx { a.accumulate(dx) }
+            if let y, y.requiresGrad, let dx = d.dx { y.accumulate(d.dy ?? dx) }
         }
     }
 

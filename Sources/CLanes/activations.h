@@ -243,6 +243,37 @@ static inline void recbench_attention_pool_backward_avx2(const float *g, const f
     }
 }
 
+/// One row of layer norm's pullback (`LayerNormKernels.backward`), n columns: g' = g, or g where
+/// the output `out` > 0 after a relu (out null: none); dbeta += g', dgamma += g' ⊙ x̂ (the
+/// caller's partial column sums); with dx non-null, dx = k (n·dx̂ − Σ dx̂ − x̂ Σ dx̂ ⊙ x̂) for
+/// dx̂ = g' ⊙ γ and k = inv / n, and dy = dx ⊙ keep when dy is non-null (the residual's dropout).
+__attribute__((target("avx2,fma")))
+static inline void recbench_layer_norm_backward_row_avx2(const float *g, const float *out, const float *xn, const float *gamma, float inv, long n,
+                                                         float *dbeta, float *dgamma, float *dx, const float *keep, float *dy) {
+    recbench_v8 sums = 0.0f, dots = 0.0f;
+    for (long j = 0; j < n; j += 8) {
+        const long lanes = n - j < 8 ? n - j : 8;
+        recbench_v8 gr = recbench_load_lanes(g, j, lanes);
+        if (out) gr = (recbench_v8)((recbench_i8)gr & (recbench_load_lanes(out, j, lanes) > 0.0f));
+        const recbench_v8 x = recbench_load_lanes(xn, j, lanes), d = gr * recbench_load_lanes(gamma, j, lanes);
+        recbench_store_lanes(dbeta, j, lanes, recbench_load_lanes(dbeta, j, lanes) + gr);
+        recbench_store_lanes(dgamma, j, lanes, __builtin_elementwise_fma(gr, x, recbench_load_lanes(dgamma, j, lanes)));
+        sums += d;
+        dots = __builtin_elementwise_fma(d, x, dots);
+    }
+    if (!dx) return;
+    const float sum = recbench_sum8(sums), dot = recbench_sum8(dots), k = inv / (float)n;
+    for (long j = 0; j < n; j += 8) {
+        const long lanes = n - j < 8 ? n - j : 8;
+        recbench_v8 gr = recbench_load_lanes(g, j, lanes);
+        if (out) gr = (recbench_v8)((recbench_i8)gr & (recbench_load_lanes(out, j, lanes) > 0.0f));
+        const recbench_v8 d = gr * recbench_load_lanes(gamma, j, lanes);
+        const recbench_v8 v = k * ((float)n * d - sum - recbench_load_lanes(xn, j, lanes) * dot);
+        recbench_store_lanes(dx, j, lanes, v);
+        if (dy) recbench_store_lanes(dy, j, lanes, v * recbench_load_lanes(keep, j, lanes));
+    }
+}
+
 /// out[i] = g[i] · y[i] · (1 − y[i]): σ's pullback given its output y.
 __attribute__((target("avx2,fma")))
 static inline void recbench_sigmoid_gradient_avx2(const float *g, const float *y, float *out, long count) {

@@ -323,6 +323,30 @@ import Autodiff
         for (a, b) in zip(fused.1, chain.1) { #expect(zip(a.values, b.values).allSatisfy { abs($0 - $1) <= 1e-6 }) }
     }
 
+    /// Layer norm's one-pass pullback (AVX2+FMA) against the baseline's composed passes: the
+    /// column sums, dx and the residual's dx ⊙ keep within float rounding, 64 and 13 columns, over
+    /// 3,000 rows (several chunks of rows, two workers), with and without relu, keep and dx.
+    @Test func layerNormPullbackBuildsAgree() {
+        guard KernelSet.available.contains(.avx2) else { return }
+        for n in [64, 13] {
+            let rows = 3000, g = m(rows, n, 53), xn = m(rows, n, 54), gamma = m(1, n, 55)
+            let inverse = Matrix(rows: rows, columns: 1, values: (0..<rows).map { 0.5 + Float($0 % 7) / 7 })
+            let keep = Matrix(rows: rows, columns: n, values: (0..<(rows * n)).map { $0 % 3 == 0 ? 0 : 1.25 })
+            for (relu, withKeep, inputs) in [(false, false, true), (true, true, true), (true, false, false)] {
+                func run(_ kernels: KernelSet) -> [Matrix] {
+                    let d = LayerNormKernels.backward(g, output: relu ? m(rows, n, 56) : nil, normalized: xn, inverseStd: inverse, scale: gamma,
+                                                      keep: withKeep ? keep : nil, inputs: inputs, compute: Compute(threads: 2), kernels: kernels)
+                    return [d.sums] + [d.dx, d.dy].compactMap { $0 }
+                }
+                let (baseline, avx2) = (run(.baseline), run(.avx2))
+                #expect(baseline.count == avx2.count && baseline.count == 1 + (inputs ? 1 : 0) + (withKeep ? 1 : 0))
+                for (x, y) in zip(baseline, avx2) {
+                    #expect(zip(x.values, y.values).allSatisfy { abs($0 - $1) <= 2e-5 * max(1, abs($0)) }, "n \(n), relu \(relu), keep \(withKeep)")
+                }
+            }
+        }
+    }
+
     @Test func rowOuter() {
         check([m(3, 2, 28), m(3, 4, 29)]) { t, v in t.rowOuter(v[0], v[1]) }
         check([m(3, 3, 30)]) { t, v in t.rowOuter(v[0], v[0]) }

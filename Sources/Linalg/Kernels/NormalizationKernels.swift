@@ -1,3 +1,5 @@
+import CLanes
+
 /// Row-wise layer normalisation (biased variance, `eps` added to it, as torch's LayerNorm).
 public enum LayerNormKernels {
     /// Rows of x normalised (x̂), scaled by γ and shifted by β; also x̂ and each row's
@@ -79,6 +81,46 @@ public enum LayerNormKernels {
             }
         }
         return outputs[0]
+    }
+}
+
+extension LayerNormKernels {
+    /// Everything layer norm's pullback needs, from the output's gradient `g`: the 2 × n sums
+    /// (row 0 Σ g', β's gradient; row 1 Σ g' ⊙ x̂, γ's) with g' = g, or g where `output` > 0 after
+    /// a relu; with `inputs`, dx, and dx ⊙ keep for the residual when `keep` is given. With AVX2,
+    /// one pass over each chunk of rows (the forward made three to five over the whole matrix:
+    /// NextItNet's layer norms were a fifth of its epoch); the column sums are added per chunk of
+    /// rows, then chunk by chunk, so they do not depend on the worker count.
+    public static func backward(_ g: Matrix, output: Matrix?, normalized xn: Matrix, inverseStd: Matrix, scale gamma: Matrix, keep: Matrix?,
+                                inputs: Bool, compute: Compute, kernels: KernelSet = .current) -> (sums: Matrix, dx: Matrix?, dy: Matrix?) {
+        guard kernels == .avx2 else {
+            let gr = output.map { o in g.zipMap(o, compute) { Lanes.reluGradient($0, output: $1) } } ?? g
+            let sums = BatchNormKernels.gradientSums(gr, normalized: xn, compute: compute)
+            guard inputs else { return (sums, nil, nil) }
+            let dx = inputGradient(gr, normalized: xn, inverseStd: inverseStd, scale: gamma, compute: compute)
+            return (sums, dx, keep.map { k in dx.zipMap(k, compute) { $0 * $1 } })
+        }
+        let rows = g.rows, n = g.columns, chunk = max(1, elementwiseChunk / max(1, n))
+        var outputs = inputs ? [Matrix(uninitializedRows: rows, columns: n)] + (keep == nil ? [] : [Matrix(uninitializedRows: rows, columns: n)]) : []
+        let partial: [[Float]] = Matrix.withBuffers(reading: [g, output ?? g, xn, inverseStd, gamma, keep ?? g], writing: &outputs) { b in
+            compute.mapChunks(count: rows, chunkSize: chunk) { range -> [Float] in
+                var sums = [Float](repeating: 0, count: 2 * n)
+                sums.withUnsafeMutableBufferPointer { s in
+                    let r = b.read, (dx, dy) = (inputs ? b.write[0] : nil, inputs && keep != nil ? b.write[1] : nil)
+                    let relu = output != nil, (beta, gamma) = (s.baseAddress!, s.baseAddress! + n)
+                    for i in range {
+                        let at = i * n
+                        let out: UnsafePointer<Float>? = relu ? r[1] + at : nil
+                        let (dxRow, dyRow): (UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?) = (dx.map { $0 + at }, dy.map { $0 + at })
+                        recbench_layer_norm_backward_row_avx2(r[0] + at, out, r[2] + at, r[4], r[3][i], n, beta, gamma, dxRow, r[5] + at, dyRow)
+                    }
+                }
+                return sums
+            }
+        }
+        var sums = Matrix(rows: 2, columns: n)
+        for chunkSums in partial { for j in 0..<(2 * n) { sums.values[j] += chunkSums[j] } }   // chunk order
+        return (sums, inputs ? outputs[0] : nil, inputs && keep != nil ? outputs[1] : nil)
     }
 }
 
