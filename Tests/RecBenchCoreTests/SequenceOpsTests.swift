@@ -141,6 +141,22 @@ import Autodiff
         }
     }
 
+    /// The convolution's products in the register kernel against OpenBLAS's, at NextItNet's
+    /// shape (64 channels, kernel 3, dilation 4, 50 steps, 30 sequences: a full and a short
+    /// block): output, dx and dW within float rounding.
+    @Test func causalConvolutionKernelBuildsAgree() {
+        guard KernelSet.available.contains(.avx2) else { return }
+        let (sequences, steps, c, shifts) = (30, 50, 64, [8, 4, 0])
+        let (x, w, b, g) = (ops.m(sequences * steps, c, 127), ops.m(3 * c, c, 128), ops.m(1, c, 129), ops.m(sequences * steps, c, 130))
+        func run(_ kernels: KernelSet) -> [Matrix] {
+            let y = ConvolutionKernels.forward(x, weight: w, bias: b, steps: steps, shifts: shifts, compute: Compute(threads: 2), kernels: kernels)
+            let d = ConvolutionKernels.backward(g, x: x, weight: w, steps: steps, shifts: shifts, input: true, weight: true, compute: Compute(threads: 2),
+                                                kernels: kernels)
+            return [y, d.x!, d.weight!]
+        }
+        for (p, q) in zip(run(.baseline), run(.avx2)) { #expect(zip(p.values, q.values).allSatisfy { abs($0 - $1) <= 1e-4 * max(1, abs($0)) }) }
+    }
+
     @Test func causalConvolution() {
         // Two sequences of 5 steps, 2 channels in, 3 out, kernel 3, dilation 2.
         ops.check([ops.m(10, 2, 87), ops.m(6, 3, 88), ops.m(1, 3, 89)]) { t, v in

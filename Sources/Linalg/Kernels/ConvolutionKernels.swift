@@ -1,4 +1,5 @@
 import CBLAS
+import CLanes
 import Foundation
 
 /// A causal 1-D convolution over time as im2col and a GEMM, a block of sequences at a time:
@@ -6,7 +7,10 @@ import Foundation
 /// sequence starts) are built in a buffer that stays in cache and multiplied at once on that
 /// worker, so the whole batch's taps (K times the input) are never stored, and the pullback
 /// builds them again. Blocks are whole sequences of fixed count, so a block's rows, and the
-/// weight gradient's sum over blocks in block order, do not depend on the worker count.
+/// weight gradient's sum over blocks in block order, do not depend on the worker count. With
+/// AVX2 the products with a short inner dimension (the forward, taps · W, and the taps'
+/// gradient, g · Wᵀ) run in the dense layers' register kernel, W packed once per call; the
+/// weight gradient's long sum over a block's rows stays with OpenBLAS.
 public enum ConvolutionKernels {
     /// Rows a block aims at: its taps (rows × K·C) stay within a core's cache.
     static let blockRows = 1024
@@ -14,18 +18,21 @@ public enum ConvolutionKernels {
     static func sequencesPerBlock(steps: Int) -> Int { max(1, blockRows / max(1, steps)) }
 
     /// y = taps · W + b over every sequence (rows × C′).
-    public static func forward(_ x: Matrix, weight w: Matrix, bias: Matrix, steps: Int, shifts: [Int], compute: Compute) -> Matrix {
+    public static func forward(_ x: Matrix, weight w: Matrix, bias: Matrix, steps: Int, shifts: [Int], compute: Compute,
+                               kernels: KernelSet = .current) -> Matrix {
         let c = x.columns, width = shifts.count * c, n = w.columns, sequences = steps == 0 ? 0 : x.rows / steps
         precondition(steps > 0 && x.rows % steps == 0 && w.rows == width && bias.columns == n, "causal convolution: shapes do not match")
         var outputs = [Matrix(uninitializedRows: x.rows, columns: n)]
         guard x.rows > 0 && n > 0 && c > 0 else { outputs[0].fillRows(with: bias, compute: compute); return outputs[0] }
-        Matrix.withBuffers(reading: [x, w, bias], writing: &outputs) { p in
+        let packed = registerKernel(kernels, inner: width, columns: n) ? pack(w, transposed: false) : nil
+        Matrix.withBuffers(reading: [x, w, bias, packed ?? w], writing: &outputs) { p in
             OpenBLASThreads.shared.run(threads: 1) {
                 compute.forEachChunk(count: sequences, chunkSize: sequencesPerBlock(steps: steps)) { range in
                     let rows = range.count * steps, first = range.lowerBound * steps, out = p.write[0] + first * n
                     var taps = [Float](unsafeUninitializedCapacity: rows * width) { _, count in count = rows * width }
                     taps.withUnsafeMutableBufferPointer { t in
                         fill(t.baseAddress!, from: p.read[0] + first * c, sequences: range.count, steps: steps, channels: c, shifts: shifts)
+                        if packed != nil { return recbench_gemm_rows_avx2(rows, n, width, t.baseAddress!, width, p.read[3], out, n, 0, p.read[2]) }
                         for r in 0..<rows { (out + r * n).update(from: p.read[2], count: n) }
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(rows), Int32(n), Int32(width), 1,
                                     t.baseAddress!, Int32(width), p.read[1], Int32(n), 1, out, Int32(n))
@@ -36,16 +43,32 @@ public enum ConvolutionKernels {
         return outputs[0]
     }
 
+    /// Whether a product of this inner width and output width runs in the register kernel.
+    static func registerKernel(_ kernels: KernelSet, inner: Int, columns: Int) -> Bool {
+        kernels == .avx2 && inner <= SmallProducts.maxInner && columns <= SmallProducts.maxColumns
+    }
+
+    /// W (k × n), or Wᵀ when `transposed` (W is then n × k), in the register kernel's 16-column panels.
+    static func pack(_ w: Matrix, transposed: Bool) -> Matrix {
+        let (k, n) = transposed ? (w.columns, w.rows) : (w.rows, w.columns), panel = Int(RECBENCH_GEMM_PANEL)
+        var packed = Matrix(uninitializedRows: (n + panel - 1) / panel * k, columns: panel)
+        w.values.withUnsafeBufferPointer { b in
+            packed.values.withUnsafeMutableBufferPointer { recbench_gemm_pack(b.baseAddress!, w.columns, transposed ? 1 : 0, k, n, $0.baseAddress!) }
+        }
+        return packed
+    }
+
     /// dL/dx (when `input`) and dL/dW (when `weight`) given dL/dy `g`.
     public static func backward(_ g: Matrix, x: Matrix, weight w: Matrix, steps: Int, shifts: [Int], input: Bool, weight: Bool,
-                                compute: Compute) -> (x: Matrix?, weight: Matrix?) {
+                                compute: Compute, kernels: KernelSet = .current) -> (x: Matrix?, weight: Matrix?) {
         let c = x.columns, width = shifts.count * c, n = w.columns, sequences = steps == 0 ? 0 : x.rows / steps
         precondition(steps > 0 && x.rows % steps == 0 && w.rows == width && g.rows == x.rows && g.columns == n, "causal convolution: shapes do not match")
         var outputs = [input ? Matrix(uninitializedRows: x.rows, columns: c) : Matrix(rows: 1, columns: 1)]
         guard x.rows > 0 && n > 0 && c > 0 && (input || weight) else {
             return (input ? Matrix(rows: x.rows, columns: c) : nil, weight ? Matrix(rows: width, columns: n) : nil)
         }
-        let partials: [Matrix?] = Matrix.withBuffers(reading: [g, x, w], writing: &outputs) { p in
+        let packed = input && registerKernel(kernels, inner: n, columns: width) ? pack(w, transposed: true) : nil   // Wᵀ
+        let partials: [Matrix?] = Matrix.withBuffers(reading: [g, x, w, packed ?? w], writing: &outputs) { p in
             OpenBLASThreads.shared.run(threads: 1) {
                 compute.mapChunks(count: sequences, chunkSize: sequencesPerBlock(steps: steps)) { range -> Matrix? in
                     let rows = range.count * steps, first = range.lowerBound * steps, gBlock = p.read[0] + first * n
@@ -63,8 +86,12 @@ public enum ConvolutionKernels {
                         }
                         guard input else { return }
                         // dTaps = g · Wᵀ, then each tap's columns added back `shifts[k]` steps earlier.
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(width), Int32(n), 1,
-                                    gBlock, Int32(n), p.read[2], Int32(n), 0, t.baseAddress!, Int32(width))
+                        if packed != nil {
+                            recbench_gemm_rows_avx2(rows, width, n, gBlock, n, p.read[3], t.baseAddress!, width, 0, nil)
+                        } else {
+                            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(width), Int32(n), 1,
+                                        gBlock, Int32(n), p.read[2], Int32(n), 0, t.baseAddress!, Int32(width))
+                        }
                         unfill(t.baseAddress!, into: p.write[0] + first * c, sequences: range.count, steps: steps, channels: c, shifts: shifts)
                     }
                     return dWeight
