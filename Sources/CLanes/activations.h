@@ -187,6 +187,11 @@ static inline void recbench_sigmoid_avx2(const float *x, float *out, long count)
     recbench_map_keeping_nan_avx2(x, out, count, recbench_sigmoid8_avx2);
 }
 
+/// σ per lane with NaN lanes kept (as `Lanes.sigmoid`, whose clamp keeps NaN; the min/max clamp
+/// of `recbench_sigmoid8_avx2` would turn a NaN into σ = 1 and hide a diverged projection).
+__attribute__((target("avx2,fma"), always_inline))
+static inline recbench_v8 recbench_sigmoid8_keeping_nan_avx2(recbench_v8 x) { return recbench_keeping_nan8(x, recbench_sigmoid8_avx2); }
+
 /// One sequence of NARM's and STAMP's attention pooling (`AttentionPoolKernels`): out (h floats)
 /// += Σ_t m_t (vᵀ σ(p_t + q)) k_t over `steps` time-major rows, the sequence's row t lying
 /// t · stride rows in (k rows h wide, p rows hp wide; mask null: every m_t = 1).
@@ -197,7 +202,7 @@ static inline void recbench_attention_pool_avx2(const float *k, long h, const fl
         const float m = mask ? mask[t * stride] : 1.0f;
         if (m == 0.0f) continue;
         const float *kr = k + t * stride * h;
-        const recbench_v8 alpha = m * recbench_score_avx2(p + t * stride * hp, q, v, hp, recbench_sigmoid8_avx2);
+        const recbench_v8 alpha = m * recbench_score_avx2(p + t * stride * hp, q, v, hp, recbench_sigmoid8_keeping_nan_avx2);
         for (long j = 0; j < h; j += 8) {
             const long lanes = h - j < 8 ? h - j : 8;
             recbench_store_lanes(out, j, lanes, __builtin_elementwise_fma(alpha, recbench_load_lanes(kr, j, lanes), recbench_load_lanes(out, j, lanes)));
@@ -227,7 +232,7 @@ static inline void recbench_attention_pool_backward_avx2(const float *g, const f
         for (long j = 0; j < hp; j += 8) {
             const long lanes = hp - j < 8 ? hp - j : 8;
             const recbench_v8 w = recbench_load_lanes(v, j, lanes);
-            const recbench_v8 u = recbench_sigmoid8_avx2(recbench_load_lanes(pr, j, lanes) + recbench_load_lanes(q, j, lanes));
+            const recbench_v8 u = recbench_sigmoid8_keeping_nan_avx2(recbench_load_lanes(pr, j, lanes) + recbench_load_lanes(q, j, lanes));
             total = __builtin_elementwise_fma(w, u, total);
             const recbench_v8 ds = scale * w * u * (1.0f - u);
             recbench_store_lanes(dpr, j, lanes, ds);

@@ -17,6 +17,7 @@ public enum AttentionPoolKernels {
     public static func forward(keys: Matrix, projected: Matrix, query: Matrix, v: Matrix, mask: [Float]?, steps: Int, compute: Compute,
                                kernels: KernelSet = .current) -> Matrix {
         let b = query.rows, h = keys.columns, hp = query.columns, avx2 = kernels == .avx2
+        precondition(mask.map { $0.count == steps * b } ?? true, "attentionPool: one mask entry per step and sequence")
         var outputs = [Matrix(rows: b, columns: h)]
         Matrix.withBuffers(reading: [keys, projected, query, v], writing: &outputs) { p in
             compute.forEachChunk(count: b, chunkSize: chunk) { range in
@@ -51,6 +52,7 @@ public enum AttentionPoolKernels {
     public static func backward(_ g: Matrix, keys: Matrix, projected: Matrix, query: Matrix, v: Matrix, mask: [Float]?, steps: Int,
                                 compute: Compute, kernels: KernelSet = .current) -> (keys: Matrix, projected: Matrix, query: Matrix, v: Matrix) {
         let b = query.rows, h = keys.columns, hp = query.columns, avx2 = kernels == .avx2
+        precondition(mask.map { $0.count == steps * b } ?? true, "attentionPool: one mask entry per step and sequence")
         var grads = [Matrix(rows: keys.rows, columns: h), Matrix(rows: projected.rows, columns: hp), Matrix(rows: b, columns: hp)]
         let partial: [[Float]] = Matrix.withBuffers(reading: [g, keys, projected, query, v], writing: &grads) { p in
             compute.mapChunks(count: b, chunkSize: chunk) { range -> [Float] in

@@ -101,6 +101,10 @@ extension LayerNormKernels {
             return (sums, dx, keep.map { k in dx.zipMap(k, compute) { $0 * $1 } })
         }
         let rows = g.rows, n = g.columns, chunk = max(1, elementwiseChunk / max(1, n))
+        guard rows > 0 && n > 0 else {
+            let empty = inputs ? Matrix(rows: rows, columns: n) : nil
+            return (Matrix(rows: 2, columns: n), empty, keep == nil ? nil : empty)
+        }
         var outputs = inputs ? [Matrix(uninitializedRows: rows, columns: n)] + (keep == nil ? [] : [Matrix(uninitializedRows: rows, columns: n)]) : []
         let partial: [[Float]] = Matrix.withBuffers(reading: [g, output ?? g, xn, inverseStd, gamma, keep ?? g], writing: &outputs) { b in
             compute.mapChunks(count: rows, chunkSize: chunk) { range -> [Float] in

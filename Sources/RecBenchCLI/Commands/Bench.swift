@@ -299,7 +299,8 @@ public struct Bench: ParsableCommand {
                                  referenceSeconds: executed / peak, target: 1 / 0.6)]
         let passes = training.epochs.compactMap(\.validSeconds)
         // The training pass's own share (issue 31 asks it of SASRec's and BERT4Rec's training epochs): the epoch less its
-        // validation pass, against the same FLOPs (the scoring GEMM they count is a rounding error beside an epoch's).
+        // validation pass (keeping the best parameters stays in), against the same FLOPs (their validation scoring GEMM is
+        // a rounding error beside an epoch's).
         if passes.count == training.epochs.count, !passes.isEmpty {
             let trainingSeconds = epochSeconds - passes.reduce(0, +) / Double(passes.count)
             rows.append(BenchmarkRow(step: "  \(model) training pass alone (the epoch less its validation pass): \(rate(executed, in: trainingSeconds))",
