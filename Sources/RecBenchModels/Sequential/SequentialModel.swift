@@ -147,13 +147,20 @@ extension TrainingData {
 struct PreparedSequenceScores<M: EncodedSequentialModel>: SequenceScorer {
     let model: M
     let items: Matrix
+    /// Sequences encoded at a time: an evaluation block holds thousands, and a whole block's
+    /// activations (SASRec: 9,496 × 50 positions × 192 for one QKV) went to fresh pages in
+    /// memory each pass, where a few hundred sequences' stay in cache.
+    static var sequencesPerEncoding: Int { 256 }
 
     func scores(for rows: ArraySlice<Int32>, of queries: SequenceQueries, into block: inout Matrix, compute: Compute) {
-        let batch = SequenceBatch(rows: rows, of: queries)
-        let tape = Tape(compute: compute)
-        var rng = SeededGenerator(seed: 0, stream: 0)   // nothing is drawn outside training
-        let encoded = model.encode(batch, tape.leaves(model.parameters, trainable: { _ in false }), tape: tape, training: false, rng: &rng)
-        BLAS.gemm(encoded.value, items, transposeB: true, into: &block, compute: compute)
+        let leaves = { (tape: Tape) in tape.leaves(model.parameters, trainable: { _ in false }) }
+        for start in stride(from: rows.startIndex, to: rows.endIndex, by: Self.sequencesPerEncoding) {
+            let part = rows[start..<min(rows.endIndex, start + Self.sequencesPerEncoding)]
+            let tape = Tape(compute: compute)
+            var rng = SeededGenerator(seed: 0, stream: 0)   // nothing is drawn outside training
+            let encoded = model.encode(SequenceBatch(rows: part, of: queries), leaves(tape), tape: tape, training: false, rng: &rng)
+            BLAS.gemm(encoded.value, items, transposeB: true, into: &block, firstRow: start - rows.startIndex, compute: compute)
+        }
     }
 
     func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
