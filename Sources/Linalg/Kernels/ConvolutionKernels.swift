@@ -24,7 +24,7 @@ public enum ConvolutionKernels {
         precondition(steps > 0 && x.rows % steps == 0 && w.rows == width && bias.columns == n, "causal convolution: shapes do not match")
         var outputs = [Matrix(uninitializedRows: x.rows, columns: n)]
         guard x.rows > 0 && n > 0 && c > 0 else { outputs[0].fillRows(with: bias, compute: compute); return outputs[0] }
-        let packed = registerKernel(kernels, inner: width, columns: n) ? pack(w, transposed: false) : nil
+        let packed = registerKernel(kernels, inner: width, columns: n) ? SmallProducts.pack(w, transposed: false, k: width, n: n) : nil
         Matrix.withBuffers(reading: [x, w, bias, packed ?? w], writing: &outputs) { p in
             OpenBLASThreads.shared.run(threads: 1) {
                 compute.forEachChunk(count: sequences, chunkSize: sequencesPerBlock(steps: steps)) { range in
@@ -48,16 +48,6 @@ public enum ConvolutionKernels {
         kernels == .avx2 && inner <= SmallProducts.maxInner && columns <= SmallProducts.maxColumns
     }
 
-    /// W (k × n), or Wᵀ when `transposed` (W is then n × k), in the register kernel's 16-column panels.
-    static func pack(_ w: Matrix, transposed: Bool) -> Matrix {
-        let (k, n) = transposed ? (w.columns, w.rows) : (w.rows, w.columns), panel = Int(RECBENCH_GEMM_PANEL)
-        var packed = Matrix(uninitializedRows: (n + panel - 1) / panel * k, columns: panel)
-        w.values.withUnsafeBufferPointer { b in
-            packed.values.withUnsafeMutableBufferPointer { recbench_gemm_pack(b.baseAddress!, w.columns, transposed ? 1 : 0, k, n, $0.baseAddress!) }
-        }
-        return packed
-    }
-
     /// dL/dx (when `input`) and dL/dW (when `weight`) given dL/dy `g`.
     public static func backward(_ g: Matrix, x: Matrix, weight w: Matrix, steps: Int, shifts: [Int], input: Bool, weight: Bool,
                                 compute: Compute, kernels: KernelSet = .current) -> (x: Matrix?, weight: Matrix?) {
@@ -67,7 +57,7 @@ public enum ConvolutionKernels {
         guard x.rows > 0 && n > 0 && c > 0 && (input || weight) else {
             return (input ? Matrix(rows: x.rows, columns: c) : nil, weight ? Matrix(rows: width, columns: n) : nil)
         }
-        let packed = input && registerKernel(kernels, inner: n, columns: width) ? pack(w, transposed: true) : nil   // Wᵀ
+        let packed = input && registerKernel(kernels, inner: n, columns: width) ? SmallProducts.pack(w, transposed: true, k: n, n: width) : nil   // Wᵀ
         let partials: [Matrix?] = Matrix.withBuffers(reading: [g, x, w, packed ?? w], writing: &outputs) { p in
             OpenBLASThreads.shared.run(threads: 1) {
                 compute.mapChunks(count: sequences, chunkSize: sequencesPerBlock(steps: steps)) { range -> Matrix? in

@@ -88,8 +88,8 @@ extension LayerNormKernels {
     /// Everything layer norm's pullback needs, from the output's gradient `g`: the 2 × n sums
     /// (row 0 Σ g', β's gradient; row 1 Σ g' ⊙ x̂, γ's) with g' = g, or g where `output` > 0 after
     /// a relu; with `inputs`, dx, and dx ⊙ keep for the residual when `keep` is given. With AVX2,
-    /// one pass over each chunk of rows (the forward made three to five over the whole matrix:
-    /// NextItNet's layer norms were a fifth of its epoch); the column sums are added per chunk of
+    /// one pass over each chunk of rows (the composed pullback makes three to five over the whole
+    /// matrix); the column sums are added per chunk of
     /// rows, then chunk by chunk, so they do not depend on the worker count.
     public static func backward(_ g: Matrix, output: Matrix?, normalized xn: Matrix, inverseStd: Matrix, scale gamma: Matrix, keep: Matrix?,
                                 inputs: Bool, compute: Compute, kernels: KernelSet = .current) -> (sums: Matrix, dx: Matrix?, dy: Matrix?) {

@@ -15,17 +15,21 @@ enum SmallProducts {
         kernels == .avx2 && !transposeA && alpha == 1 && (beta == 0 || beta == 1) && k <= maxInner && n <= maxColumns && m >= 16 && k > 0 && n > 0
     }
 
+    /// op(b) (k × n: b, or bᵀ when `transposed`) in the kernel's 16-column panels, the columns past n zero.
+    static func pack(_ b: Matrix, transposed: Bool, k: Int, n: Int) -> Matrix {
+        let panels = (n + Int(RECBENCH_GEMM_PANEL) - 1) / Int(RECBENCH_GEMM_PANEL)
+        var packed = Matrix(uninitializedRows: panels * k, columns: Int(RECBENCH_GEMM_PANEL))
+        b.values.withUnsafeBufferPointer { pb in
+            packed.values.withUnsafeMutableBufferPointer { recbench_gemm_pack(pb.baseAddress!, max(1, b.columns), transposed ? 1 : 0, k, n, $0.baseAddress!) }
+        }
+        return packed
+    }
+
     /// Rows `firstRow ..< firstRow + m` of c from a's rows `aOffset ..< aOffset + m`, plus c when
     /// `accumulate`, plus the 1 × n `bias` in every row when given.
     static func gemm(_ a: Matrix, aOffset: Int, _ b: Matrix, transposeB: Bool, accumulate: Bool, bias: Matrix? = nil, into c: inout Matrix,
                      firstRow: Int, shape: (m: Int, n: Int, k: Int), compute: Compute) {
-        let (m, n, k) = shape, panels = (n + Int(RECBENCH_GEMM_PANEL) - 1) / Int(RECBENCH_GEMM_PANEL)
-        var packed = Matrix(uninitializedRows: panels * k, columns: Int(RECBENCH_GEMM_PANEL))
-        b.values.withUnsafeBufferPointer { pb in
-            packed.values.withUnsafeMutableBufferPointer { pp in
-                recbench_gemm_pack(pb.baseAddress!, max(1, b.columns), transposeB ? 1 : 0, k, n, pp.baseAddress!)
-            }
-        }
+        let (m, n, k) = shape, packed = pack(b, transposed: transposeB, k: k, n: n)
         // From 4 M multiply-adds (BLAS.gemm's threshold for a split), one block of rows per worker, in whole row groups.
         let workers = m * n * k >= 1 << 22 ? compute.activeWorkers : 1
         let chunk = ((m + workers - 1) / workers + 95) / 96 * 96, lda = a.columns
