@@ -1,5 +1,5 @@
 // Products with a short inner dimension and a narrow output (a dense layer of a transformer,
-// a recurrent cell or a context model's MLP: k ≤ 256, n ≤ 512, many rows), where OpenBLAS
+// a recurrent cell or a context model's MLP: k ≤ 512, n ≤ 512, many rows), where OpenBLAS
 // spends much of its time packing the tall left factor and scaling the output for a product
 // of only k steps. Here the right factor alone is packed, once per product, into panels of 16
 // columns; each 6 × 16 block of the output sums its k products in 12 registers, reading the

@@ -7,7 +7,7 @@ import CLanes
 /// fixed chunks. Each entry is the same k-term sum in the same order for any worker count.
 /// AVX2 + FMA only.
 enum SmallProducts {
-    static let maxInner = 256, maxColumns = 512
+    static let maxInner = 512, maxColumns = 512
 
     /// Whether `gemm` runs the product here: no transposed left factor, α = 1, β 0 or 1, k and n
     /// within the kernel's blocks, and enough rows to repay packing the right factor.
