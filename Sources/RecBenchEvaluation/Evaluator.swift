@@ -33,6 +33,13 @@ public struct EvaluationResult: Sendable {
 
     /// The value of `key`, or nil when it was not computed.
     public subscript(key: String) -> Double? { values[key] }
+
+    /// The same result with more analyses and the seconds they took.
+    func adding(analyses more: [String: Double], seconds extra: Double) -> EvaluationResult {
+        EvaluationResult(part: part, historyMask: historyMask, keys: keys, values: values, users: users, perUser: perUser, topItems: topItems,
+                         width: width, positives: positives, repeatPositives: repeatPositives,
+                         analyses: analyses.merging(more) { _, new in new }, seconds: seconds + extra)
+    }
 }
 
 /// What one split's evaluation ranks against: its positives, each user's earlier items, and
@@ -139,13 +146,27 @@ public enum Evaluator {
     /// profile, scoring and ranking are charged to "<phase>: scores" and "<phase>: rank".
     public static func evaluate(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings, compute: Compute,
                                 profile: OpProfile? = nil, phase: String = "evaluation") -> EvaluationResult {
-        let started = Date()
+        let (pass, prepared) = rankedPass(scorer, target: target, settings: settings, compute: compute, profile: profile, phase: phase)
+        let result = pass.summarized()
+        return settings.readsRepeatModes ? addingRepeatModes(to: result, preparedScorer: prepared, target: target, settings: settings, compute: compute)
+            : result
+    }
+
+    /// Scores and ranks every row of `target` as `evaluate` does, without summarising: what a
+    /// fit's validation keeps of its best epoch (`RankedPass`). Repeat modes are not read here.
+    public static func rank(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings, compute: Compute,
+                            profile: OpProfile? = nil, phase: String = "evaluation") -> RankedPass {
+        rankedPass(scorer, target: target, settings: settings, compute: compute, profile: profile, phase: phase).pass
+    }
+
+    static func rankedPass(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings, compute: Compute,
+                           profile: OpProfile?, phase: String) -> (pass: RankedPass, prepared: any Scorer) {
+        let started = ContinuousClock.now
         let users = target.users, width = settings.cutoffs.max()!
         let metrics = rankingMetrics(settings)
-        let preparing = ContinuousClock.now
         // Shared work once per pass, not per batch or worker; rows that are queries read them.
         let scorer = (target.queries?.scorer(for: scorer) ?? scorer).preparedForScoring(compute: compute)
-        profile?.charge("\(phase): scores", forward: (ContinuousClock.now - preparing).seconds, calls: 0)
+        profile?.charge("\(phase): scores", forward: (ContinuousClock.now - started).seconds, calls: 0)
         let table = RankingTable(users: users.count, keys: metrics.count * settings.cutoffs.count, cutoffs: settings.cutoffs.count)
         // The ranked lists are written where the result keeps them: no copy at the end.
         var topItems = [Int32](repeating: -1, count: users.count * width)
@@ -169,10 +190,26 @@ public enum Evaluator {
                 profile?.charge("\(phase): rank", forward: times.rank)
             }
         }   // the blocks of scores are freed here, before the result's arrays are built
-        let modes = settings.readsRepeatModes
-            ? repeatModes(scorer, users: users, blockUsers: settings.usersPerBlock(items: target.itemCount), compute: compute) : nil
-        return summarize(table, topItems: topItems, target: target, settings: settings, repeatModes: modes,
-                         seconds: Date().timeIntervalSince(started))
+        let pass = RankedPass(table: table, topItems: topItems, target: target, settings: settings, seconds: (ContinuousClock.now - started).seconds)
+        return (pass, scorer)
+    }
+
+    /// `result` (an evaluation of `scorer` on `target` without `readsRepeatModes`) with the
+    /// repeat-mode analyses a repeat-aware model adds; the same result for any other model.
+    /// The run uses it when its valid result is the fit's best validation pass.
+    public static func addingRepeatModes(to result: EvaluationResult, of scorer: any Scorer, target: EvaluationTarget,
+                                         settings: EvaluationSettings, compute: Compute) -> EvaluationResult {
+        let prepared = (target.queries?.scorer(for: scorer) ?? scorer).preparedForScoring(compute: compute)
+        return addingRepeatModes(to: result, preparedScorer: prepared, target: target, settings: settings, compute: compute)
+    }
+
+    static func addingRepeatModes(to result: EvaluationResult, preparedScorer scorer: any Scorer, target: EvaluationTarget,
+                                  settings: EvaluationSettings, compute: Compute) -> EvaluationResult {
+        let started = Date(), users = target.users
+        guard let modes = repeatModes(scorer, users: users, blockUsers: settings.usersPerBlock(items: target.itemCount), compute: compute)
+        else { return result }
+        let analyses = Analyses.repeatMode(modes, isRepeat: users.map { target.repeatCounts[Int($0)] > 0 })
+        return result.adding(analyses: analyses, seconds: Date().timeIntervalSince(started))
     }
 
     /// A repeat-aware model's P(repeat) for every row, in blocks as its scores were; nil for
@@ -216,16 +253,17 @@ public enum Evaluator {
 
     /// Means of the per-user metrics, the list metrics over every top-K list, and the
     /// repeat-vs-new analyses.
+    /// (`seconds`: those spent before, scoring and ranking.)
     static func summarize(_ table: RankingTable, topItems: [Int32], target: EvaluationTarget, settings: EvaluationSettings,
-                          repeatModes: [Float]? = nil, seconds: Double) -> EvaluationResult {
+                          seconds: Double) -> EvaluationResult {
+        let started = ContinuousClock.now
         let users = target.users, width = settings.cutoffs.max()!, itemCount = target.itemCount
         let rankingKeys = rankingMetrics(settings).flatMap { m in settings.cutoffs.map { MetricKey(m.name, k: $0).description } }
         var values: [String: Double] = [:]
         var perUser: [String: [Double]] = [:]
         for (index, key) in rankingKeys.enumerated() {
-            let column = table.takeMetricColumn(index)
-            perUser[key] = column
-            values[key] = users.isEmpty ? 0 : column.reduce(0, +) / Double(users.count)
+            perUser[key] = table.metricColumn(index)
+            values[key] = table.mean(ofColumn: index)
         }
         let trainCounts = target.trainCounts
         for metric in MetricRegistry.lists where settings.metrics.contains(metric.name) {
@@ -254,11 +292,11 @@ public enum Evaluator {
             analyses[MetricKey("item_coverage", k: k).description] =
                 ItemCoverage.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
         }
-        if let repeatModes { analyses.merge(Analyses.repeatMode(repeatModes, isRepeat: users.indices.map { table.repeats($0) > 0 })) { _, new in new } }
         return EvaluationResult(
             part: target.part, historyMask: settings.historyMask, keys: settings.keys, values: values, users: users, perUser: perUser,
             topItems: topItems, width: width, positives: target.positives.nonzeroCount,
-            repeatPositives: users.indices.reduce(0) { $0 + table.repeats($1) }, analyses: analyses, seconds: seconds)
+            repeatPositives: users.indices.reduce(0) { $0 + table.repeats($1) }, analyses: analyses,
+            seconds: seconds + (ContinuousClock.now - started).seconds)
     }
 }
 

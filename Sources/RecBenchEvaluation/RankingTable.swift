@@ -5,12 +5,11 @@ import RecBenchContract
 /// rows: the per-user metric values (one column per key), and per cutoff the hits and the
 /// hits on earlier items (the top-K lists go straight into the result's array). About 120
 /// bytes per user and no allocation per user, so evaluation memory is one block of scores
-/// plus this and the lists, whatever the user count; each metric column is freed as soon
-/// as the result has its copy.
+/// plus this and the lists, whatever the user count.
 final class RankingTable: @unchecked Sendable {
     let cutoffs: Int
     /// One column per ranking-metric key, each `users` long.
-    private var metricColumns: [UnsafeMutableBufferPointer<Double>]
+    private let metricColumns: [UnsafeMutableBufferPointer<Double>]
     /// Row u, cutoff c: (all hits, repeat hits) at [2 · (u · cutoffs + c)].
     private let hitCounts: UnsafeMutableBufferPointer<Int32>
     /// Positives of user u that were in their history.
@@ -31,7 +30,6 @@ final class RankingTable: @unchecked Sendable {
     }
 
     deinit {
-        // Taken buffers are empty (nil base), for which deallocate does nothing.
         hitCounts.deallocate(); repeatCounts.deallocate()
         metricColumns.forEach { $0.deallocate() }
     }
@@ -56,9 +54,11 @@ final class RankingTable: @unchecked Sendable {
     /// Positives of user u that were in their history.
     func repeats(_ u: Int) -> Int { Int(repeatCounts[u]) }
 
-    /// Metric column `key` as an array; call once per key, after ranking.
-    func takeMetricColumn(_ key: Int) -> [Double] {
-        defer { metricColumns[key].deallocate(); metricColumns[key] = UnsafeMutableBufferPointer(start: nil, count: 0) }
-        return Array(metricColumns[key])
+    /// Metric column `key` as an array, after ranking.
+    func metricColumn(_ key: Int) -> [Double] { Array(metricColumns[key]) }
+
+    /// The mean of metric column `key` over its users (0 without users), after ranking.
+    func mean(ofColumn key: Int) -> Double {
+        metricColumns[key].isEmpty ? 0 : metricColumns[key].reduce(0, +) / Double(metricColumns[key].count)
     }
 }

@@ -215,14 +215,16 @@ public enum Experiment {
     }
 
     /// Fits the model of `plan` on `data` (checking its memory first); returns it and the seconds.
+    /// With a `validationLog`, each validation pass evaluates at the run's full settings and is kept there.
     static func fit(_ plan: ExperimentPlan, on data: LoadedData, compute: Compute, logger: Logger, profile: OpProfile?,
-                    prune: (@Sendable (Int, Double) -> Bool)? = nil, onEvent: @escaping @Sendable (Event) -> Void) throws
-        -> (model: any Recommender, seconds: Double) {
+                    validationLog: ValidationLog? = nil, prune: (@Sendable (Int, Double) -> Bool)? = nil,
+                    onEvent: @escaping @Sendable (Event) -> Void) throws -> (model: any Recommender, seconds: Double) {
         let start = ContinuousClock.now
         var model = plan.model
         let training = data.trainingData
         try checkMemory(model, data: training, plan: plan)
-        var context = fitContext(plan, compute: compute, validTarget: data.validTarget, logger: logger, profile: profile, onEvent: onEvent)
+        var context = fitContext(plan, compute: compute, validTarget: data.validTarget, logger: logger, profile: profile, log: validationLog,
+                                 onEvent: onEvent)
         context.prune = prune
         try model.fit(training, context: context)
         let seconds = (ContinuousClock.now - start).seconds
@@ -240,14 +242,24 @@ public enum Experiment {
         let runStart = ContinuousClock.now
         let data = try loaded ?? load(plan, logger: logger, onEvent: onEvent)
         let (dataset, split, summary) = (data.dataset, data.outcome.split, data.outcome.summary)
-        let (model, fitSeconds) = try fit(plan, on: data, compute: compute, logger: logger, profile: profile, onEvent: onEvent)
+        let log = ValidationLog()
+        let (model, fitSeconds) = try fit(plan, on: data, compute: compute, logger: logger, profile: profile, validationLog: log, onEvent: onEvent)
         var clock = ContinuousClock.now
         func lap() -> Double {
             let now = ContinuousClock.now
             defer { clock = now }
             return (now - clock).seconds
         }
-        let valid: EvaluationResult? = data.validTarget.map { evaluate(model, on: $0, plan: plan, compute: compute, onEvent: onEvent) }
+        let valid: EvaluationResult? = data.validTarget.map { target in
+            guard let kept = log.bestPass(of: model.trainingSummary)?.summarized() else {
+                return evaluate(model, on: target, plan: plan, compute: compute, onEvent: onEvent)
+            }
+            let result = plan.evaluation.readsRepeatModes
+                ? Evaluator.addingRepeatModes(to: kept, of: model, target: target, settings: plan.evaluation, compute: plan.threadSplit.evaluation(compute))
+                : kept
+            onEvent(.evaluated(result))
+            return result
+        }
         let validSeconds = lap()
         let test = evaluate(model, on: data.outcome.test, plan: plan, compute: compute, onEvent: onEvent)
         let testSeconds = lap()
@@ -378,19 +390,25 @@ public enum Experiment {
 
     /// What a model's fit receives: seed, threads, training settings, validation on
     /// `validTarget` (when there is a valid split) and progress events.
+    /// The fit's validation passes rank for the validation metric alone, or, with a `log`, for
+    /// every metric and analysis but the repeat modes (a pass of their own), kept in the log.
     static func fitContext(_ plan: ExperimentPlan, compute: Compute, validTarget: EvaluationTarget?, logger: Logger,
-                           profile: OpProfile?, onEvent: @escaping @Sendable (Event) -> Void) -> FitContext {
-        let evaluation = plan.evaluation, validation = evaluation.validationOnly
-        let validate: (@Sendable (any Scorer, Compute) -> Double)? = validTarget.map { target in
+                           profile: OpProfile?, log: ValidationLog? = nil, onEvent: @escaping @Sendable (Event) -> Void) -> FitContext {
+        let evaluation = plan.evaluation
+        var validation = log == nil ? evaluation.validationOnly : evaluation
+        validation.readsRepeatModes = false
+        let validate: (@Sendable (any Scorer, Compute) -> Double)? = validTarget.map { [validation] target in
             { @Sendable scorer, compute in
-                Evaluator.evaluate(scorer, target: target, settings: validation, compute: compute, profile: profile,
-                                   phase: "validation").values[evaluation.validMetric] ?? 0
+                let pass = Evaluator.rank(scorer, target: target, settings: validation, compute: compute, profile: profile, phase: "validation")
+                let score = pass.mean(of: evaluation.validMetric) ?? pass.summarized().values[evaluation.validMetric] ?? 0
+                log?.record(score: score, pass: pass)
+                return score
             }
         }
         return FitContext(
             seed: plan.seed, compute: compute, logger: logger, training: plan.training, validate: validate,
             validMetricBigger: evaluation.validMetricBigger, validMetric: evaluation.validMetric,
-            onEpoch: { onEvent(.epoch($0)) },
+            onEpoch: { log?.epochEnded($0); onEvent(.epoch($0)) },
             onBatch: { [clock = BatchClock()] done, total in
                 onEvent(.batch(done: done, of: total, elapsed: clock.elapsed(restartingWhen: done == 1)))
             },
