@@ -79,14 +79,18 @@ extension SequenceScorer {
 /// A sequence scorer that decides per row between re-buying an item of the sequence and
 /// exploring the catalogue (RepeatNet), and can say how likely it found a repeat.
 public protocol RepeatModeSequenceScorer: SequenceScorer {
-    /// P(repeat) for each listed row of `queries`.
-    func repeatModeProbabilities(for rows: ArraySlice<Int32>, of queries: SequenceQueries, compute: Compute) -> [Float]
+    /// Scores as `scores(for:of:into:compute:)` does, and writes each row's P(repeat), from
+    /// the same forward pass, into `repeatModes` (`rows.count` entries).
+    func scores(for rows: ArraySlice<Int32>, of queries: SequenceQueries, into block: inout Matrix,
+                repeatModes: UnsafeMutableBufferPointer<Float>, compute: Compute)
 }
 
-/// A scorer whose rows may carry a repeat-mode probability (nil: the model has no such mode).
+/// A scorer whose rows may carry a repeat-mode probability.
 public protocol RepeatModeReporting: Scorer {
-    /// P(repeat) for each listed row, or nil.
-    func repeatModeProbabilities(for rows: ArraySlice<Int32>, compute: Compute) -> [Float]?
+    /// Whether the rows carry one (false: the model has no such mode).
+    var reportsRepeatModes: Bool { get }
+    /// Scores the rows and, when `reportsRepeatModes`, writes their P(repeat) into `repeatModes`.
+    func scores(for rows: ArraySlice<Int32>, into block: inout Matrix, repeatModes: UnsafeMutableBufferPointer<Float>, compute: Compute)
 }
 
 /// Rows are queries; the model reads their sequences.
@@ -94,8 +98,11 @@ struct QueryScorer: RepeatModeReporting {
     let base: any SequenceScorer
     let queries: SequenceQueries
 
-    func repeatModeProbabilities(for rows: ArraySlice<Int32>, compute: Compute) -> [Float]? {
-        (base as? any RepeatModeSequenceScorer)?.repeatModeProbabilities(for: rows, of: queries, compute: compute)
+    var reportsRepeatModes: Bool { base is any RepeatModeSequenceScorer }
+
+    func scores(for rows: ArraySlice<Int32>, into block: inout Matrix, repeatModes: UnsafeMutableBufferPointer<Float>, compute: Compute) {
+        guard let reporting = base as? any RepeatModeSequenceScorer else { return scores(for: rows, into: &block, compute: compute) }
+        reporting.scores(for: rows, of: queries, into: &block, repeatModes: repeatModes, compute: compute)
     }
 
     func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {

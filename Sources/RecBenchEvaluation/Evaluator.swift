@@ -33,13 +33,6 @@ public struct EvaluationResult: Sendable {
 
     /// The value of `key`, or nil when it was not computed.
     public subscript(key: String) -> Double? { values[key] }
-
-    /// The same result with more analyses and the seconds they took.
-    func adding(analyses more: [String: Double], seconds extra: Double) -> EvaluationResult {
-        EvaluationResult(part: part, historyMask: historyMask, keys: keys, values: values, users: users, perUser: perUser, topItems: topItems,
-                         width: width, positives: positives, repeatPositives: repeatPositives,
-                         analyses: analyses.merging(more) { _, new in new }, seconds: seconds + extra)
-    }
 }
 
 /// What one split's evaluation ranks against: its positives, each user's earlier items, and
@@ -146,21 +139,13 @@ public enum Evaluator {
     /// profile, scoring and ranking are charged to "<phase>: scores" and "<phase>: rank".
     public static func evaluate(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings, compute: Compute,
                                 profile: OpProfile? = nil, phase: String = "evaluation") -> EvaluationResult {
-        let (pass, prepared) = rankedPass(scorer, target: target, settings: settings, compute: compute, profile: profile, phase: phase)
-        let result = pass.summarized()
-        return settings.readsRepeatModes ? addingRepeatModes(to: result, preparedScorer: prepared, target: target, settings: settings, compute: compute)
-            : result
+        rank(scorer, target: target, settings: settings, compute: compute, profile: profile, phase: phase).summarized()
     }
 
     /// Scores and ranks every row of `target` as `evaluate` does, without summarising: what a
-    /// fit's validation keeps of its best epoch (`RankedPass`). Repeat modes are not read here.
+    /// fit's validation keeps of its best epoch (`RankedPass`).
     public static func rank(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings, compute: Compute,
                             profile: OpProfile? = nil, phase: String = "evaluation") -> RankedPass {
-        rankedPass(scorer, target: target, settings: settings, compute: compute, profile: profile, phase: phase).pass
-    }
-
-    static func rankedPass(_ scorer: any Scorer, target: EvaluationTarget, settings: EvaluationSettings, compute: Compute,
-                           profile: OpProfile?, phase: String) -> (pass: RankedPass, prepared: any Scorer) {
         let started = ContinuousClock.now
         let users = target.users, width = settings.cutoffs.max()!
         let metrics = rankingMetrics(settings)
@@ -170,9 +155,13 @@ public enum Evaluator {
         let table = RankingTable(users: users.count, keys: metrics.count * settings.cutoffs.count, cutoffs: settings.cutoffs.count)
         // The ranked lists are written where the result keeps them: no copy at the end.
         var topItems = [Int32](repeating: -1, count: users.count * width)
-        topItems.withUnsafeMutableBufferPointer { top in
+        // A repeat-aware model's P(repeat) per row, written by the scoring pass itself.
+        let readsModes = settings.readsRepeatModes && (scorer as? any RepeatModeReporting)?.reportsRepeatModes == true
+        var modes = [Float](repeating: 0, count: readsModes ? users.count : 0)
+        topItems.withUnsafeMutableBufferPointer { top in modes.withUnsafeMutableBufferPointer { modeSlots in
             let ranking = Ranking(target: target, settings: settings, metrics: metrics, table: table,
-                                  lists: UnsafeShared(top.baseAddress!), width: width)   // each worker writes only its users' lists
+                                  lists: UnsafeShared(top.baseAddress!), width: width,   // each worker writes only its users' lists
+                                  modes: readsModes ? modeSlots.baseAddress.map { UnsafeShared($0) } : nil)
             var start = 0
             let blockUsers = settings.usersPerBlock(items: target.itemCount)
             let perWorker = compute.splitsProducts ? WorkerBlocks(workers: compute.activeWorkers) : nil
@@ -189,37 +178,9 @@ public enum Evaluator {
                 profile?.charge("\(phase): scores", forward: times.scores)
                 profile?.charge("\(phase): rank", forward: times.rank)
             }
-        }   // the blocks of scores are freed here, before the result's arrays are built
-        let pass = RankedPass(table: table, topItems: topItems, target: target, settings: settings, seconds: (ContinuousClock.now - started).seconds)
-        return (pass, scorer)
-    }
-
-    /// `result` (an evaluation of `scorer` on `target` without `readsRepeatModes`) with the
-    /// repeat-mode analyses a repeat-aware model adds; the same result for any other model.
-    /// The run uses it when its valid result is the fit's best validation pass.
-    public static func addingRepeatModes(to result: EvaluationResult, of scorer: any Scorer, target: EvaluationTarget,
-                                         settings: EvaluationSettings, compute: Compute) -> EvaluationResult {
-        let prepared = (target.queries?.scorer(for: scorer) ?? scorer).preparedForScoring(compute: compute)
-        return addingRepeatModes(to: result, preparedScorer: prepared, target: target, settings: settings, compute: compute)
-    }
-
-    static func addingRepeatModes(to result: EvaluationResult, preparedScorer scorer: any Scorer, target: EvaluationTarget,
-                                  settings: EvaluationSettings, compute: Compute) -> EvaluationResult {
-        let started = Date(), users = target.users
-        guard let modes = repeatModes(scorer, users: users, blockUsers: settings.usersPerBlock(items: target.itemCount), compute: compute)
-        else { return result }
-        let analyses = Analyses.repeatMode(modes, isRepeat: users.map { target.repeatCounts[Int($0)] > 0 })
-        return result.adding(analyses: analyses, seconds: Date().timeIntervalSince(started))
-    }
-
-    /// A repeat-aware model's P(repeat) for every row, in blocks as its scores were; nil for
-    /// every other model.
-    static func repeatModes(_ scorer: any Scorer, users: [Int32], blockUsers: Int, compute: Compute) -> [Float]? {
-        guard let reporting = scorer as? any RepeatModeReporting,
-              reporting.repeatModeProbabilities(for: users.prefix(0), compute: compute) != nil else { return nil }
-        return stride(from: 0, to: users.count, by: max(1, blockUsers)).flatMap { start in
-            reporting.repeatModeProbabilities(for: users[start..<min(users.count, start + blockUsers)], compute: compute) ?? []
-        }
+        } }   // the blocks of scores are freed here, before the result's arrays are built
+        return RankedPass(table: table, topItems: topItems, repeatModes: readsModes ? modes : nil, target: target, settings: settings,
+                          seconds: (ContinuousClock.now - started).seconds)
     }
 
     /// Scores a batch into one block with every thread `compute` has (OpenBLAS's own, when
@@ -232,7 +193,7 @@ public enum Evaluator {
             block = Matrix(uninitializedRows: batch.count, columns: itemCount)   // scorers write every entry
         }
         let scored = ContinuousClock.now
-        scorer.scores(for: batch, into: &block, compute: compute)
+        ranking.score(scorer, rows: batch, firstSlot: offset, into: &block, compute: compute)
         let ranked = ContinuousClock.now
         block.values.withUnsafeMutableBufferPointer { scores in
             let rows = UnsafeShared(scores.baseAddress!)   // each worker masks only its own rows
@@ -255,7 +216,7 @@ public enum Evaluator {
     /// repeat-vs-new analyses.
     /// (`seconds`: those spent before, scoring and ranking.)
     static func summarize(_ table: RankingTable, topItems: [Int32], target: EvaluationTarget, settings: EvaluationSettings,
-                          seconds: Double) -> EvaluationResult {
+                          repeatModes: [Float]?, seconds: Double) -> EvaluationResult {
         let started = ContinuousClock.now
         let users = target.users, width = settings.cutoffs.max()!, itemCount = target.itemCount
         let rankingKeys = rankingMetrics(settings).flatMap { m in settings.cutoffs.map { MetricKey(m.name, k: $0).description } }
@@ -292,6 +253,7 @@ public enum Evaluator {
             analyses[MetricKey("item_coverage", k: k).description] =
                 ItemCoverage.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
         }
+        if let repeatModes { analyses.merge(Analyses.repeatMode(repeatModes, isRepeat: users.indices.map { table.repeats($0) > 0 })) { _, new in new } }
         return EvaluationResult(
             part: target.part, historyMask: settings.historyMask, keys: settings.keys, values: values, users: users, perUser: perUser,
             topItems: topItems, width: width, positives: target.positives.nonzeroCount,
@@ -323,6 +285,18 @@ struct Ranking: Sendable {
     let table: RankingTable
     let lists: UnsafeShared<UnsafeMutablePointer<Int32>>
     let width: Int
+    /// Where a repeat-aware model's rows' P(repeat) go, slot by slot (nil: not read).
+    let modes: UnsafeShared<UnsafeMutablePointer<Float>>?
+
+    /// Scores `rows` (slots `firstSlot…`) into `block`, with their repeat modes when the pass reads them.
+    func score(_ scorer: any Scorer, rows: ArraySlice<Int32>, firstSlot: Int, into block: inout Matrix, compute: Compute) {
+        if let modes, let reporting = scorer as? any RepeatModeReporting {
+            reporting.scores(for: rows, into: &block, repeatModes: UnsafeMutableBufferPointer(start: modes.value + firstSlot, count: rows.count),
+                             compute: compute)
+        } else {
+            scorer.scores(for: rows, into: &block, compute: compute)
+        }
+    }
 
     /// Sets the user's masked items to −∞: every history item (`seen`), or those that are
     /// not positives of the split (`recbole`: the positives' scores are kept aside, the whole

@@ -7,6 +7,8 @@ import Foundation
 public struct RankedPass: Sendable {
     let table: RankingTable
     let topItems: [Int32]
+    /// Each row's P(repeat) from a repeat-aware model, when the settings read them.
+    let repeatModes: [Float]?
     let target: EvaluationTarget
     let settings: EvaluationSettings
     /// Seconds spent scoring and ranking.
@@ -19,8 +21,8 @@ public struct RankedPass: Sendable {
         return keys.firstIndex(of: key).map { table.mean(ofColumn: $0) }
     }
 
-    /// Every metric and analysis of the pass (repeat modes, a pass of their own, excepted).
+    /// Every metric and analysis of the pass.
     public func summarized() -> EvaluationResult {
-        Evaluator.summarize(table, topItems: topItems, target: target, settings: settings, seconds: seconds)
+        Evaluator.summarize(table, topItems: topItems, target: target, settings: settings, repeatModes: repeatModes, seconds: seconds)
     }
 }

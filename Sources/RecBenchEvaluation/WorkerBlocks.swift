@@ -37,7 +37,7 @@ final class WorkerBlocks: @unchecked Sendable {   // worker w touches only block
                 }
                 let users = batch[(batch.startIndex + range.lowerBound)..<(batch.startIndex + range.upperBound)]
                 let scored = ContinuousClock.now
-                scorer.scores(for: users, into: &block.pointee, compute: .serial)
+                ranking.score(scorer, rows: users, firstSlot: offset + range.lowerBound, into: &block.pointee, compute: .serial)
                 let ranked = ContinuousClock.now
                 block.pointee.values.withUnsafeMutableBufferPointer { scores in
                     for r in 0..<range.count {

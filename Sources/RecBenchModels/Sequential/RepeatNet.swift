@@ -138,6 +138,17 @@ public struct RepeatNet: SequentialModel, RepeatModeSequenceScorer {
     /// P(i) for every item of the catalogue: the explore block times P(explore), the repeat
     /// attention times P(repeat) added onto the rows' own items.
     public func scores(for rows: ArraySlice<Int32>, of queries: SequenceQueries, into block: inout Matrix, compute: Compute) {
+        score(rows, of: queries, into: &block, repeatModes: nil, compute: compute)
+    }
+
+    /// The scores, and each row's P(repeat) from the same pass.
+    public func scores(for rows: ArraySlice<Int32>, of queries: SequenceQueries, into block: inout Matrix,
+                       repeatModes: UnsafeMutableBufferPointer<Float>, compute: Compute) {
+        score(rows, of: queries, into: &block, repeatModes: repeatModes, compute: compute)
+    }
+
+    func score(_ rows: ArraySlice<Int32>, of queries: SequenceQueries, into block: inout Matrix, repeatModes: UnsafeMutableBufferPointer<Float>?,
+               compute: Compute) {
         let batch = SequenceBatch(rows: rows, of: queries)
         let tape = Tape(compute: compute)
         var rng = SeededGenerator(seed: 0, stream: 0)   // nothing is drawn outside training
@@ -145,16 +156,7 @@ public struct RepeatNet: SequentialModel, RepeatModeSequenceScorer {
         let steps = pass.items.count / max(1, batch.count)
         RepeatExplore.scores(logits: pass.explore.value, mode: pass.mode.value, repeatWeights: pass.repeatWeights.value, items: pass.items,
                              padding: batch.padding, steps: steps, into: &block, compute: compute)
-    }
-
-    /// P(repeat) of each row: the GRU and the switch only.
-    public func repeatModeProbabilities(for rows: ArraySlice<Int32>, of queries: SequenceQueries, compute: Compute) -> [Float] {
-        guard !rows.isEmpty else { return [] }
-        let tape = Tape(compute: compute)
-        var rng = SeededGenerator(seed: 0, stream: 0)
-        let m = memory(SequenceBatch(rows: rows, of: queries), tape.leaves(parameters, trainable: { _ in false }), tape: tape, training: false)
-        let logMode = m.logMode(rng: &rng).value
-        return (0..<rows.count).map { Foundation.exp(logMode[$0, 0]) }
+        if let repeatModes { for r in 0..<rows.count { repeatModes[r] = pass.mode.value[r, 0] } }
     }
 
     /// Per example: the GRU over L steps (2·3H·(d + H) forward, twice back), three attentions

@@ -254,11 +254,8 @@ public enum Experiment {
             guard let kept = log.bestPass(of: model.trainingSummary)?.summarized() else {
                 return evaluate(model, on: target, plan: plan, compute: compute, onEvent: onEvent)
             }
-            let result = plan.evaluation.readsRepeatModes
-                ? Evaluator.addingRepeatModes(to: kept, of: model, target: target, settings: plan.evaluation, compute: plan.threadSplit.evaluation(compute))
-                : kept
-            onEvent(.evaluated(result))
-            return result
+            onEvent(.evaluated(kept))
+            return kept
         }
         let validSeconds = lap()
         let test = evaluate(model, on: data.outcome.test, plan: plan, compute: compute, onEvent: onEvent)
@@ -391,12 +388,11 @@ public enum Experiment {
     /// What a model's fit receives: seed, threads, training settings, validation on
     /// `validTarget` (when there is a valid split) and progress events.
     /// The fit's validation passes rank for the validation metric alone, or, with a `log`, for
-    /// every metric and analysis but the repeat modes (a pass of their own), kept in the log.
+    /// every metric and analysis, kept in the log.
     static func fitContext(_ plan: ExperimentPlan, compute: Compute, validTarget: EvaluationTarget?, logger: Logger,
                            profile: OpProfile?, log: ValidationLog? = nil, onEvent: @escaping @Sendable (Event) -> Void) -> FitContext {
         let evaluation = plan.evaluation
-        var validation = log == nil ? evaluation.validationOnly : evaluation
-        validation.readsRepeatModes = false
+        let validation = log == nil ? evaluation.validationOnly : evaluation
         let validate: (@Sendable (any Scorer, Compute) -> Double)? = validTarget.map { [validation] target in
             { @Sendable scorer, compute in
                 let pass = Evaluator.rank(scorer, target: target, settings: validation, compute: compute, profile: profile, phase: "validation")
