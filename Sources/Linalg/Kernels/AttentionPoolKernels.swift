@@ -286,8 +286,10 @@ public enum WeightedStepSumKernels {
         Matrix.withBuffers(reading: [values, weights], writing: &outputs) { p in
             compute.forEachChunk(count: b, chunkSize: chunk) { range in
                 let (v, alpha, out) = (p.read[0], p.read[1], p.write[0])
-                for i in range {
-                    for t in 0..<steps where alpha[t * b + i] != 0 {
+                // Step by step over the chunk's sequences: each step's rows are one contiguous run of the
+                // time-major values, and every output still sums its steps in order.
+                for t in 0..<steps {
+                    for i in range where alpha[t * b + i] != 0 {
                         let row = t * b + i, a = Lanes(repeating: alpha[row])
                         for j in stride(from: 0, to: c, by: 8) {
                             (Lanes.load(out + i * c, j, count: c) + a * Lanes.load(v + row * c, j, count: c)).store(out + i * c, j, count: c)
@@ -307,8 +309,8 @@ public enum WeightedStepSumKernels {
         Matrix.withBuffers(reading: [g, values, weights], writing: &grads) { p in
             compute.forEachChunk(count: b, chunkSize: chunk) { range in
                 let (gr, v, alpha, dv, dAlpha) = (p.read[0], p.read[1], p.read[2], p.write[0], p.write[1])
-                for i in range {
-                    for t in 0..<steps {
+                for t in 0..<steps {
+                    for i in range {
                         let row = t * b + i, a = Lanes(repeating: alpha[row])
                         for j in stride(from: 0, to: c, by: 8) { (a * Lanes.load(gr + i * c, j, count: c)).store(dv + row * c, j, count: c) }
                         dAlpha[row] = Lanes.dot(gr + i * c, v + row * c, count: c)
