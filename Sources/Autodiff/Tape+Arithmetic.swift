@@ -154,8 +154,7 @@ extension Tape {
     /// `rate`, else 1/(1 − rate)): the mask drawn and applied in one pass; the pullback g ⊙ m.
     public func dropout(_ x: Variable, rate: Float, seed: UInt64) -> Variable {
         let compute = self.compute
-        let (value, mask) = x.value.droppedOut(rate: rate, seed: seed, compute: compute)
-        let out = Variable(value, requiresGrad: x.requiresGrad)
-        return record(out) { if x.requiresGrad { x.accumulate(out.grad!.multiplied(by: mask, compute: compute)) } }
+        let out = Variable(x.value.droppedOut(rate: rate, seed: seed, compute: compute), requiresGrad: x.requiresGrad)
+        return record(out) { if x.requiresGrad { x.accumulate(out.grad!.droppedOut(rate: rate, seed: seed, compute: compute)) } }   // the same mask
     }
 }

@@ -41,15 +41,15 @@ static inline uint32_t recbench_mask_bits(uint64_t u, uint64_t threshold, uint32
     return keep & (0u - (uint32_t)(u >= threshold));
 }
 
-/// Entries lo..<hi of chunk `chunk`: two 24-bit uniforms per draw, 0 below `threshold`, else
-/// `keep` (`out` and `keep` as float bits).
-static inline void recbench_mask_chunk(uint32_t *out, long lo, long hi, uint64_t seed, long chunk, uint64_t threshold, uint32_t keep) {
+/// The first n entries of chunk `chunk` into to[0..<n]: two 24-bit uniforms per draw, 0 below
+/// `threshold`, else `keep` (`to` and `keep` as float bits).
+static inline void recbench_mask_chunk(uint32_t *to, long n, uint64_t seed, long chunk, uint64_t threshold, uint32_t keep) {
     uint64_t s[4];
     recbench_xoshiro_seed(seed, (uint64_t)chunk, s);
-    for (long i = lo; i < hi; i += 2) {
+    for (long i = 0; i < n; i += 2) {
         const uint64_t bits = recbench_xoshiro_next(s);
-        out[i] = recbench_mask_bits(bits >> 40, threshold, keep);
-        if (i + 1 < hi) out[i + 1] = recbench_mask_bits((bits >> 16) & 0xFFFFFF, threshold, keep);
+        to[i] = recbench_mask_bits(bits >> 40, threshold, keep);
+        if (i + 1 < n) to[i + 1] = recbench_mask_bits((bits >> 16) & 0xFFFFFF, threshold, keep);
     }
 }
 
@@ -70,14 +70,14 @@ static inline recbench_u4 recbench_mask_step_avx2(recbench_u4 *s, uint64_t thres
     return high | (low << 32);
 }
 
-/// Chunks first..<first+chunks (1...4; the last may be short of `count`), one generator per
-/// lane; lanes past `chunks` run but store nothing, so two or three chunks (a 4,096 × 16
+/// Chunks first..<first+chunks (1...4; the last may be short of `count`) from `base` (chunk
+/// `first`'s first entry), one generator per lane; lanes past `chunks` run but store nothing, so two or three chunks (a 4,096 × 16
 /// layer's mask is two) still share the registers instead of running one by one. Four steps
 /// give each lane eight entries: a 4 × 4 transpose of the steps' pairs turns them into one
 /// whole-register store per chunk (lane by lane scalar stores, 128 KiB apart, stalled on
 /// 4 KiB aliasing); a lane's last partial group of eight is stored entry by entry.
 __attribute__((target("avx2")))
-static inline void recbench_mask_lanes_avx2(uint32_t *out, long count, uint64_t seed, long first, long chunks, uint64_t threshold, uint32_t keep) {
+static inline void recbench_mask_lanes_avx2(uint32_t *base, long count, uint64_t seed, long first, long chunks, uint64_t threshold, uint32_t keep) {
     recbench_u4 s[4];
     long length[4];
     for (int lane = 0; lane < 4; lane++) {
@@ -87,7 +87,6 @@ static inline void recbench_mask_lanes_avx2(uint32_t *out, long count, uint64_t 
         const long left = lane < chunks ? count - (first + lane) * RECBENCH_MASK_CHUNK : 0;
         length[lane] = left < 0 ? 0 : left > RECBENCH_MASK_CHUNK ? RECBENCH_MASK_CHUNK : left;
     }
-    uint32_t *base = out + first * RECBENCH_MASK_CHUNK;
     for (long i = 0; i < length[0]; i += 8) {
         const __m256i p0 = (__m256i)recbench_mask_step_avx2(s, threshold, keep), p1 = (__m256i)recbench_mask_step_avx2(s, threshold, keep);
         const __m256i p2 = (__m256i)recbench_mask_step_avx2(s, threshold, keep), p3 = (__m256i)recbench_mask_step_avx2(s, threshold, keep);
@@ -116,11 +115,34 @@ static inline void recbench_dropout_mask(uint32_t *out, long count, uint64_t see
     long c = first;
     const long end = first + chunks;
 #if defined(__x86_64__)
-    for (; avx2 && c < end; c += 4) recbench_mask_lanes_avx2(out, count, seed, c, end - c < 4 ? end - c : 4, threshold, keep);
+    for (; avx2 && c < end; c += 4) recbench_mask_lanes_avx2(out + c * RECBENCH_MASK_CHUNK, count, seed, c, end - c < 4 ? end - c : 4, threshold, keep);
 #endif
     for (; c < end; c++) {
         const long lo = c * RECBENCH_MASK_CHUNK, hi = lo + RECBENCH_MASK_CHUNK < count ? lo + RECBENCH_MASK_CHUNK : count;
-        recbench_mask_chunk(out, lo, hi, seed, c, threshold, keep);
+        recbench_mask_chunk(out + lo, hi - lo, seed, c, threshold, keep);
+    }
+}
+
+/// y = x ⊙ the mask's chunks first..<first+chunks, the mask drawn four chunks at a time into
+/// `scratch` (4 · RECBENCH_MASK_CHUNK entries) and never stored: a pullback draws it again
+/// from the same seed instead of reading a stored copy. The products are exact, so both
+/// builds give the same bits.
+static inline void recbench_dropout_apply(const float *x, float *y, uint32_t *scratch, long count, uint64_t seed, long first, long chunks,
+                                          uint64_t threshold, uint32_t keep, int avx2) {
+    for (long c = first; c < first + chunks; c += 4) {
+        const long group = first + chunks - c < 4 ? first + chunks - c : 4, lo = c * RECBENCH_MASK_CHUNK;
+        const long hi = lo + group * RECBENCH_MASK_CHUNK < count ? lo + group * RECBENCH_MASK_CHUNK : count;
+        int drawn = 0;
+#if defined(__x86_64__)
+        if (avx2) { recbench_mask_lanes_avx2(scratch, count, seed, c, group, threshold, keep); drawn = 1; }
+#endif
+        for (long k = 0; !drawn && k < group; k++) {
+            const long start = lo + k * RECBENCH_MASK_CHUNK;
+            recbench_mask_chunk(scratch + k * RECBENCH_MASK_CHUNK, count - start < RECBENCH_MASK_CHUNK ? count - start : RECBENCH_MASK_CHUNK,
+                                seed, c + k, threshold, keep);
+        }
+        const float *mask = (const float *)scratch;
+        for (long i = lo; i < hi; i++) y[i] = x[i] * mask[i - lo];
     }
 }
 

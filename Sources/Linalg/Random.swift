@@ -69,22 +69,24 @@ extension Matrix {
 }
 
 extension Matrix {
-    /// `self ⊙ dropoutMask(rows:columns:rate:seed:)` and that mask, in one pass: each worker
-    /// draws its chunks of the mask and multiplies them while they are still in cache (a mask
-    /// op and a product op were two passes and two dispatches). The same mask, bit for bit.
-    public func droppedOut(rate: Float, seed: UInt64, compute: Compute, kernels: KernelSet = .current) -> (value: Matrix, mask: Matrix) {
+    /// `self ⊙ dropoutMask(rows:columns:rate:seed:)` without the mask: each worker draws its
+    /// chunks of the mask into a scratch block and multiplies them while they are in cache. The
+    /// same bits as the product with the stored mask, so a pullback applies the same mask to
+    /// the gradient by calling this again with the seed (a stored mask was a third of the
+    /// traffic each way, and memory the tape held until the backward pass).
+    public func droppedOut(rate: Float, seed: UInt64, compute: Compute, kernels: KernelSet = .current) -> Matrix {
         let (keep, threshold) = Matrix.dropoutConstants(rate)
-        var outputs = [Matrix(uninitializedRows: rows, columns: columns), Matrix(uninitializedRows: rows, columns: columns)]
+        var outputs = [Matrix(uninitializedRows: rows, columns: columns)]
         let count = values.count, chunk = Int(RECBENCH_MASK_CHUNK), chunks = (count + chunk - 1) / chunk
-        guard count > 0 else { return (outputs[0], outputs[1]) }
+        guard count > 0 else { return outputs[0] }
         Matrix.withBuffers(reading: [self], writing: &outputs) { b in
-            compute.forEachChunk(count: chunks, chunkSize: 4) { group in   // each worker owns its chunks of both outputs
-                let (x, value) = (b.read[0], b.write[0])
-                let bits = UnsafeMutableRawPointer(b.write[1]).assumingMemoryBound(to: UInt32.self)
-                recbench_dropout_mask(bits, count, seed, group.lowerBound, group.count, threshold, keep, kernels == .avx2 ? 1 : 0)
-                for i in (group.lowerBound * chunk)..<Swift.min(count, group.upperBound * chunk) { value[i] = x[i] * Float(bitPattern: bits[i]) }
+            compute.forEachChunk(count: chunks, chunkSize: 4) { group in   // each worker owns its chunks of the output
+                withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 4 * chunk) { scratch in
+                    recbench_dropout_apply(b.read[0], b.write[0], scratch.baseAddress!, count, seed, group.lowerBound, group.count, threshold, keep,
+                                           kernels == .avx2 ? 1 : 0)
+                }
             }
         }
-        return (outputs[0], outputs[1])
+        return outputs[0]
     }
 }

@@ -268,6 +268,12 @@ import Autodiff
         #expect(out.value.values == x.multiplied(by: mask, compute: .serial).values)
         #expect(v.grad!.values == scale.multiplied(by: g, compute: .serial).multiplied(by: mask, compute: .serial).values)
         #expect(Set(mask.values) == [0, 1 / 0.75])
+        // The mask is drawn again, never stored: either build, any worker count, the same product.
+        for kernels in [KernelSet.baseline, .avx2] {
+            for compute in [Compute.serial, Compute(threads: 2)] {
+                #expect(x.droppedOut(rate: 0.25, seed: 9, compute: compute, kernels: kernels).values == out.value.values, "\(kernels) \(compute)")
+            }
+        }
     }
 
     @Test func addSubMulAffine() {
