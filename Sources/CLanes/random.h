@@ -71,10 +71,10 @@ static inline recbench_u4 recbench_mask_step_avx2(recbench_u4 *s, uint64_t thres
 }
 
 /// Chunks first..<first+chunks (1...4; the last may be short of `count`) from `base` (chunk
-/// `first`'s first entry), one generator per lane; lanes past `chunks` run but store nothing, so two or three chunks (a 4,096 × 16
-/// layer's mask is two) still share the registers instead of running one by one. Four steps
-/// give each lane eight entries: a 4 × 4 transpose of the steps' pairs turns them into one
-/// whole-register store per chunk (lane by lane scalar stores, 128 KiB apart, stalled on
+/// `first`'s first entry), one generator per lane; lanes past `chunks` run but store nothing,
+/// so two or three chunks (a 4,096 × 16 layer's mask is two) still share the registers
+/// instead of running one by one. Four steps give each lane eight entries: a 4 × 4 transpose
+/// of the steps' pairs turns them into one whole-register store per chunk (lane by lane scalar stores, 128 KiB apart, stalled on
 /// 4 KiB aliasing); a lane's last partial group of eight is stored entry by entry.
 __attribute__((target("avx2")))
 static inline void recbench_mask_lanes_avx2(uint32_t *base, long count, uint64_t seed, long first, long chunks, uint64_t threshold, uint32_t keep) {
@@ -125,8 +125,8 @@ static inline void recbench_dropout_mask(uint32_t *out, long count, uint64_t see
 
 /// y = x ⊙ the mask's chunks first..<first+chunks, the mask drawn four chunks at a time into
 /// `scratch` (4 · RECBENCH_MASK_CHUNK entries) and never stored: a pullback draws it again
-/// from the same seed instead of reading a stored copy. The products are exact, so both
-/// builds give the same bits.
+/// from the same seed instead of reading a stored copy. Each product is one IEEE
+/// multiplication, so both builds give the same bits.
 static inline void recbench_dropout_apply(const float *x, float *y, uint32_t *scratch, long count, uint64_t seed, long first, long chunks,
                                           uint64_t threshold, uint32_t keep, int avx2) {
     for (long c = first; c < first + chunks; c += 4) {

@@ -23,7 +23,7 @@ public enum ThreadSplit: String, Sendable, CaseIterable {
     public enum Phase: String, Sendable, CaseIterable {
         /// Training passes and the validation pass after each epoch.
         case training
-        /// The final valid and test evaluations.
+        /// The evaluations after the fit: test, and valid when the fit kept no validation pass.
         case evaluation
     }
 

@@ -109,7 +109,8 @@ public struct EvaluationSettings: Sendable, Equatable {
     }
 
     /// The same protocol cut down to the validation metric alone (one metric, one cutoff):
-    /// what early stopping reads after every epoch. Its value is the same as in the full
+    /// what a search trial's early stopping reads after every epoch (a run's fit ranks at the
+    /// full settings, its kept pass becoming the valid result). Its value is the same as in the full
     /// evaluation, since the best K items do not depend on how many more are selected.
     public var validationOnly: EvaluationSettings {
         var only = self

@@ -227,16 +227,9 @@ public enum Evaluator {
             values[key] = table.mean(ofColumn: index)
         }
         let trainCounts = target.trainCounts
-        for metric in MetricRegistry.lists where settings.metrics.contains(metric.name) {
+        for name in MetricRegistry.lists.map({ $0.name }) + [TailPercentage.name] where settings.metrics.contains(name) {
             for k in settings.cutoffs {
-                values[MetricKey(metric.name, k: k).description] =
-                    metric.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
-            }
-        }
-        if settings.metrics.contains(TailPercentage.name) {
-            let tail = TailPercentage.tailItems(trainCounts: trainCounts, ratio: settings.tailRatio)
-            for k in settings.cutoffs {
-                values[MetricKey(TailPercentage.name, k: k).description] = TailPercentage.value(lists: topItems, width: width, k: k, tail: tail)
+                values[MetricKey(name, k: k).description] = listValue(name, k: k, topItems: topItems, width: width, target: target, settings: settings)
             }
         }
         var analyses: [String: Double] = [:]
@@ -263,6 +256,18 @@ public enum Evaluator {
 }
 
 extension Evaluator {
+    /// List metric `name` (a registry name, any case) at `k` over every ranked list; nil when
+    /// `name` is not a list metric.
+    static func listValue(_ name: String, k: Int, topItems: [Int32], width: Int, target: EvaluationTarget, settings: EvaluationSettings) -> Double? {
+        let trainCounts = target.trainCounts
+        if name.lowercased() == TailPercentage.name.lowercased() {
+            let tail = TailPercentage.tailItems(trainCounts: trainCounts, ratio: settings.tailRatio)
+            return TailPercentage.value(lists: topItems, width: width, k: k, tail: tail)
+        }
+        let metric = MetricRegistry.lists.first { $0.name.lowercased() == name.lowercased() }
+        return metric?.value(lists: topItems, width: width, k: k, itemCount: target.itemCount, trainCounts: trainCounts)
+    }
+
     /// How many of the first `k` items of slot `slot`'s list the user had before the split.
     static func fromHistory(_ topItems: [Int32], slot: Int, width: Int, k: Int, target: EvaluationTarget) -> Int {
         let user = Int(target.users[slot])

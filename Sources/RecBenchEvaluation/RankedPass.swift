@@ -14,11 +14,13 @@ public struct RankedPass: Sendable {
     /// Seconds spent scoring and ranking.
     let seconds: Double
 
-    /// The mean of a ranking metric's key ("ndcg@10"), the value the summary reports; nil for
-    /// a key the pass has no column of (a list metric, or one not configured).
-    public func mean(of key: String) -> Double? {
-        let keys = Evaluator.rankingMetrics(settings).flatMap { m in settings.cutoffs.map { MetricKey(m.name, k: $0).description } }
-        return keys.firstIndex(of: key).map { table.mean(ofColumn: $0) }
+    /// The value the summary reports for `key` ("ndcg@10", "giniindex@10"), computed alone; nil
+    /// for a key the pass cannot give (an unknown metric, or a ranking metric not configured).
+    public func value(of key: String) -> Double? {
+        guard let parsed = MetricKey(parsing: key) else { return nil }
+        let keys = Evaluator.rankingMetrics(settings).flatMap { m in settings.cutoffs.map { MetricKey(m.name, k: $0) } }
+        if let column = keys.firstIndex(of: parsed) { return table.mean(ofColumn: column) }
+        return Evaluator.listValue(parsed.name, k: parsed.k, topItems: topItems, width: settings.cutoffs.max()!, target: target, settings: settings)
     }
 
     /// Every metric and analysis of the pass.

@@ -68,10 +68,12 @@ import Linalg
     /// b or bᵀ, into rows of a larger c, from `aRows`, on one worker or two; every build within
     /// rounding of the naive product; with β = 0 (c never read); a dense layer (`BLAS.linear`)
     /// likewise, its bias added to each sum. Shapes: every remainder of a 6-row block, a group
-    /// of 96, two workers' blocks, widths under, at and past a 16-column panel, k = 1 and 256.
+    /// of 96, two workers' blocks, widths under, at and past a 16-column panel, k = 1, 256, 384 and 512.
     @Test(arguments: KernelSet.available)
     func denseLayerProductsAreTheirOrderedSums(kernels: KernelSet) {
-        for (m, n, k) in [(16, 1, 1), (25, 8, 7), (26, 3, 9), (27, 16, 5), (101, 17, 64), (1_001, 70, 32), (40, 512, 256), (4_000, 16, 70)] {
+        let shapes = [(16, 1, 1), (25, 8, 7), (26, 3, 9), (27, 16, 5), (101, 17, 64), (1_001, 70, 32), (40, 512, 256), (40, 128, 384),
+                      (20, 512, 512), (4_000, 16, 70)]
+        for (m, n, k) in shapes {
             let a = Fixtures.randomMatrix(rows: m + 2, columns: k, seed: 31), b = Fixtures.randomMatrix(rows: k, columns: n, seed: 32)
             let start = Fixtures.randomMatrix(rows: m + 1, columns: n, seed: 33)
             var ordered = [Float](repeating: 0, count: m * n)

@@ -18,9 +18,13 @@ struct ValidationReuseTests {
         let reused = try run(model, data + ["epochs=\(epochs)", "stopping_step=\(epochs)"])
         let best = try #require(reused.training?.bestEpoch)
         try #require(best < epochs, "\(model): the best epoch is the last (\(best)); the reuse of an earlier one is not exercised")
-        let fresh = try run(model, data + ["epochs=\(best)", "eval_step=\(best + 1)"])
-        #expect(fresh.training?.bestValid == nil, "the fresh run validated during its fit")
+        let fresh = try run(model, data.filter { !$0.hasPrefix("eval_step=") } + ["epochs=\(best)", "eval_step=\(best + 1)"])
+        #expect(reused.validFromEpoch == best, "\(model): the valid result is not the kept pass (from \(String(describing: reused.validFromEpoch)))")
+        #expect(fresh.training?.bestValid == nil && fresh.validFromEpoch == nil, "the fresh run validated during its fit")
         #expect(!reused.valid.isEmpty && reused.valid == fresh.valid, "\(model): \(reused.valid) against \(fresh.valid)")
+        // The score early stopping kept is the summary's value of the validation metric.
+        let metric = try Experiment.plan(RunRequest(model: model, assignments: data)).evaluation.validMetric
+        #expect(reused.training?.bestValid == reused.valid[metric], "\(metric): \(String(describing: reused.training?.bestValid))")
         #expect(reused.analyses["valid"] == fresh.analyses["valid"])
         #expect(reused.test == fresh.test)
         return reused
@@ -34,11 +38,23 @@ struct ValidationReuseTests {
         Fixtures.writeInter(rows, in: dir)
     }
 
-    @Test func bprsValidIsTheBestEpochsPassAsAFreshEvaluationGivesIt() throws {
+    /// Validation every epoch, every second epoch, and on a list metric (smaller is better).
+    @Test(arguments: [[String](), ["eval_step=2"],
+                      ["metrics=[Recall, MRR, NDCG, AveragePopularity]", "valid_metric=AveragePopularity@10", "valid_metric_bigger=false"]])
+    func bprsValidIsTheBestEpochsPassAsAFreshEvaluationGivesIt(settings: [String]) throws {
         let dir = Fixtures.temporaryDirectory()
         Self.strides(in: dir)
         try Self.agree("BPR", data: ["dataset=tiny", "data_path=\(dir)", "load_col={inter: [user_id, item_id, timestamp]}",
-                                     "learning_rate=0.5", "embedding_size=8", "checkpoint_dir=null", "threads=2"], epochs: 30)
+                                     "learning_rate=0.5", "embedding_size=8", "checkpoint_dir=null", "threads=2"] + settings, epochs: 30)
+    }
+
+    /// RecVAE validates from the posterior it caches with its old encoder. With the best epoch
+    /// not the last, the reusing run's test evaluation runs the encoder batch by batch, the
+    /// fresh run's reads the cache: the comparison covers both paths.
+    @Test func recVAEsKeptPassEqualsItsBatchByBatchEvaluation() throws {
+        let dir = Fixtures.temporaryDirectory()
+        Self.strides(in: dir)
+        try Self.agree("RecVAE", data: ["dataset=tiny", "data_path=\(dir)", "learning_rate=0.01", "checkpoint_dir=null", "threads=2"], epochs: 20)
     }
 
     /// RepeatNet's valid result adds its repeat-mode analyses to the kept pass.

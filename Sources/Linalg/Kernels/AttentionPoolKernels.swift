@@ -272,8 +272,8 @@ public enum AdditiveAttentionKernels {
 
 /// A weighted sum over time-major steps, an attention's readout once its weights are known
 /// (RepeatNet's contexts): out_b = Σ_t α_tb V_tb for values V ((T·B) × C) and weights α
-/// ((T·B) × 1). One pass per sequence, no (T·B) × C temporary in the forward; sequences go
-/// to the workers in fixed chunks.
+/// ((T·B) × 1). No (T·B) × C temporary in the forward; sequences go to the workers in fixed
+/// chunks, each chunk walked step by step (its rows of a step are contiguous).
 public enum WeightedStepSumKernels {
     static let chunk = 64
 

@@ -250,13 +250,7 @@ public enum Experiment {
             defer { clock = now }
             return (now - clock).seconds
         }
-        let valid: EvaluationResult? = data.validTarget.map { target in
-            guard let kept = log.bestPass(of: model.trainingSummary)?.summarized() else {
-                return evaluate(model, on: target, plan: plan, compute: compute, onEvent: onEvent)
-            }
-            onEvent(.evaluated(kept))
-            return kept
-        }
+        let (valid, validFromEpoch) = validResult(model, log: log, data: data, plan: plan, compute: compute, onEvent: onEvent)
         let validSeconds = lap()
         let test = evaluate(model, on: data.outcome.test, plan: plan, compute: compute, onEvent: onEvent)
         let testSeconds = lap()
@@ -277,10 +271,23 @@ public enum Experiment {
             fitSteps: model.fitSteps.merging(costSteps(model, dataset.statistics, summary)) { own, _ in own }, training: model.trainingSummary,
             peakMemoryMiB: ProcessStats.peakMemoryMiB,
             threads: threadRecord(compute, split: plan.threadSplit),
-            blas: BLAS.configuration, kernels: KernelSet.current.rawValue, notices: data.notices, tuning: tuning)
+            blas: BLAS.configuration, kernels: KernelSet.current.rawValue, notices: data.notices, tuning: tuning, validFromEpoch: validFromEpoch)
         let perUser = PerUserResults(runKey: runKey, dataset: dataset,
                                      evaluations: [valid.map { ($0, data.outcome.valid) }, (test, data.outcome.test)].compactMap { $0 })
         return RunOutcome(result: result, valid: valid, test: test, perUser: perUser)
+    }
+
+    /// The valid result (nil without a valid part): the fit's kept validation pass and its epoch
+    /// when the log holds it, else an evaluation of the fitted model.
+    static func validResult(_ model: any Recommender, log: ValidationLog, data: LoadedData, plan: ExperimentPlan, compute: Compute,
+                            onEvent: @Sendable (Event) -> Void) -> (EvaluationResult?, Int?) {
+        guard let target = data.validTarget else { return (nil, nil) }
+        guard let kept = log.takeBestPass(of: model.trainingSummary) else {
+            return (evaluate(model, on: target, plan: plan, compute: compute, onEvent: onEvent), nil)
+        }
+        let result = kept.pass.summarized()
+        onEvent(.evaluated(result))
+        return (result, kept.epoch)
     }
 
     /// The fitted model's FLOPs per epoch (what the bench sets against the sgemm peak): asked
@@ -396,7 +403,7 @@ public enum Experiment {
         let validate: (@Sendable (any Scorer, Compute) -> Double)? = validTarget.map { [validation] target in
             { @Sendable scorer, compute in
                 let pass = Evaluator.rank(scorer, target: target, settings: validation, compute: compute, profile: profile, phase: "validation")
-                let score = pass.mean(of: evaluation.validMetric) ?? pass.summarized().values[evaluation.validMetric] ?? 0
+                let score = pass.value(of: evaluation.validMetric) ?? 0
                 log?.record(score: score, pass: pass)
                 return score
             }

@@ -6,7 +6,7 @@ import RecBenchEvaluation
 /// settings: the latest pass, and the pass of the epoch the trainer last called an improvement.
 /// That best pass, summarised, is the run's valid result: its parameters are the ones the fit
 /// keeps, so evaluating them again would repeat the same pass (RecBole 1.2.1 likewise reports
-/// its fit's best validation). Two passes at most are held.
+/// its fit's best validation). Two passes at most are held: the best and the one being ranked.
 final class ValidationLog: @unchecked Sendable {   // the passes guarded by `lock`
     private let lock = NSLock()
     private var latest: (score: Double, pass: RankedPass)?
@@ -18,21 +18,24 @@ final class ValidationLog: @unchecked Sendable {   // the passes guarded by `loc
         lock.withLock { latest = (score, pass); count += 1 }
     }
 
-    /// Promotes the latest pass when the trainer's report calls its epoch an improvement.
+    /// Promotes the latest pass when the trainer's report calls its epoch an improvement, and
+    /// lets it go either way.
     func epochEnded(_ report: EpochReport) {
         lock.withLock {
             if report.improved, let latest, report.validScore == latest.score { best = (report.epoch, latest.score, latest.pass) }
+            latest = nil
         }
     }
 
-    /// The pass of `summary`'s best epoch; nil when the fit kept no best epoch or when the log
-    /// and the summary disagree (another count of passes, epoch or score), so the caller
-    /// evaluates the fitted model instead.
-    func bestPass(of summary: TrainingSummary?) -> RankedPass? {
+    /// Takes the pass of `summary`'s best epoch (with the epoch), emptying the log; nil when the
+    /// fit kept no best epoch or when the log and the summary disagree (another count of
+    /// passes, epoch or score), so the caller evaluates the fitted model instead.
+    func takeBestPass(of summary: TrainingSummary?) -> (epoch: Int, pass: RankedPass)? {
         lock.withLock {
+            defer { best = nil; latest = nil }
             guard let summary, let kept = summary.bestValid, let best, best.epoch == summary.bestEpoch, best.score == kept,
                   count == summary.epochs.count(where: { $0.valid != nil }) else { return nil }
-            return best.pass
+            return (best.epoch, best.pass)
         }
     }
 }

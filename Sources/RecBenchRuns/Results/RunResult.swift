@@ -62,6 +62,9 @@ public struct RunResult: Codable, Sendable {
     public var notices: [String]
     /// The search that chose this run's hyperparameters (`recbench tune`; nil: not tuned).
     public var tuning: TuningRecord? = nil
+    /// The fit's epoch whose validation pass is `valid` (its parameters are the ones kept); nil
+    /// when `valid` was evaluated after the fit (models without such a pass, older records).
+    public var validFromEpoch: Int? = nil
 
     enum CodingKeys: String, CodingKey {
         case recbenchVersion = "recbench_version", model, modelType = "model_type", modelFamily = "model_family", dataset
@@ -70,6 +73,7 @@ public struct RunResult: Codable, Sendable {
         case datasetFingerprint = "dataset_fingerprint", splitFingerprint = "split_fingerprint"
         case config, hyperparameters, statistics, split, metricKeys = "metric_keys", valid, test, analyses
         case seconds, fitSteps = "fit_steps", training, peakMemoryMiB = "peak_memory_mib", threads, blas, kernels, notices, tuning
+        case validFromEpoch = "valid_from_epoch"
     }
 }
 
@@ -100,4 +104,4 @@ public struct SplitSummary: Codable, Sendable, Equatable {
 }
 
 /// recbench's version string.
-public let recbenchVersion = "0.3.0"
+public let recbenchVersion = "0.3.1"
