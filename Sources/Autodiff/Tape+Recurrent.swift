@@ -30,16 +30,14 @@ extension Tape {
                      Matrix(uninitializedRows: rows, columns: hidden)]   // the output h'
         if let biases { BLAS.linear(x.value, wInput.value, bias: biases.input.value, into: &state[0], compute: compute) }
         else { BLAS.gemm(x.value, wInput.value, into: &state[0], compute: compute) }
-        // One buffer for every step's h W_h (its first n rows), filled in place; h_{t−1} read where it lies.
-        var product = Matrix(uninitializedRows: stepCounts.first ?? 0, columns: h3)
-        for (t, n) in stepCounts.enumerated() where n > 0 {
-            if let biases { product.fillRows(with: biases.hidden.value, compute: compute) }
-            else if t == 0 { product.values.withUnsafeMutableBufferPointer { $0.baseAddress!.update(repeating: 0, count: n * h3) } }
-            if t > 0 {
-                BLAS.gemm(state[2], aRows: offsets[t - 1]..<offsets[t - 1] + n, wHidden.value, beta: biases == nil ? 0 : 1, into: &product,
-                          firstRow: 0, compute: compute)
+        let packed = GRUKernels.fuses(hidden: hidden) ? GRUKernels.packedHidden(wHidden.value) : nil
+        if let packed {
+            for (t, n) in stepCounts.enumerated() where n > 0 {
+                GRUKernels.fusedForward(GRUKernels.Step(t, offsets, count: n, hidden: hidden), packed: packed.forward, hiddenBias: biases?.hidden.value,
+                                        state: &state, compute: compute)
             }
-            GRUKernels.forward(GRUKernels.Step(t, offsets, count: n, hidden: hidden), product: product, state: &state, compute: compute)
+        } else {
+            Self.gruSteps(stepCounts, offsets, wHidden: wHidden.value, hiddenBias: biases?.hidden.value, state: &state, compute: compute)
         }
         let output = state[2]
         let out = Variable(output, requiresGrad: x.requiresGrad || wInput.requiresGrad || wHidden.requiresGrad
@@ -53,14 +51,21 @@ extension Tape {
             // The biases' gradients: each step's block summed right after it is written (still in cache), steps in order.
             var biasSums = biases == nil ? [] : [Matrix(rows: 1, columns: h3), Matrix(rows: 1, columns: h3)]
             for (t, n) in stepCounts.enumerated().reversed() where n > 0 {
-                GRUKernels.backward(GRUKernels.Step(t, offsets, count: n, hidden: hidden), reads: reads, buffers: &buffers, compute: compute)
+                let step = GRUKernels.Step(t, offsets, count: n, hidden: hidden)
+                if let packed {
+                    GRUKernels.fusedBackward(step, packedTransposed: packed.backward, reads: reads, buffers: &buffers, compute: compute)
+                } else {
+                    GRUKernels.backward(step, reads: reads, buffers: &buffers, compute: compute)
+                }
                 for k in biasSums.indices {
                     let block = buffers[k].columnSums(rows: offsets[t]..<offsets[t] + n, compute)
                     for j in 0..<h3 { biasSums[k].values[j] += block.values[j] }
                 }
-                let dHidden = buffers[1]
-                BLAS.gemm(dHidden, aRows: offsets[t]..<offsets[t] + n, wHidden.value, transposeB: true, alpha: 1, beta: 1,
-                          into: &buffers[2], firstRow: 0, compute: compute)
+                if packed == nil {
+                    let dHidden = buffers[1]
+                    BLAS.gemm(dHidden, aRows: offsets[t]..<offsets[t] + n, wHidden.value, transposeB: true, alpha: 1, beta: 1,
+                              into: &buffers[2], firstRow: 0, compute: compute)
+                }
             }
             let (dInputs, dHidden) = (buffers[0], buffers[1])
             if x.requiresGrad { x.accumulateProduct(dInputs, wInput.value, transposeB: true) }
@@ -68,6 +73,23 @@ extension Tape {
             if wHidden.requiresGrad { wHidden.accumulateProduct(Self.previousStates(output, offsets), transposeA: true, dHidden) }
             if let biases, biases.input.requiresGrad { biases.input.accumulate(biasSums[0]) }
             if let biases, biases.hidden.requiresGrad { biases.hidden.accumulate(biasSums[1]) }
+        }
+    }
+
+    /// The forward steps as a product per step (into one buffer, its first n rows; h_{t−1} read
+    /// where it lies), then the gates: the baseline build's path.
+    private static func gruSteps(_ stepCounts: [Int], _ offsets: [Int], wHidden: Matrix, hiddenBias: Matrix?, state: inout [Matrix],
+                                 compute: Compute) {
+        let h3 = wHidden.columns, hidden = h3 / 3
+        var product = Matrix(uninitializedRows: stepCounts.first ?? 0, columns: h3)
+        for (t, n) in stepCounts.enumerated() where n > 0 {
+            if let hiddenBias { product.fillRows(with: hiddenBias, compute: compute) }
+            else if t == 0 { product.values.withUnsafeMutableBufferPointer { $0.baseAddress!.update(repeating: 0, count: n * h3) } }
+            if t > 0 {
+                BLAS.gemm(state[2], aRows: offsets[t - 1]..<offsets[t - 1] + n, wHidden, beta: hiddenBias == nil ? 0 : 1, into: &product,
+                          firstRow: 0, compute: compute)
+            }
+            GRUKernels.forward(GRUKernels.Step(t, offsets, count: n, hidden: hidden), product: product, state: &state, compute: compute)
         }
     }
 

@@ -75,6 +75,40 @@ import Autodiff
         #expect(abs(out[0, 0] - (1 - z) * n) < 1e-6)
     }
 
+    /// The AVX2 build's fused steps (the recurrent product made per chunk of rows beside the
+    /// gates) against the product as one GEMM and then the gates, bit for bit: with and without
+    /// b_h, forward and pullback, one worker and two, 40 rows (past the register kernel's 16).
+    @Test func gruFusedStepsEqualProductThenGates() throws {
+        try #require(GRUKernels.fuses(hidden: 8), "no AVX2 on this CPU: the fused steps never run")
+        let (n, h) = (40, 8), offsets = [0, n, 2 * n]
+        let wh = ops.m(h, 3 * h, 80), bias = ops.m(1, 3 * h, 81), inputs = ops.m(2 * n, 3 * h, 82), g = ops.m(2 * n, h, 83)
+        let packed = GRUKernels.packedHidden(wh)
+        for hiddenBias in [nil, bias] {
+            for compute in [Compute.serial, Compute(workers: 2, blasThreads: 1)] {
+                var fused = [inputs, Matrix(rows: 2 * n, columns: h), Matrix(rows: 2 * n, columns: h)], plain = fused
+                for t in 0..<2 {
+                    let step = GRUKernels.Step(t, offsets, count: n, hidden: h)
+                    GRUKernels.fusedForward(step, packed: packed.forward, hiddenBias: hiddenBias, state: &fused, compute: compute)
+                    var product = hiddenBias.map { Matrix(repeatingRow: $0, count: n, compute: .serial) } ?? Matrix(rows: n, columns: 3 * h)
+                    if t > 0 { BLAS.gemm(plain[2], aRows: 0..<n, wh, beta: 1, into: &product, firstRow: 0, compute: compute) }
+                    GRUKernels.forward(step, product: product, state: &plain, compute: compute)
+                }
+                #expect(fused.map(\.values) == plain.map(\.values), "forward, bias \(hiddenBias != nil), \(compute)")
+                let reads = [g, fused[1], fused[2]]
+                var fusedGrads = [fused[0], Matrix(rows: 2 * n, columns: 3 * h), Matrix(rows: n, columns: h)], plainGrads = fusedGrads
+                for t in [1, 0] {
+                    let step = GRUKernels.Step(t, offsets, count: n, hidden: h)
+                    GRUKernels.fusedBackward(step, packedTransposed: packed.backward, reads: reads, buffers: &fusedGrads, compute: compute)
+                    GRUKernels.backward(step, reads: reads, buffers: &plainGrads, compute: compute)
+                    let dHidden = plainGrads[1]
+                    BLAS.gemm(dHidden, aRows: t * n..<t * n + n, wh, transposeB: true, alpha: 1, beta: 1, into: &plainGrads[2], firstRow: 0,
+                              compute: compute)
+                }
+                #expect(fusedGrads.map(\.values) == plainGrads.map(\.values), "pullback, bias \(hiddenBias != nil), \(compute)")
+            }
+        }
+    }
+
     @Test func softmaxOverSteps() {
         // Three steps of two sequences; the second's last step masked.
         let mask: [Float] = [1, 1, 1, 1, 1, 0]
