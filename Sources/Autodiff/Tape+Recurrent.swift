@@ -61,7 +61,7 @@ extension Tape {
                     let block = buffers[k].columnSums(rows: offsets[t]..<offsets[t] + n, compute)
                     for j in 0..<h3 { biasSums[k].values[j] += block.values[j] }
                 }
-                if packed == nil {
+                if packed == nil && t > 0 {   // step 0's carry, dL/dh₀, is never read
                     let dHidden = buffers[1]
                     BLAS.gemm(dHidden, aRows: offsets[t]..<offsets[t] + n, wHidden.value, transposeB: true, alpha: 1, beta: 1,
                               into: &buffers[2], firstRow: 0, compute: compute)

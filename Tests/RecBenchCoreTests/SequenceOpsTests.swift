@@ -77,32 +77,35 @@ import Autodiff
 
     /// The AVX2 build's fused steps (the recurrent product made per chunk of rows beside the
     /// gates) against the product as one GEMM and then the gates, bit for bit: with and without
-    /// b_h, forward and pullback, one worker and two, 40 rows (past the register kernel's 16).
-    @Test func gruFusedStepsEqualProductThenGates() throws {
-        try #require(GRUKernels.fuses(hidden: 8), "no AVX2 on this CPU: the fused steps never run")
-        let (n, h) = (40, 8), offsets = [0, n, 2 * n]
-        let wh = ops.m(h, 3 * h, 80), bias = ops.m(1, 3 * h, 81), inputs = ops.m(2 * n, 3 * h, 82), g = ops.m(2 * n, h, 83)
+    /// b_h, forward and pullback, one worker and two. H = 150: chunks of 54 rows (120 rows are
+    /// three), a lane tail of 6 and a last panel of 2 columns; steps of 120, 90 and 20 rows (the
+    /// unfused product sends fewer than 16 rows to OpenBLAS, whose sums may round otherwise).
+    @Test(.enabled(if: GRUKernels.fuses(hidden: 150), "the fused steps run only in the AVX2 build"))
+    func gruFusedStepsEqualProductThenGates() {
+        let h = 150, counts = [120, 90, 20], offsets = [0, 120, 210, 230], rows = 230
+        let wh = ops.m(h, 3 * h, 80), bias = ops.m(1, 3 * h, 81), inputs = ops.m(rows, 3 * h, 82), g = ops.m(rows, h, 83)
         let packed = GRUKernels.packedHidden(wh)
         for hiddenBias in [nil, bias] {
             for compute in [Compute.serial, Compute(workers: 2, blasThreads: 1)] {
-                var fused = [inputs, Matrix(rows: 2 * n, columns: h), Matrix(rows: 2 * n, columns: h)], plain = fused
-                for t in 0..<2 {
+                var fused = [inputs, Matrix(rows: rows, columns: h), Matrix(rows: rows, columns: h)], plain = fused
+                for (t, n) in counts.enumerated() {
                     let step = GRUKernels.Step(t, offsets, count: n, hidden: h)
                     GRUKernels.fusedForward(step, packed: packed.forward, hiddenBias: hiddenBias, state: &fused, compute: compute)
                     var product = hiddenBias.map { Matrix(repeatingRow: $0, count: n, compute: .serial) } ?? Matrix(rows: n, columns: 3 * h)
-                    if t > 0 { BLAS.gemm(plain[2], aRows: 0..<n, wh, beta: 1, into: &product, firstRow: 0, compute: compute) }
+                    if t > 0 { BLAS.gemm(plain[2], aRows: offsets[t - 1]..<offsets[t - 1] + n, wh, beta: 1, into: &product, firstRow: 0, compute: compute) }
                     GRUKernels.forward(step, product: product, state: &plain, compute: compute)
                 }
                 #expect(fused.map(\.values) == plain.map(\.values), "forward, bias \(hiddenBias != nil), \(compute)")
                 let reads = [g, fused[1], fused[2]]
-                var fusedGrads = [fused[0], Matrix(rows: 2 * n, columns: 3 * h), Matrix(rows: n, columns: h)], plainGrads = fusedGrads
-                for t in [1, 0] {
+                var fusedGrads = [fused[0], Matrix(rows: rows, columns: 3 * h), Matrix(rows: counts[0], columns: h)], plainGrads = fusedGrads
+                for (t, n) in counts.enumerated().reversed() {
                     let step = GRUKernels.Step(t, offsets, count: n, hidden: h)
                     GRUKernels.fusedBackward(step, packedTransposed: packed.backward, reads: reads, buffers: &fusedGrads, compute: compute)
                     GRUKernels.backward(step, reads: reads, buffers: &plainGrads, compute: compute)
+                    guard t > 0 else { continue }   // step 0's carry is never read: neither path adds to it
                     let dHidden = plainGrads[1]
-                    BLAS.gemm(dHidden, aRows: t * n..<t * n + n, wh, transposeB: true, alpha: 1, beta: 1, into: &plainGrads[2], firstRow: 0,
-                              compute: compute)
+                    BLAS.gemm(dHidden, aRows: offsets[t]..<offsets[t] + n, wh, transposeB: true, alpha: 1, beta: 1, into: &plainGrads[2],
+                              firstRow: 0, compute: compute)
                 }
                 #expect(fusedGrads.map(\.values) == plainGrads.map(\.values), "pullback, bias \(hiddenBias != nil), \(compute)")
             }

@@ -2,7 +2,7 @@ import CLanes
 
 /// A GRU step with its recurrent product and its gates in one pass over the step's rows (the
 /// AVX2 build): per chunk of rows, h_{t−1} W_h (+ b_h) is made by the dense layers' register
-/// kernel into a scratch block the gates then read while it is in cache, where the product
+/// kernel into a scratch block the gates then read while it is in L2, where the product
 /// went to memory for a whole step and came back (3H floats a row each way) and took a second
 /// parallel region. The pullback likewise adds each chunk's d(h W_h) W_hᵀ to the carried
 /// gradient right after the chunk's gates wrote it. Each row's sums are the kernel's, in the
@@ -25,6 +25,7 @@ extension GRUKernels {
     /// plus `hiddenBias` (1 × 3H) when given.
     public static func fusedForward(_ step: Step, packed: Matrix, hiddenBias: Matrix?, state: inout [Matrix], compute: Compute) {
         let hidden = step.hidden, h3 = 3 * hidden
+        precondition(hiddenBias.map { $0.rows == 1 && $0.columns == h3 } ?? true, "gru: b_h is not 1 × \(h3)")
         Matrix.withBuffers(reading: [packed, hiddenBias ?? packed], writing: &state) { p in
             compute.forEachChunk(count: step.count, chunkSize: max(1, 8192 / hidden)) { range in
                 withUnsafeTemporaryAllocation(of: Float.self, capacity: range.count * h3) { scratch in
@@ -46,7 +47,8 @@ extension GRUKernels {
     }
 
     /// `backward(_:reads:buffers:compute:)` followed, chunk by chunk, by the carried gradient's
-    /// d(h W_h) · Wᵀ_h (`packedHidden(_:).backward`), which the caller added as a whole step.
+    /// d(h W_h) · Wᵀ_h (`packedHidden(_:).backward`), which the caller added as a whole step; not
+    /// at step 0, whose carry (dL/dh₀, h₀ = 0 a constant) nothing reads.
     public static func fusedBackward(_ step: Step, packedTransposed: Matrix, reads: [Matrix], buffers: inout [Matrix], compute: Compute) {
         let hidden = step.hidden, h3 = 3 * hidden
         Matrix.withBuffers(reading: reads + [packedTransposed], writing: &buffers) { p in
@@ -56,6 +58,7 @@ extension GRUKernels {
                     recbench_gru_backward_avx2(p.read[0] + row * hidden, p.read[1] + row * hidden, before, p.write[0] + row * h3,
                                                p.write[1] + row * h3, p.write[2] + i * hidden, hidden)
                 }
+                guard step.previous != nil else { return }
                 recbench_gemm_rows_avx2(range.count, hidden, h3, p.write[1] + (step.first + range.lowerBound) * h3, h3, p.read[3],
                                         p.write[2] + range.lowerBound * hidden, hidden, 1, nil)
             }
