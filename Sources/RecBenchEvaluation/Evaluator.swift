@@ -207,6 +207,11 @@ public enum Evaluator {
         return ((ranked - scored).seconds, (ContinuousClock.now - ranked).seconds)
     }
 
+    /// The per-user metrics' keys, one per metric and cutoff: the order of the ranking table's columns.
+    static func rankingKeys(_ settings: EvaluationSettings) -> [MetricKey] {
+        rankingMetrics(settings).flatMap { m in settings.cutoffs.map { MetricKey(m.name, k: $0) } }
+    }
+
     /// The configured metrics that are computed per user, in report order.
     static func rankingMetrics(_ settings: EvaluationSettings) -> [any RankingMetric.Type] {
         settings.metrics.compactMap { name in MetricRegistry.ranking.first { $0.name == name } }
@@ -219,7 +224,7 @@ public enum Evaluator {
                           repeatModes: [Float]?, seconds: Double) -> EvaluationResult {
         let started = ContinuousClock.now
         let users = target.users, width = settings.cutoffs.max()!, itemCount = target.itemCount
-        let rankingKeys = rankingMetrics(settings).flatMap { m in settings.cutoffs.map { MetricKey(m.name, k: $0).description } }
+        let rankingKeys = rankingKeys(settings).map(\.description)
         var values: [String: Double] = [:]
         var perUser: [String: [Double]] = [:]
         for (index, key) in rankingKeys.enumerated() {

@@ -18,8 +18,7 @@ public struct RankedPass: Sendable {
     /// for a key the pass cannot give (an unknown metric, or a ranking metric not configured).
     public func value(of key: String) -> Double? {
         guard let parsed = MetricKey(parsing: key) else { return nil }
-        let keys = Evaluator.rankingMetrics(settings).flatMap { m in settings.cutoffs.map { MetricKey(m.name, k: $0) } }
-        if let column = keys.firstIndex(of: parsed) { return table.mean(ofColumn: column) }
+        if let column = Evaluator.rankingKeys(settings).firstIndex(of: parsed) { return table.mean(ofColumn: column) }
         return Evaluator.listValue(parsed.name, k: parsed.k, topItems: topItems, width: settings.cutoffs.max()!, target: target, settings: settings)
     }
 
