@@ -220,17 +220,20 @@ extension Tape {
     /// Additive attention weights (RepeatNet's): α_tb = softmax_t(m_tb · vᵀ tanh(K_tb + Q_b)) over the
     /// unmasked steps, keys K time-major over `steps`, one query row per sequence, v (H × 1); an
     /// optional 0/1 mask per step row (every step masked: the uniform distribution, as
-    /// `softmaxSteps`). No step-sized temporaries.
-    public func additiveAttention(keys: Variable, query: Variable, v: Variable, mask: [Float]?, steps: Int) -> Variable {
+    /// `softmaxSteps`). No step-sized temporaries: with `keysDropout`, the keys are dropped out as
+    /// they are read (`dropout(keys)` without the dropped copy; the same bits).
+    public func additiveAttention(keys: Variable, query: Variable, v: Variable, mask: [Float]?, steps: Int,
+                                  keysDropout: DropoutMask? = nil) -> Variable {
         precondition(steps > 0 && keys.value.rows == steps * query.value.rows && keys.value.columns == query.value.columns
                      && v.value.rows == query.value.columns && v.value.columns == 1 && mask.map { $0.count == keys.value.rows } ?? true,
                      "additiveAttention: shapes do not match")
-        let alpha = AdditiveAttentionKernels.forward(keys: keys.value, query: query.value, v: v.value, mask: mask, steps: steps, compute: compute)
+        let alpha = AdditiveAttentionKernels.forward(keys: keys.value, query: query.value, v: v.value, mask: mask, steps: steps,
+                                                     keysDropout: keysDropout, compute: compute)
         let inputs = [keys, query, v]
         let out = Variable(alpha, requiresGrad: inputs.contains { $0.requiresGrad })
         return record(out) { [compute] in
             let g = AdditiveAttentionKernels.backward(out.grad!, alpha: alpha, keys: keys.value, query: query.value, v: v.value, mask: mask,
-                                                      steps: steps, compute: compute)
+                                                      steps: steps, keysDropout: keysDropout, compute: compute)
             for (input, grad) in zip(inputs, [g.keys, g.query, g.v]) where input.requiresGrad { input.accumulate(grad) }
         }
     }

@@ -123,6 +123,21 @@ static inline void recbench_dropout_mask(uint32_t *out, long count, uint64_t see
     }
 }
 
+/// Chunks first..<first+group (group ≤ 4) of a `count`-entry mask into to[0...]: chunk `first`'s
+/// first entry at to[0], whatever chunk it is (recbench_dropout_mask writes at the mask's own offsets).
+static inline void recbench_dropout_chunks(uint32_t *to, long count, uint64_t seed, long first, long group, uint64_t threshold, uint32_t keep,
+                                           int avx2) {
+#if defined(__x86_64__)
+    if (avx2) { recbench_mask_lanes_avx2(to, count, seed, first, group, threshold, keep); return; }
+#endif
+    for (long k = 0; k < group; k++) {
+        const long start = (first + k) * RECBENCH_MASK_CHUNK;
+        if (start < count)
+            recbench_mask_chunk(to + k * RECBENCH_MASK_CHUNK, count - start < RECBENCH_MASK_CHUNK ? count - start : RECBENCH_MASK_CHUNK, seed,
+                                first + k, threshold, keep);
+    }
+}
+
 /// y = x ⊙ the mask's chunks first..<first+chunks, the mask drawn four chunks at a time into
 /// `scratch` (4 · RECBENCH_MASK_CHUNK entries) and never stored: a pullback draws it again
 /// from the same seed instead of reading a stored copy. Each product is one IEEE
@@ -132,15 +147,7 @@ static inline void recbench_dropout_apply(const float *x, float *y, uint32_t *sc
     for (long c = first; c < first + chunks; c += 4) {
         const long group = first + chunks - c < 4 ? first + chunks - c : 4, lo = c * RECBENCH_MASK_CHUNK;
         const long hi = lo + group * RECBENCH_MASK_CHUNK < count ? lo + group * RECBENCH_MASK_CHUNK : count;
-        int drawn = 0;
-#if defined(__x86_64__)
-        if (avx2) { recbench_mask_lanes_avx2(scratch, count, seed, c, group, threshold, keep); drawn = 1; }
-#endif
-        for (long k = 0; !drawn && k < group; k++) {
-            const long start = lo + k * RECBENCH_MASK_CHUNK;
-            recbench_mask_chunk(scratch + k * RECBENCH_MASK_CHUNK, count - start < RECBENCH_MASK_CHUNK ? count - start : RECBENCH_MASK_CHUNK,
-                                seed, c + k, threshold, keep);
-        }
+        recbench_dropout_chunks(scratch, count, seed, c, group, threshold, keep, avx2);
         const float *mask = (const float *)scratch;
         for (long i = lo; i < hi; i++) y[i] = x[i] * mask[i - lo];
     }

@@ -90,3 +90,32 @@ extension Matrix {
         return outputs[0]
     }
 }
+
+/// Dropout that an op applies to its input as it reads it, entry for entry `Matrix.droppedOut`'s
+/// mask for the same rate and seed, so the dropped copy is never written (nor kept for the
+/// pullback, which draws the mask again).
+public struct DropoutMask: Sendable {
+    public let rate: Float, seed: UInt64
+
+    public init(rate: Float, seed: UInt64) {
+        precondition(rate > 0 && rate < 1, "DropoutMask: rate \(rate) outside (0, 1)")
+        self.rate = rate; self.seed = seed
+    }
+
+    /// Calls `body` with the factors (0 or 1/(1 − rate)) of entries `entries` of a `count`-entry
+    /// matrix, the first entry's first: the mask chunks covering them drawn into scratch (whole
+    /// chunks, so a range that starts or ends inside a chunk draws part of it for nothing).
+    public func withFactors<R>(entries: Range<Int>, count: Int, kernels: KernelSet = .current, _ body: (UnsafePointer<Float>) -> R) -> R {
+        precondition(entries.lowerBound >= 0 && entries.upperBound <= count, "DropoutMask: entries \(entries) outside \(count)")
+        let (keep, threshold) = Matrix.dropoutConstants(rate), chunk = Int(RECBENCH_MASK_CHUNK)
+        let first = entries.lowerBound / chunk, last = max(first + 1, (entries.upperBound + chunk - 1) / chunk)   // chunks first..<last
+        return withUnsafeTemporaryAllocation(of: UInt32.self, capacity: (last - first) * chunk) { scratch in
+            for c in stride(from: first, to: last, by: 4) {
+                recbench_dropout_chunks(scratch.baseAddress! + (c - first) * chunk, count, seed, c, min(4, last - c), threshold, keep,
+                                        kernels == .avx2 ? 1 : 0)
+            }
+            let factors = UnsafeRawPointer(scratch.baseAddress! + (entries.lowerBound - first * chunk)).assumingMemoryBound(to: Float.self)
+            return body(factors)
+        }
+    }
+}

@@ -434,6 +434,36 @@ import Autodiff
         }
     }
 
+    /// Keys dropped out as the additive attention reads them (RepeatNet) against `dropout` then the
+    /// attention: the same bits, weights and every gradient, on one worker and on two, for a width
+    /// whose row chunks end inside the mask's 32,768-entry chunks (12) and one whose do not (64).
+    @Test func additiveAttentionDropsKeysAsDropoutDoes() {
+        for h in [12, 64] {
+            let (b, steps) = (1_100, 5)   // 5,500 rows: several row chunks and mask chunks
+            let mask = (0..<(b * steps)).map { Float(($0 * 7) % 5 == 0 ? 0 : 1) }
+            let (k, q, v, g) = (ops.m(b * steps, h, 115), ops.m(b, h, 116), ops.m(h, 1, 117), ops.m(b * steps, 1, 118))
+            func run(_ compute: Compute, fused: Bool) -> [Matrix] {
+                let tape = Tape(compute: compute)
+                let inputs = [k, q, v].map { tape.parameter($0) }
+                let out = fused
+                    ? tape.additiveAttention(keys: inputs[0], query: inputs[1], v: inputs[2], mask: mask, steps: steps,
+                                             keysDropout: DropoutMask(rate: 0.4, seed: 77))
+                    : tape.additiveAttention(keys: tape.dropout(inputs[0], rate: 0.4, seed: 77), query: inputs[1], v: inputs[2], mask: mask, steps: steps)
+                tape.backward(tape.mean(tape.mul(out, tape.constant(g))))
+                return [out.value] + inputs.map { $0.grad! }
+            }
+            let reference = run(.serial, fused: false)
+            let zeros = reference[1].values.count { $0 == 0 }, maskedEntries = mask.count { $0 == 0 } * h
+            #expect(zeros > maskedEntries + reference[1].values.count / 5 && zeros < reference[1].values.count, "some kept keys dropped, not all")
+            for compute in [Compute.serial, Compute(threads: 2)] {
+                for (index, (x, y)) in zip(reference, run(compute, fused: true)).enumerated() {
+                    let differing = zip(x.values, y.values).count { $0 != $1 }
+                    #expect(differing == 0, "width \(h), \(compute), matrix \(index): \(differing) entries differ")
+                }
+            }
+        }
+    }
+
     /// The GRU with products large enough to be split over two workers (its step GEMMs read h_{t−1}
     /// in place): the same numbers as on one worker, to float rounding.
     @Test func gruSplitOverWorkers() {

@@ -193,18 +193,39 @@ public enum DotAttentionPoolKernels {
 public enum AdditiveAttentionKernels {
     static let rowChunk = 1024, sequenceChunk = 256
 
-    /// α (T·B × 1).
-    public static func forward(keys: Matrix, query: Matrix, v: Matrix, mask: [Float]?, steps: Int, compute: Compute,
-                               kernels: KernelSet = .current) -> Matrix {
+    /// Rows of h entries that make four chunks of a dropout mask, the most its AVX2 generator draws
+    /// at once (fewer leave lanes idle): blocks of rows this size, aligned, draw nothing twice.
+    static func maskGroupRows(_ h: Int) -> Int { max(1, 4 * Int(RECBENCH_MASK_CHUNK) / max(1, h)) }
+
+    /// Calls `body` with each row of `range` of the keys `k` (h columns, `count` rows in all) and
+    /// that row's dropout factors: the row itself without `dropout`, else its product with the
+    /// factors in a row buffer (the same IEEE products `droppedOut` forms).
+    static func forEachKeyRow(_ range: Range<Int>, keys k: UnsafePointer<Float>, h: Int, count: Int, dropout: DropoutMask?, kernels: KernelSet,
+                              _ body: (_ row: Int, _ key: UnsafePointer<Float>, _ factors: UnsafePointer<Float>?) -> Void) {
+        guard let dropout else { for row in range { body(row, k + row * h, nil) }; return }
+        dropout.withFactors(entries: range.lowerBound * h ..< range.upperBound * h, count: count * h, kernels: kernels) { factors in
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: max(1, h)) { buffer in
+                for row in range {
+                    let f = factors + (row - range.lowerBound) * h, key = k + row * h
+                    for j in 0..<h { buffer[j] = key[j] * f[j] }
+                    body(row, UnsafePointer(buffer.baseAddress!), f)
+                }
+            }
+        }
+    }
+
+    /// α (T·B × 1), the keys dropped out by `keysDropout` when given.
+    public static func forward(keys: Matrix, query: Matrix, v: Matrix, mask: [Float]?, steps: Int, keysDropout: DropoutMask? = nil,
+                               compute: Compute, kernels: KernelSet = .current) -> Matrix {
         let b = query.rows, h = query.columns, avx2 = kernels == .avx2
         var outputs = [Matrix(uninitializedRows: keys.rows, columns: 1)]
         Matrix.withBuffers(reading: [keys, query, v], writing: &outputs) { p in
-            compute.forEachChunk(count: keys.rows, chunkSize: rowChunk) { range in
-                let (k, q, w, alpha) = (p.read[0], p.read[1], p.read[2], p.write[0])
-                for row in range {
-                    guard mask?[row] ?? 1 != 0 else { alpha[row] = -.infinity; continue }
-                    alpha[row] = avx2 ? recbench_tanh_score_avx2(k + row * h, q + (row % b) * h, w, h)
-                        : AttentionPoolKernels.score(k + row * h, q + (row % b) * h, w, h, Lanes.tanh)
+            compute.forEachChunk(count: keys.rows, chunkSize: keysDropout == nil ? rowChunk : maskGroupRows(h)) { range in
+                let (q, w, alpha) = (p.read[1], p.read[2], p.write[0])
+                forEachKeyRow(range, keys: p.read[0], h: h, count: keys.rows, dropout: keysDropout, kernels: kernels) { row, key, _ in
+                    guard mask?[row] ?? 1 != 0 else { alpha[row] = -.infinity; return }
+                    alpha[row] = avx2 ? recbench_tanh_score_avx2(key, q + (row % b) * h, w, h)
+                        : AttentionPoolKernels.score(key, q + (row % b) * h, w, h, Lanes.tanh)
                 }
             }
             compute.forEachChunk(count: b, chunkSize: sequenceChunk) { range in
@@ -227,9 +248,11 @@ public enum AdditiveAttentionKernels {
         return outputs[0]
     }
 
-    /// The gradients of keys, query and v given α's gradient `g` and α itself.
+    /// The gradients of keys (before their dropout, when `keysDropout` is given), query and v
+    /// given α's gradient `g` and α itself.
     public static func backward(_ g: Matrix, alpha: Matrix, keys: Matrix, query: Matrix, v: Matrix, mask: [Float]?, steps: Int,
-                                compute: Compute, kernels: KernelSet = .current) -> (keys: Matrix, query: Matrix, v: Matrix) {
+                                keysDropout: DropoutMask? = nil, compute: Compute,
+                                kernels: KernelSet = .current) -> (keys: Matrix, query: Matrix, v: Matrix) {
         let b = query.rows, h = query.columns, avx2 = kernels == .avx2
         // Per sequence: Σ_t α g, and whether any step is kept (else the distribution is constant).
         var weighted = [Float](repeating: 0, count: b), kept = [Bool](repeating: false, count: b)
@@ -238,21 +261,32 @@ public enum AdditiveAttentionKernels {
                 weighted[i] += alpha.values[t * b + i] * g.values[t * b + i]; kept[i] = kept[i] || mask?[t * b + i] ?? 1 != 0
             }
         }
-        var grads = [Matrix(uninitializedRows: keys.rows, columns: h)]
+        // Sequences in fixed blocks, each walked step by step: a block owns its rows of dQ_b = Σ_t dP_tb
+        // (added in step order before the keys' dropout) and its rows of each step are contiguous,
+        // four mask chunks' worth.
+        var grads = [Matrix(uninitializedRows: keys.rows, columns: h), Matrix(rows: b, columns: h)]
         let (sums, anyKept) = (weighted, kept)
         let partial: [[Float]] = Matrix.withBuffers(reading: [g, alpha, keys, query, v], writing: &grads) { p in
-            compute.mapChunks(count: keys.rows, chunkSize: rowChunk) { range -> [Float] in
-                let (ga, a, k, q, w, dk) = (p.read[0], p.read[1], p.read[2], p.read[3], p.read[4], p.write[0])
+            compute.mapChunks(count: b, chunkSize: maskGroupRows(h)) { sequences -> [Float] in
+                let (ga, a, k, q, w, dk, dq) = (p.read[0], p.read[1], p.read[2], p.read[3], p.read[4], p.write[0], p.write[1])
                 var dv = [Float](repeating: 0, count: h)
                 dv.withUnsafeMutableBufferPointer { total in
-                    for row in range {
-                        let i = row % b, ds = Lanes(repeating: a[row] * (ga[row] - sums[i]))
-                        guard anyKept[i] && mask?[row] ?? 1 != 0 else { (dk + row * h).update(repeating: 0, count: h); continue }
-                        if avx2 { recbench_tanh_score_backward_avx2(k + row * h, q + i * h, w, h, ds[0], dk + row * h, total.baseAddress!); continue }
-                        for j in stride(from: 0, to: h, by: 8) {
-                            let u = Lanes.tanh(Lanes.load(k + row * h, j, count: h) + Lanes.load(q + i * h, j, count: h))
-                            (ds * Lanes.load(w, j, count: h) * (1 - u * u)).store(dk + row * h, j, count: h)
-                            (Lanes.load(total.baseAddress!, j, count: h) + ds * u).store(total.baseAddress!, j, count: h)
+                    for t in 0..<steps {
+                        let rows = (t * b + sequences.lowerBound)..<(t * b + sequences.upperBound)
+                        forEachKeyRow(rows, keys: k, h: h, count: keys.rows, dropout: keysDropout, kernels: kernels) { row, key, factors in
+                            let i = row - t * b, ds = Lanes(repeating: a[row] * (ga[row] - sums[i])), out = dk + row * h
+                            guard anyKept[i] && mask?[row] ?? 1 != 0 else { out.update(repeating: 0, count: h); return }
+                            if avx2 {
+                                recbench_tanh_score_backward_avx2(key, q + i * h, w, h, ds[0], out, total.baseAddress!)
+                            } else {
+                                for j in stride(from: 0, to: h, by: 8) {
+                                    let u = Lanes.tanh(Lanes.load(key, j, count: h) + Lanes.load(q + i * h, j, count: h))
+                                    (ds * Lanes.load(w, j, count: h) * (1 - u * u)).store(out, j, count: h)
+                                    (Lanes.load(total.baseAddress!, j, count: h) + ds * u).store(total.baseAddress!, j, count: h)
+                                }
+                            }
+                            for j in 0..<h { dq[i * h + j] += out[j] }
+                            if let factors { for j in 0..<h { out[j] *= factors[j] } }   // through the dropout: the products its pullback forms
                         }
                     }
                 }
@@ -261,12 +295,7 @@ public enum AdditiveAttentionKernels {
         }
         var dv = Matrix(rows: h, columns: 1)
         for chunkSums in partial { for j in 0..<h { dv.values[j] += chunkSums[j] } }
-        // dQ_b = Σ_t dP_tb: whole step blocks added in order.
-        var dq = Matrix(rows: b, columns: h)
-        for t in 0..<steps where b * h > 0 { dq.values.withUnsafeMutableBufferPointer { d in grads[0].values.withUnsafeBufferPointer { s in
-            LaneKernels.zipMap(d.baseAddress!, s.baseAddress! + t * b * h, into: d.baseAddress!, count: b * h, compute: compute) { $0 + $1 }
-        } } }
-        return (grads[0], dq, dv)
+        return (grads[0], grads[1], dv)
     }
 }
 

@@ -84,8 +84,9 @@ public struct RepeatNet: SequentialModel, RepeatModeSequenceScorer {
         func attend(_ part: String, masked: Bool, bias: Bool = false, rng: inout SeededGenerator) -> Variable {
             let keys = bias ? tape.linear(all, p["U_\(part)"]!, p["U_\(part).bias"]!) : tape.matmul(all, p["U_\(part)"]!)
             let query = bias ? tape.linear(last, p["W_\(part)"]!, p["W_\(part).bias"]!) : tape.matmul(last, p["W_\(part)"]!)
-            return tape.additiveAttention(keys: drop(keys, rng: &rng), query: drop(query, rng: &rng), v: p["v_\(part)"]!, mask: masked ? mask : nil,
-                                          steps: steps)
+            let keysDropout = training ? Dropout.mask(rate: dropout, rng: &rng) : nil   // drop(keys), applied as the attention reads them
+            return tape.additiveAttention(keys: keys, query: drop(query, rng: &rng), v: p["v_\(part)"]!, mask: masked ? mask : nil, steps: steps,
+                                          keysDropout: keysDropout)
         }
 
         func drop(_ v: Variable, rng: inout SeededGenerator) -> Variable {

@@ -17,6 +17,12 @@ public enum Dropout {
         return apply(x, rate: rate, tape: tape, rng: &draws)
     }
 
+    /// The mask `apply` would draw (the same draw), for an op that drops its input out as it
+    /// reads it; nil when the rate is 0.
+    public static func mask(rate: Float, rng: inout SeededGenerator) -> DropoutMask? {
+        rate > 0 ? DropoutMask(rate: rate, seed: rng.next()) : nil
+    }
+
     /// The factors `apply` multiplies by (0 or 1/(1 − rate)), for an op that applies them itself;
     /// nil when the rate is 0. The same draws as `apply`.
     public static func factors(rows: Int, columns: Int, rate: Float, tape: Tape, rng: inout SeededGenerator) -> Matrix? {
