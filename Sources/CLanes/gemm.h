@@ -101,6 +101,78 @@ static inline void recbench_gemm_rows_avx2(long rows, long n, long k, const floa
         }
     }
 }
+
+/// NAIS's attention logit and similarity for ROWS (≤ 6) history rows x_r = t ⊙ p_r (built in `x`,
+/// `d` wide): a_r = Σ_c w_c · relu((x_r W)_c + b_c) over W's packed panels (d × 16 each, `width`
+/// of them) with b and w padded to whole panels with zeros, so padded columns add relu(0) · 0.
+/// Each panel's 16 outputs stay in registers: no logit matrix is written.
+#define RECBENCH_NAIS_BLOCK(ROWS)                                                                                                  \
+__attribute__((target("avx2,fma"), always_inline))                                                                                \
+static inline void recbench_nais_block##ROWS(long d, const float *x, const float *panels, long width, const float *bias, const float *w, \
+                                             float *a) {                                                                          \
+    __m256 total[ROWS];                                                                                                           \
+    _Pragma("clang loop unroll(full)")                                                                                            \
+    for (int r = 0; r < ROWS; r++) total[r] = _mm256_setzero_ps();                                                                \
+    for (long q = 0; q < width; q++) {                                                                                            \
+        const float *panel = panels + q * d * RECBENCH_GEMM_PANEL;                                                                \
+        __m256 left[ROWS], right[ROWS];                                                                                           \
+        _Pragma("clang loop unroll(full)")                                                                                        \
+        for (int r = 0; r < ROWS; r++) { left[r] = _mm256_loadu_ps(bias + q * 16); right[r] = _mm256_loadu_ps(bias + q * 16 + 8); } \
+        for (long k = 0; k < d; k++) {                                                                                            \
+            const __m256 b0 = _mm256_loadu_ps(panel + k * RECBENCH_GEMM_PANEL), b1 = _mm256_loadu_ps(panel + k * RECBENCH_GEMM_PANEL + 8); \
+            _Pragma("clang loop unroll(full)")                                                                                    \
+            for (int r = 0; r < ROWS; r++) {                                                                                      \
+                const __m256 v = _mm256_broadcast_ss(x + r * d + k);                                                              \
+                left[r] = _mm256_fmadd_ps(v, b0, left[r]);                                                                        \
+                right[r] = _mm256_fmadd_ps(v, b1, right[r]);                                                                      \
+            }                                                                                                                     \
+        }                                                                                                                         \
+        const __m256 zero = _mm256_setzero_ps(), w0 = _mm256_loadu_ps(w + q * 16), w1 = _mm256_loadu_ps(w + q * 16 + 8);          \
+        _Pragma("clang loop unroll(full)")                                                                                        \
+        for (int r = 0; r < ROWS; r++) {                                                                                          \
+            total[r] = _mm256_fmadd_ps(_mm256_max_ps(left[r], zero), w0, total[r]);                                               \
+            total[r] = _mm256_fmadd_ps(_mm256_max_ps(right[r], zero), w1, total[r]);                                              \
+        }                                                                                                                         \
+    }                                                                                                                             \
+    _Pragma("clang loop unroll(full)")                                                                                            \
+    for (int r = 0; r < ROWS; r++) {                                                                                              \
+        float lanes[8];                                                                                                           \
+        _mm256_storeu_ps(lanes, total[r]);                                                                                        \
+        a[r] = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));                 \
+    }                                                                                                                             \
+}
+RECBENCH_NAIS_BLOCK(1)
+RECBENCH_NAIS_BLOCK(2)
+RECBENCH_NAIS_BLOCK(3)
+RECBENCH_NAIS_BLOCK(4)
+RECBENCH_NAIS_BLOCK(5)
+RECBENCH_NAIS_BLOCK(6)
+
+/// For one target row t (d ≤ 512 wide) and n history rows p (row stride `ldp`): NAIS's attention
+/// logits a_j = w · relu((t ⊙ p_j) W + b) (`algorithm: prod`) and similarities s_j = t · p_j (the
+/// sum of t ⊙ p_j in order), six history rows at a time with their products in the first-level cache.
+__attribute__((target("avx2,fma")))
+static inline void recbench_nais_logits_avx2(long n, long d, const float *t, const float *p, long ldp, const float *panels, long width,
+                                             const float *bias, const float *w, float *a, float *s) {
+    float x[6 * 512];
+    for (long first = 0; first < n; first += 6) {
+        const long rows = n - first < 6 ? n - first : 6;
+        for (long r = 0; r < rows; r++) {
+            const float *row = p + (first + r) * ldp;
+            float sum = 0.0f;
+            for (long k = 0; k < d; k++) { x[r * d + k] = t[k] * row[k]; sum += x[r * d + k]; }
+            s[first + r] = sum;
+        }
+        switch (rows) {
+        case 1: recbench_nais_block1(d, x, panels, width, bias, w, a + first); break;
+        case 2: recbench_nais_block2(d, x, panels, width, bias, w, a + first); break;
+        case 3: recbench_nais_block3(d, x, panels, width, bias, w, a + first); break;
+        case 4: recbench_nais_block4(d, x, panels, width, bias, w, a + first); break;
+        case 5: recbench_nais_block5(d, x, panels, width, bias, w, a + first); break;
+        default: recbench_nais_block6(d, x, panels, width, bias, w, a + first); break;
+        }
+    }
+}
 #endif
 
 #endif

@@ -504,6 +504,36 @@ import Autodiff
         }
     }
 
+    /// NAIS's fused attention network (AVX2) against its formula in Double: a_j = w · relu((t ⊙ p_j) W + b)
+    /// and s_j = t · p_j, for histories of 1 to 13 rows (every remainder of its six-row blocks) and widths
+    /// that fill no lane group (d = 13, hidden = 20: a padded second panel).
+    @Test func productAttentionIsItsFormula() throws {
+        guard KernelSet.available.contains(.avx2) else { return }
+        let (d, hidden) = (13, 20)
+        let (weight, bias, output, targets) = (ops.m(d, hidden, 131), ops.m(1, hidden, 132), ops.m(1, hidden, 133), ops.m(3, d, 134))
+        let fused = try #require(ProductAttention(weight: weight, bias: bias.values, output: output.values, kernels: .avx2))
+        for n in 1...13 {
+            let history = ops.m(n, d, 135 + UInt64(n))
+            var seen = 0
+            fused.forEachTarget(0..<3, of: targets, history: history) { r, a, s in
+                seen += 1
+                for j in 0..<n {
+                    var logit = 0.0, similarity = 0.0
+                    for c in 0..<hidden {
+                        var x = Double(bias.values[c])
+                        for k in 0..<d { x += Double(targets[r, k]) * Double(history[j, k]) * Double(weight[k, c]) }
+                        logit += max(0, x) * Double(output.values[c])
+                    }
+                    for k in 0..<d { similarity += Double(targets[r, k]) * Double(history[j, k]) }
+                    #expect(abs(Double(a[j]) - logit) <= 1e-5 * max(1, abs(logit)) && abs(Double(s[j]) - similarity) <= 1e-5 * max(1, abs(similarity)),
+                            "n \(n), target \(r), row \(j): \(a[j]) / \(logit), \(s[j]) / \(similarity)")
+                }
+            }
+            #expect(seen == 3)
+        }
+        #expect(ProductAttention(weight: weight, bias: bias.values, output: output.values, kernels: .baseline) == nil)
+    }
+
     /// The additive attention's AVX2+FMA build against the baseline one: weights and every gradient
     /// within float rounding, over 300 sequences of 5 steps, 12 wide (a partial lane group), masked.
     @Test func additiveAttentionKernelBuildsAgree() {

@@ -139,14 +139,19 @@ struct UserHistories: Sendable {
 /// NAIS's full ranking: for each user, items in blocks; a block's attention logits for every
 /// (item, history item) come from one GEMM (`prod`: the block's target embeddings times
 /// [diag(p_1) W | … | diag(p_n) W]; `concat`: the two halves of W apart, added per pair).
+/// In the AVX2 build, `prod` instead makes and reduces each target's logits in registers
+/// (`ProductAttention`), with no block.
 struct NAISScorer: Sendable {
     let source: Matrix, target: Matrix, weight: Matrix, bias: [Float], output: [Float], itemBias: [Float]
     let history: UserHistories, concat: Bool, alpha: Float, beta: Float, splitTo: Int, blockBytes: Int
+    let fused: ProductAttention?
 
-    init(parameters p: Parameters, history: UserHistories, concat: Bool, alpha: Float, beta: Float, splitTo: Int, blockBytes: Int) {
+    init(parameters p: Parameters, history: UserHistories, concat: Bool, alpha: Float, beta: Float, splitTo: Int, blockBytes: Int,
+         kernels: KernelSet = .current) {
         source = p["item_src"]; target = p["item_dst"]; weight = p["attention.weight"]
         bias = p["attention.bias"].values; output = p["attention.output"].values; itemBias = p["item_bias"].values
         self.history = history; self.concat = concat; self.alpha = alpha; self.beta = beta; self.splitTo = splitTo; self.blockBytes = blockBytes
+        fused = concat ? nil : ProductAttention(weight: weight, bias: bias, output: output, kernels: kernels)
     }
 
     /// Items per block for a history of n: the logits fit `blockBytes`, and there are at least `split_to` blocks.
@@ -163,6 +168,10 @@ struct NAISScorer: Sendable {
             let h = Array(history.items(of: Int(u))), n = h.count
             let coefficient = n == 0 ? 1 : Foundation.pow(Float(n), -alpha)
             let p = RowKernels.gather(source, rows: h)
+            if let fused, n > 0 {
+                scoreFused(fused, history: p, coefficient: coefficient, into: &block, row: row, compute: compute)
+                continue
+            }
             // prod: [diag(p_j) W]_j side by side (d × n·hidden); concat: the history's half p W_top.
             var weights = Matrix(rows: concat ? n : d, columns: concat ? hidden : n * hidden)
             if concat {
@@ -179,6 +188,35 @@ struct NAISScorer: Sendable {
                        into: &block, row: row, firstItem: start, compute: compute)
             }
         }
+    }
+
+    /// Row `row` of the block by `ProductAttention`, the items in fixed chunks over the workers.
+    func scoreFused(_ fused: ProductAttention, history p: Matrix, coefficient: Float, into block: inout Matrix, row: Int, compute: Compute) {
+        let columns = block.columns, n = p.rows
+        block.values.withUnsafeMutableBufferPointer { out in
+            let shared = UnsafeShared(out.baseAddress!)   // workers write disjoint items of one row
+            compute.forEachChunk(count: target.rows, chunkSize: 64) { items in
+                fused.forEachTarget(items, of: target, history: p) { i, a, s in
+                    shared.value[row * columns + i] = coefficient * pooled(a, similarity: s, n: n) + itemBias[i]
+                }
+            }
+        }
+    }
+
+    /// The smoothed attention over j: Σ_j e^{a_j} s_j / (Σ_j e^{a_j})^β, shifted by the largest a_j,
+    /// eight lanes at a time (a libm exp per history item cost as much as the fused logits).
+    func pooled(_ a: UnsafePointer<Float>, similarity s: UnsafePointer<Float>, n: Int) -> Float {
+        guard n > 0 else { return 0 }
+        var top = a[0]
+        for j in 1..<max(1, n) { top = max(top, a[j]) }
+        let shift = Lanes(repeating: top)
+        var total = Lanes(), weighted = Lanes()
+        for j in stride(from: 0, to: n, by: 8) {
+            var e = Lanes.expNonPositive(Lanes.load(a, j, count: n) - shift)
+            if j + 8 > n { for l in (n - j)..<8 { e[l] = 0 } }   // lanes past the history add nothing
+            total += e; weighted += e * Lanes.load(s, j, count: n)
+        }
+        return Foundation.exp((1 - beta) * top - beta * Foundation.log(total.total)) * weighted.total
     }
 
     /// Per item of the block: a_j = wᵀ ReLU(logits + b) (concat: + the history's half), then
@@ -200,16 +238,10 @@ struct NAISScorer: Sendable {
                         }
                         a[j] = s
                     }
-                    var pooled: Float = 0
-                    if let top = a.max() {
-                        var total: Float = 0, weighted: Float = 0
-                        for j in 0..<n {
-                            let e = Foundation.exp(a[j] - top)
-                            total += e; weighted += e * similarity.values[r * n + j]
-                        }
-                        pooled = Foundation.exp((1 - beta) * top - beta * Foundation.log(total)) * weighted
+                    let value = a.withUnsafeBufferPointer { a in
+                        similarity.values.withUnsafeBufferPointer { pooled(a.baseAddress!, similarity: $0.baseAddress! + r * n, n: n) }
                     }
-                    shared.value[row * columns + firstItem + r] = coefficient * pooled + itemBias[firstItem + r]
+                    shared.value[row * columns + firstItem + r] = coefficient * value + itemBias[firstItem + r]
                 }
             }
         }
