@@ -11,8 +11,21 @@ _ = signal(SIGXFSZ, SIG_IGN)
 // process instead: no mmap below 512 MiB, no trimming at all.
 _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 512 << 20)
 _ = glibcMallopt(-1 /* M_TRIM_THRESHOLD */, -1)   // -1: never trim
+// A run a sweep or a benchmark started ends with it: killed alone (`kill`, a job scheduler's
+// timeout), the parent would leave its child running to completion. The kernel kills this
+// process when the parent dies (SIGKILL: an inherited ignored SIGTERM cannot keep it alive;
+// results are written atomically, so nothing half-written is left); a parent already gone
+// before that was set is checked after.
+if let parent = getenv("RECBENCH_PARENT_PID").flatMap({ Int32(String(cString: $0)) }) {
+    _ = glibcPrctl(1 /* PR_SET_PDEATHSIG */, UInt(SIGKILL))
+    if getppid() != parent { exit(128 + SIGKILL) }
+}
 Recbench.main()
 
 /// glibc's `mallopt` (declared in malloc.h, which Swift's Glibc module does not export).
 @_silgen_name("mallopt")
 func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32
+
+/// glibc's `prctl` (variadic in C; here with the one argument PR_SET_PDEATHSIG takes).
+@_silgen_name("prctl")
+func glibcPrctl(_ option: Int32, _ argument: UInt) -> Int32

@@ -53,6 +53,41 @@ import Testing
         #expect(again.stdout.contains("0 run now, 7 already done"))
     }
 
+    /// A sweep killed alone (its process only, as `kill` or a scheduler's timeout does; SIGKILL here,
+    /// since a test runner may pass SIGTERM on ignored) takes the run it started with it: the child
+    /// is killed when its parent dies, not left to finish.
+    @Test func aKilledSweepEndsItsRunningChild() throws {
+        let w = try Workspace()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.binary)
+        p.arguments = ["sweep", "--config", "run.yml", "--models", "BPR", "--set", "epochs=1000000", "--set", "stopping_step=1000000", "--quiet"]
+        p.currentDirectoryURL = URL(fileURLWithPath: w.root)
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        func children() -> [Int32] {
+            let path = "/proc/\(p.processIdentifier)/task/\(p.processIdentifier)/children"
+            return ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: " ").compactMap { Int32($0) }
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while children().isEmpty && p.isRunning && Date() < deadline { usleep(10_000) }
+        let child = try #require(children().first, "the sweep started no run")
+        usleep(300_000)   // the child is past its start-up and training
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        // Gone, or a zombie no one reaps (a container's init may not): either way no longer running.
+        func running() -> Bool {
+            guard let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8) else { return false }
+            return !(stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).hasPrefix("Z") ?? false)
+        }
+        let end = Date().addingTimeInterval(10)
+        while running() && Date() < end { usleep(20_000) }
+        let stillRunning = running()
+        if stillRunning { kill(child, SIGKILL) }
+        #expect(!stillRunning, "the sweep's run \(child) outlived it")
+        #expect(w.resultFiles.isEmpty, "no result from an interrupted run")
+    }
+
     /// Two shards of one plan, run one after the other into one results folder (as two
     /// array tasks would), store exactly the single-process sweep's runs and metrics; the
     /// partition is disjoint and covers the plan; a resubmitted shard recomputes nothing.

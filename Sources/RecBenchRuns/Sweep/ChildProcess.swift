@@ -10,7 +10,8 @@ public enum ChildProcess {
 
     /// Starts `path` with `arguments`; stdout goes to `stdoutPath` (or /dev/null), stderr to
     /// `stderrPath` (or /dev/null); it runs in `directory` when given (a tool that writes
-    /// into its working folder, like RecBole's logs and checkpoints). Returns the pid.
+    /// into its working folder, like RecBole's logs and checkpoints). A recbench child is told
+    /// this process's pid (`RECBENCH_PARENT_PID`) and ends when this process does. Returns the pid.
     public static func start(_ path: String, _ arguments: [String], stderrPath: String? = nil, stdoutPath: String? = nil,
                       directory: String? = nil) throws -> pid_t {
         var pid: pid_t = 0
@@ -22,7 +23,17 @@ public enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 1, stdoutPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, stderrPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         if let directory { _ = glibcSpawnChdir(&actions, directory) }
-        guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else {
+        // The child's environment plus this process's pid: a recbench child ends when this process does.
+        let marker = "RECBENCH_PARENT_PID="
+        var environment: [UnsafeMutablePointer<CChar>?] = [strdup(marker + String(getpid()))]
+        var entry = environ
+        while let variable = entry.pointee {
+            if strncmp(variable, marker, marker.utf8.count) != 0 { environment.append(strdup(variable)) }
+            entry += 1
+        }
+        environment.append(nil)
+        defer { environment.forEach { free($0) } }
+        guard posix_spawn(&pid, path, &actions, nil, argv, environment) == 0 else {
             throw RecBenchError(location: path, "cannot start a child process")
         }
         return pid
