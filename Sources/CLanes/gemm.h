@@ -155,6 +155,7 @@ __attribute__((target("avx2,fma")))
 static inline void recbench_nais_logits_avx2(long n, long d, const float *t, const float *p, long ldp, const float *panels, long width,
                                              const float *bias, const float *w, float *a, float *s) {
     float x[6 * 512];
+    if (d > 512) return;   // ProductAttention admits d ≤ SmallProducts.maxInner (512), the rows this holds
     for (long first = 0; first < n; first += 6) {
         const long rows = n - first < 6 ? n - first : 6;
         for (long r = 0; r < rows; r++) {

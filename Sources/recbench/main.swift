@@ -17,8 +17,12 @@ _ = glibcMallopt(-1 /* M_TRIM_THRESHOLD */, -1)   // -1: never trim
 // results are written atomically, so nothing half-written is left); a parent already gone
 // before that was set is checked after.
 if let parent = getenv("RECBENCH_PARENT_PID").flatMap({ Int32(String(cString: $0)) }) {
+    unsetenv("RECBENCH_PARENT_PID")   // for this process only: its own children are told by ChildProcess
     _ = glibcPrctl(1 /* PR_SET_PDEATHSIG */, UInt(SIGKILL))
-    if getppid() != parent { exit(128 + SIGKILL) }
+    if getppid() != parent {
+        _ = "recbench: the sweep or bench that started this run has ended; stopping\n".withCString { write(2, $0, strlen($0)) }
+        exit(128 + SIGKILL)
+    }
 }
 Recbench.main()
 
@@ -26,6 +30,7 @@ Recbench.main()
 @_silgen_name("mallopt")
 func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32
 
-/// glibc's `prctl` (variadic in C; here with the one argument PR_SET_PDEATHSIG takes).
+/// glibc's `prctl` (variadic in C; here with the one argument PR_SET_PDEATHSIG takes: on x86-64 and
+/// arm64 Linux both travel in integer registers as a variadic call's would, and the kernel ignores the rest).
 @_silgen_name("prctl")
 func glibcPrctl(_ option: Int32, _ argument: UInt) -> Int32

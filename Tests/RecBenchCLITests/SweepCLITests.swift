@@ -36,7 +36,7 @@ import Testing
             while w.resultFiles.count < target && p.isRunning && Date() < deadline { usleep(5_000) }
             kill(p.processIdentifier, SIGKILL)
             p.waitUntilExit()
-            usleep(300_000)   // let an orphaned child finish writing (atomically) or not
+            usleep(300_000)   // the killed sweep's run ends with it (aKilledSweepEndsItsRunningChild)
             for (key, value) in try records(w) { finishedBefore[key] = finishedBefore[key] ?? value.1 }
         }
         #expect(!finishedBefore.isEmpty && finishedBefore.count < 7, "the kills should interrupt the sweep")
@@ -65,6 +65,7 @@ import Testing
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }   // never left running
         func children() -> [Int32] {
             let path = "/proc/\(p.processIdentifier)/task/\(p.processIdentifier)/children"
             return ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: " ").compactMap { Int32($0) }
@@ -85,7 +86,7 @@ import Testing
         let stillRunning = running()
         if stillRunning { kill(child, SIGKILL) }
         #expect(!stillRunning, "the sweep's run \(child) outlived it")
-        #expect(w.resultFiles.isEmpty, "no result from an interrupted run")
+        #expect(w.resultFiles.isEmpty, "no result from an interrupted run (an orphan left to finish stores one in ~25 s)")
     }
 
     /// Two shards of one plan, run one after the other into one results folder (as two

@@ -194,8 +194,12 @@ public enum AdditiveAttentionKernels {
     static let rowChunk = 1024, sequenceChunk = 256
 
     /// Rows of h entries that make four chunks of a dropout mask, the most its AVX2 generator draws
-    /// at once (fewer leave lanes idle): blocks of rows this size, aligned, draw nothing twice.
+    /// at once (fewer leave lanes idle). Blocks of rows this size draw nothing twice when h divides
+    /// 4 · 32,768 and they start on a chunk; otherwise a block draws one chunk more than it reads.
     static func maskGroupRows(_ h: Int) -> Int { max(1, 4 * Int(RECBENCH_MASK_CHUNK) / max(1, h)) }
+
+    /// Steps per backward task: with a block of sequences, the unit of work a worker takes.
+    static let stepGroup = 10
 
     /// Calls `body` with each row of `range` of the keys `k` (h columns, `count` rows in all) and
     /// that row's dropout factors: the row itself without `dropout`, else its product with the
@@ -261,30 +265,25 @@ public enum AdditiveAttentionKernels {
                 weighted[i] += alpha.values[t * b + i] * g.values[t * b + i]; kept[i] = kept[i] || mask?[t * b + i] ?? 1 != 0
             }
         }
-        // Sequences in fixed blocks, each walked step by step: a block owns its rows of dQ_b = Σ_t dP_tb
-        // (added in step order before the keys' dropout) and its rows of each step are contiguous,
-        // four mask chunks' worth.
-        var grads = [Matrix(uninitializedRows: keys.rows, columns: h), Matrix(rows: b, columns: h)]
+        // Tasks of (a fixed block of sequences, a group of `stepGroup` steps), the block's rows of a step
+        // contiguous, four mask chunks' worth: a task owns its block's rows of its group's partial
+        // dQ_b = Σ_t dP_tb (summed before the keys' dropout), and the groups' partials are added in order.
+        let sequences = maskGroupRows(h), blocks = (b + sequences - 1) / sequences, groups = (steps + stepGroup - 1) / stepGroup
+        var grads = [Matrix(uninitializedRows: keys.rows, columns: h), Matrix(rows: groups * b, columns: h)]
         let (sums, anyKept) = (weighted, kept)
         let partial: [[Float]] = Matrix.withBuffers(reading: [g, alpha, keys, query, v], writing: &grads) { p in
-            compute.mapChunks(count: b, chunkSize: maskGroupRows(h)) { sequences -> [Float] in
-                let (ga, a, k, q, w, dk, dq) = (p.read[0], p.read[1], p.read[2], p.read[3], p.read[4], p.write[0], p.write[1])
+            compute.mapChunks(count: blocks * groups, chunkSize: 1) { task -> [Float] in
+                let (block, group) = (task.lowerBound % blocks, task.lowerBound / blocks)
+                let first = block * sequences, last = min(b, first + sequences), dq = p.write[1] + group * b * h
                 var dv = [Float](repeating: 0, count: h)
                 dv.withUnsafeMutableBufferPointer { total in
-                    for t in 0..<steps {
-                        let rows = (t * b + sequences.lowerBound)..<(t * b + sequences.upperBound)
-                        forEachKeyRow(rows, keys: k, h: h, count: keys.rows, dropout: keysDropout, kernels: kernels) { row, key, factors in
-                            let i = row - t * b, ds = Lanes(repeating: a[row] * (ga[row] - sums[i])), out = dk + row * h
+                    for t in (group * stepGroup)..<min(steps, (group + 1) * stepGroup) {
+                        forEachKeyRow((t * b + first)..<(t * b + last), keys: p.read[2], h: h, count: keys.rows, dropout: keysDropout,
+                                      kernels: kernels) { row, key, factors in
+                            let i = row - t * b, out = p.write[0] + row * h
                             guard anyKept[i] && mask?[row] ?? 1 != 0 else { out.update(repeating: 0, count: h); return }
-                            if avx2 {
-                                recbench_tanh_score_backward_avx2(key, q + i * h, w, h, ds[0], out, total.baseAddress!)
-                            } else {
-                                for j in stride(from: 0, to: h, by: 8) {
-                                    let u = Lanes.tanh(Lanes.load(key, j, count: h) + Lanes.load(q + i * h, j, count: h))
-                                    (ds * Lanes.load(w, j, count: h) * (1 - u * u)).store(out, j, count: h)
-                                    (Lanes.load(total.baseAddress!, j, count: h) + ds * u).store(total.baseAddress!, j, count: h)
-                                }
-                            }
+                            let ds = p.read[1][row] * (p.read[0][row] - sums[i])
+                            keyGradient(key, query: p.read[3] + i * h, v: p.read[4], h: h, ds: ds, into: out, dv: total.baseAddress!, avx2: avx2)
                             for j in 0..<h { dq[i * h + j] += out[j] }
                             if let factors { for j in 0..<h { out[j] *= factors[j] } }   // through the dropout: the products its pullback forms
                         }
@@ -293,9 +292,26 @@ public enum AdditiveAttentionKernels {
                 return dv
             }
         }
+        var dq = Matrix(rows: b, columns: h)
+        for group in 0..<groups where b * h > 0 { dq.values.withUnsafeMutableBufferPointer { d in grads[1].values.withUnsafeBufferPointer { s in
+            LaneKernels.zipMap(d.baseAddress!, s.baseAddress! + group * b * h, into: d.baseAddress!, count: b * h, compute: compute) { $0 + $1 }
+        } } }
         var dv = Matrix(rows: h, columns: 1)
         for chunkSums in partial { for j in 0..<h { dv.values[j] += chunkSums[j] } }
-        return (grads[0], grads[1], dv)
+        return (grads[0], dq, dv)
+    }
+
+    /// One step row's key gradient dP = ds · v ⊙ (1 − u²), u = tanh(P + Q), into `out`, and ds · u added to dv.
+    @inline(__always)
+    static func keyGradient(_ key: UnsafePointer<Float>, query q: UnsafePointer<Float>, v w: UnsafePointer<Float>, h: Int, ds: Float,
+                            into out: UnsafeMutablePointer<Float>, dv total: UnsafeMutablePointer<Float>, avx2: Bool) {
+        if avx2 { return recbench_tanh_score_backward_avx2(key, q, w, h, ds, out, total) }
+        let scale = Lanes(repeating: ds)
+        for j in stride(from: 0, to: h, by: 8) {
+            let u = Lanes.tanh(Lanes.load(key, j, count: h) + Lanes.load(q, j, count: h))
+            (scale * Lanes.load(w, j, count: h) * (1 - u * u)).store(out, j, count: h)
+            (Lanes.load(total, j, count: h) + scale * u).store(total, j, count: h)
+        }
     }
 }
 

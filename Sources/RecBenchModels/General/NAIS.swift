@@ -37,6 +37,7 @@ public struct NAIS: PointwiseModel, ScoresWhenPrepared {
         ["embedding_size": .int(3), "weight_size": .int(4), "reg_weights": .list([.double(0.01), .double(0.02), .double(0.03)])],
         ["embedding_size": .int(4), "weight_size": .int(3), "algorithm": .string("concat"), "alpha": .double(0.5), "beta": .double(1), "split_to": .int(3)],
         ["embedding_size": .int(2), "weight_size": .int(2), "beta": .double(2), "split_to": .int(50)],   // more blocks than items: one item each
+        ["embedding_size": .int(5), "weight_size": .int(17), "alpha": .double(0.5), "beta": .double(0.8)],   // prod: padded panels, n^−α
     ]
 
     /// Scratch for one block of attention logits (items × history × weight_size floats).
@@ -208,7 +209,7 @@ struct NAISScorer: Sendable {
     func pooled(_ a: UnsafePointer<Float>, similarity s: UnsafePointer<Float>, n: Int) -> Float {
         guard n > 0 else { return 0 }
         var top = a[0]
-        for j in 1..<max(1, n) { top = max(top, a[j]) }
+        for j in 1..<n { top = max(top, a[j]) }
         let shift = Lanes(repeating: top)
         var total = Lanes(), weighted = Lanes()
         for j in stride(from: 0, to: n, by: 8) {

@@ -11,9 +11,12 @@ public enum ChildProcess {
     /// Starts `path` with `arguments`; stdout goes to `stdoutPath` (or /dev/null), stderr to
     /// `stderrPath` (or /dev/null); it runs in `directory` when given (a tool that writes
     /// into its working folder, like RecBole's logs and checkpoints). A recbench child is told
-    /// this process's pid (`RECBENCH_PARENT_PID`) and ends when this process does. Returns the pid.
+    /// this process's pid (`RECBENCH_PARENT_PID`) and ends when this process does: the kernel
+    /// signals it when the thread that started it ends, so only the main thread starts children.
+    /// Returns the pid.
     public static func start(_ path: String, _ arguments: [String], stderrPath: String? = nil, stdoutPath: String? = nil,
                       directory: String? = nil) throws -> pid_t {
+        precondition(Thread.isMainThread, "ChildProcess.start: children are started from the main thread (their parent-death signal)")
         var pid: pid_t = 0
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
