@@ -31,7 +31,8 @@ public struct NAIS: PointwiseModel, ScoresWhenPrepared {
         SharedKeys.alpha(0),
         SharedKeys.beta(0.5).searched(.uniform(low: 0, high: 1)),
         ConfigKey("split_to", "int", .int(0),
-                  "NAIS: least number of item blocks scored per user (0: as few as the 32 MiB scratch per block allows; RecBole's memory knob)."),
+                  "NAIS: least number of item blocks scored per user (0: as few as the 32 MiB scratch per block allows; RecBole's memory knob). "
+                    + "The AVX2 build's prod scorer keeps no block and ignores it."),
     ]
     public static let testSettings: [[String: ConfigValue]] = [
         ["embedding_size": .int(3), "weight_size": .int(4), "reg_weights": .list([.double(0.01), .double(0.02), .double(0.03)])],
