@@ -17,8 +17,9 @@ import RecBenchContract
 ///            + λ₁ ‖P‖ + λ₂ ‖Q‖ + λ₃ ‖W‖                  (`reg_weights`; Frobenius norms, not squared)
 ///
 /// Embeddings N(0, 0.01²), W Xavier-normal, b and the item biases 0, w all ones (RecBole's
-/// init). Full ranking attends over the user's history once per candidate: per user, one
-/// GEMM of an item block with every history item's scaled W, in item blocks of bounded size.
+/// init). Full ranking attends over the user's history once per candidate: in the AVX2 build
+/// (`prod`), each candidate's logits made and reduced in registers (`ProductAttention`); else per
+/// user one GEMM of an item block with every history item's scaled W, in blocks of bounded size.
 public struct NAIS: PointwiseModel, ScoresWhenPrepared {
     public static let name = "NAIS"
     public static let summary = "Neural attentive item similarity: attention over the user's items, smoothed by β (He et al. 2018)"
