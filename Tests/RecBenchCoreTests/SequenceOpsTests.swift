@@ -439,9 +439,10 @@ import Autodiff
     /// whose row chunks end inside the mask's 32,768-entry chunks (12) and one whose do not (64).
     @Test func additiveAttentionDropsKeysAsDropoutDoes() {
         for h in [12, 64] {
-            // 11,500 rows: more than one forward row chunk at either width (10,922 rows at 12, 2,048 at 64),
-            // two backward blocks of sequences at width 64, chunk boundaries inside rows at width 12.
-            let (b, steps) = (2_300, 5)
+            // 52,900 rows: several forward row chunks at either width (10,922 rows at 12, 2,048 at 64), two
+            // backward blocks of sequences at width 64, chunk boundaries inside rows at width 12, and 23 steps:
+            // three backward step groups, the last partial.
+            let (b, steps) = (2_300, 23)
             let mask = (0..<(b * steps)).map { Float(($0 * 7) % 5 == 0 ? 0 : 1) }
             let (k, q, v, g) = (ops.m(b * steps, h, 115), ops.m(b, h, 116), ops.m(h, 1, 117), ops.m(b * steps, 1, 118))
             func run(_ compute: Compute, fused: Bool) -> [Matrix] {

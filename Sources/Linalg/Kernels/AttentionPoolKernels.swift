@@ -275,15 +275,16 @@ public enum AdditiveAttentionKernels {
             compute.mapChunks(count: blocks * groups, chunkSize: 1) { task -> [Float] in
                 let (block, group) = (task.lowerBound % blocks, task.lowerBound / blocks)
                 let first = block * sequences, last = min(b, first + sequences), dq = p.write[1] + group * b * h
+                let (ga, a, k, q, w, dk) = (p.read[0], p.read[1], p.read[2], p.read[3], p.read[4], p.write[0])
                 var dv = [Float](repeating: 0, count: h)
                 dv.withUnsafeMutableBufferPointer { total in
                     for t in (group * stepGroup)..<min(steps, (group + 1) * stepGroup) {
-                        forEachKeyRow((t * b + first)..<(t * b + last), keys: p.read[2], h: h, count: keys.rows, dropout: keysDropout,
+                        forEachKeyRow((t * b + first)..<(t * b + last), keys: k, h: h, count: keys.rows, dropout: keysDropout,
                                       kernels: kernels) { row, key, factors in
-                            let i = row - t * b, out = p.write[0] + row * h
+                            let i = row - t * b, out = dk + row * h
                             guard anyKept[i] && mask?[row] ?? 1 != 0 else { out.update(repeating: 0, count: h); return }
-                            let ds = p.read[1][row] * (p.read[0][row] - sums[i])
-                            keyGradient(key, query: p.read[3] + i * h, v: p.read[4], h: h, ds: ds, into: out, dv: total.baseAddress!, avx2: avx2)
+                            keyGradient(key, query: q + i * h, v: w, h: h, ds: a[row] * (ga[row] - sums[i]), into: out, dv: total.baseAddress!,
+                                        avx2: avx2)
                             for j in 0..<h { dq[i * h + j] += out[j] }
                             if let factors { for j in 0..<h { out[j] *= factors[j] } }   // through the dropout: the products its pullback forms
                         }
