@@ -7,7 +7,7 @@ public enum Dropout {
     /// `x` with each entry zeroed with probability `rate` and the rest scaled by 1/(1 − rate);
     /// `x` itself when the rate is 0.
     public static func apply(_ x: Variable, rate: Float, tape: Tape, rng: inout SeededGenerator) -> Variable {
-        rate > 0 ? tape.dropout(x, rate: rate, seed: rng.next()) : x   // the draw `factors` takes
+        mask(rate: rate, rng: &rng).map { tape.dropout(x, rate: $0.rate, seed: $0.seed) } ?? x   // one draw, as `mask` and `factors` take
     }
 
     /// As above while training (`rng` set: a model's `logits(…, dropout:)`); `x` in evaluation.
