@@ -29,6 +29,7 @@ public struct AFM: ContextModel, ScoresWhenPrepared {
     ]
     public static let testSettings: [[String: ConfigValue]] = [
         ["embedding_size": .int(3), "attention_size": .int(4), "dropout_prob": .double(0.2), "reg_weight": .double(0.1)],
+        ["embedding_size": .int(10), "attention_size": .int(25)],   // the defaults' shapes: lane tails, two register panels
     ]
 
     public var parameters = Parameters()
@@ -80,33 +81,34 @@ public struct AFM: ContextModel, ScoresWhenPrepared {
 
 extension AFM {
     /// The item-only pairs' logits and values for every item, once per evaluation pass; per
-    /// user, its own pairs' and each cross pair's (one GEMM over the items), then the softmax.
+    /// user, its own pairs' and each cross pair's (the logits in registers by `ProductAttention`
+    /// in the AVX2 build, else one GEMM over the items), then the softmax over the pairs per item.
     public func preparedForScoring(compute: Compute) -> any Scorer {
         let inputs = inputs!, entities = Array(0..<Int32(inputs.itemCount))[...]
         let wide = FirstOrderTerm.preparedScores(inputs, parameters: parameters, compute: compute)
         let items = embeddings(inputs.itemFields, entities: entities, compute: compute)
-        let own = pairs.filter { inputs.itemFields.contains($0.0) && inputs.itemFields.contains($0.1) }.map { attend(items[$0.0]!, items[$0.1]!) }
+        let itemFields = Set(inputs.itemFields)
+        let isOwn: @Sendable ((Int, Int)) -> Bool = { itemFields.contains($0.0) && itemFields.contains($0.1) }
+        let own = pairs.filter(isOwn).map { attend(items[$0.0]!, items[$0.1]!) }
+        let fused = ProductAttention(weight: parameters["attention.weight"], bias: [Float](repeating: 0, count: attention),
+                                     output: parameters["attention.h"].values)
         return PreparedScores { [self] users, block, compute in
             wide.scores(for: users, into: &block, compute: compute)
             let user = embeddings(inputs.userFields, entities: users, compute: compute), columns = block.columns
             block.updateRows(compute: compute) { row, out in
-                var terms = own.map { (logits: $0.logits, values: $0.values) }
-                for (a, b) in pairs where !(inputs.itemFields.contains(a) && inputs.itemFields.contains(b)) {
+                var terms = PairTerms(columns: columns)
+                for t in own { terms.append(t.logits, t.values) }
+                for (a, b) in pairs where !isOwn((a, b)) {
                     if let ua = user[a], let ub = user[b] {
                         let t = attend(ua.rows(row..<row + 1), ub.rows(row..<row + 1))
-                        terms.append(([Float](repeating: t.logits[0], count: columns), [Float](repeating: t.values[0], count: columns)))
+                        terms.append([Float](repeating: t.logits[0], count: columns), [Float](repeating: t.values[0], count: columns))
                     } else {
                         let (f, g) = user[a] != nil ? (a, b) : (b, a)
-                        terms.append(cross(user[f]!.row(row), items[g]!))
+                        let t = cross(user[f]!.row(row), items[g]!, fused: fused)
+                        terms.append(t.logits, t.values)
                     }
                 }
-                for j in 0..<columns {
-                    var top = -Float.infinity
-                    for t in terms { top = max(top, t.logits[j]) }
-                    var total: Float = 0, weighted: Float = 0
-                    for t in terms { let w = Foundation.exp(t.logits[j] - top); total += w; weighted += w * t.values[j] }
-                    out[j] += weighted / total
-                }
+                terms.addSoftmaxPooled(into: out)
             }
         }
     }
@@ -124,15 +126,53 @@ extension AFM {
                 (0..<a.rows).map { r in (0..<width).reduce(Float(0)) { $0 + x[r, $1] * p[$1] } })
     }
 
-    /// A cross pair for one user's e_f and every item's e_g: the logits from one GEMM of the
-    /// items with diag(e_f) W, the values from the items times p ⊙ e_f.
-    func cross(_ ef: ArraySlice<Float>, _ items: Matrix) -> (logits: [Float], values: [Float]) {
-        let e = Array(ef), w = parameters["attention.weight"], h = parameters["attention.h"].values, p = parameters["p"].values
+    /// A cross pair for one user's e_f and every item's e_g: the values from the items times
+    /// p ⊙ e_f; the logits by `fused` (e_f the target, the items its history), else from one
+    /// GEMM of the items with diag(e_f) W.
+    func cross(_ ef: ArraySlice<Float>, _ items: Matrix, fused: ProductAttention?) -> (logits: [Float], values: [Float]) {
+        let e = Array(ef), p = parameters["p"].values
+        let values = BLAS.gemm(items, Matrix(rows: width, columns: 1, values: (0..<width).map { p[$0] * e[$0] }), compute: .serial).values
+        if let fused {
+            var logits = [Float](repeating: 0, count: items.rows)
+            fused.forEachTarget(0..<1, of: Matrix(rows: 1, columns: width, values: e), history: items) { _, a, _ in
+                logits.withUnsafeMutableBufferPointer { $0.baseAddress!.update(from: a, count: items.rows) }
+            }
+            return (logits, values)
+        }
+        let w = parameters["attention.weight"], h = parameters["attention.h"].values
         var scaled = w
         for k in 0..<width { for c in 0..<attention { scaled.values[k * attention + c] *= e[k] } }
         let hidden = BLAS.gemm(items, scaled, compute: .serial).map(.serial) { Lanes.relu($0) }
-        let q = (0..<width).map { p[$0] * e[$0] }
-        return ((0..<items.rows).map { r in (0..<attention).reduce(Float(0)) { $0 + hidden[r, $1] * h[$1] } },
-                (0..<items.rows).map { r in (0..<width).reduce(Float(0)) { $0 + items[r, $1] * q[$1] } })
+        return ((0..<items.rows).map { r in (0..<attention).reduce(Float(0)) { $0 + hidden[r, $1] * h[$1] } }, values)
+    }
+}
+
+/// One user's pair terms for a row of items: each pair's logits and values, item by item.
+struct PairTerms {
+    let columns: Int
+    var logits: [Float] = [], values: [Float] = []
+
+    init(columns: Int) { self.columns = columns }
+
+    mutating func append(_ l: [Float], _ v: [Float]) { logits += l; values += v }
+
+    /// out[j] += Σ_t softmax_t(logits[t, j]) · values[t, j], eight items at a time.
+    func addSoftmaxPooled(into out: UnsafeMutablePointer<Float>) {
+        let terms = logits.count / max(1, columns), n = columns
+        logits.withUnsafeBufferPointer { lp in
+            values.withUnsafeBufferPointer { vp in
+                let (l, v) = (lp.baseAddress!, vp.baseAddress!)
+                for j in stride(from: 0, to: n, by: 8) {
+                    var top = Lanes(repeating: -Float.infinity)
+                    for t in 0..<terms { top = Lanes.maximum(top, Lanes.load(l + t * n, j, count: n)) }
+                    var total = Lanes(), weighted = Lanes()
+                    for t in 0..<terms {
+                        let w = Lanes.exp(Lanes.load(l + t * n, j, count: n) - top)
+                        total += w; weighted += w * Lanes.load(v + t * n, j, count: n)
+                    }
+                    (Lanes.load(out, j, count: n) + weighted / total).store(out, j, count: n)
+                }
+            }
+        }
     }
 }
