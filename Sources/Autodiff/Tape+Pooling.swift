@@ -73,3 +73,29 @@ extension Tape {
         }
     }
 }
+
+extension Tape {
+    /// AFM's attentional pooling over field pairs, rows × 1: per row of e (the F fields' d-wide
+    /// embeddings side by side) and pair (f, g), x = e_f ⊙ e_g, l = hᵀ ReLU(x W), v = q_r · x, and
+    /// out_r = Σ_pairs softmax(l) v. One op where the CPU runs `PairAttentionKernels` (no
+    /// rows · pairs block is stored); elsewhere the ops it replaces, composed.
+    public func pairAttention(_ e: Variable, width d: Int, pairs: [(Int, Int)], weight: Variable, output h: Variable, values q: Variable) -> Variable {
+        guard PairAttentionKernels.isAvailable() else {
+            let n = e.value.rows, count = pairs.count
+            let x = reshaped(sliceProducts([e], pairs.map { SlicePair(0, $0.0 * d, 0, $0.1 * d) }, width: d, summed: false), rows: n * count, columns: d)
+            let values = rowDot(x, rows: Array(0..<Int32(n * count)), q, rows: (0..<Int32(n)).flatMap { [Int32](repeating: $0, count: count) })
+            return smoothedAttention(logits: scoreMLP(x, weight: weight, output: h), values: values, offsets: (0...n).map { $0 * count }, beta: 1)
+        }
+        let compute = self.compute
+        let saved = PairAttentionKernels.forward(e.value, width: d, pairs: pairs, weight: weight.value, output: h.value, values: q.value, compute: compute)
+        let out = Variable(saved.out, requiresGrad: e.requiresGrad || weight.requiresGrad || h.requiresGrad || q.requiresGrad)
+        return record(out) {
+            let g = PairAttentionKernels.backward(out.grad!, e.value, width: d, pairs: pairs, weight: weight.value, output: h.value,
+                                                  values: q.value, saved: saved, compute: compute)
+            if e.requiresGrad { e.accumulate(g.e) }
+            if q.requiresGrad { q.accumulate(g.q) }
+            if weight.requiresGrad { weight.accumulate(g.weight) }
+            if h.requiresGrad { h.accumulate(g.output) }
+        }
+    }
+}

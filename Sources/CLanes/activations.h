@@ -39,9 +39,34 @@ static inline recbench_v8 recbench_tanh8_avx2(recbench_v8 x) {
 /// The sum of the eight lanes, in lane order.
 __attribute__((target("avx2,fma")))
 static inline float recbench_sum8(recbench_v8 v) {
-    float sum = 0.0f;
-    for (int l = 0; l < 8; l++) sum += v[l];
-    return sum;
+    // Constant lanes: a loop's variable index went through a stack copy and eight dependent loads.
+    return ((((((((0.0f + v[0]) + v[1]) + v[2]) + v[3]) + v[4]) + v[5]) + v[6]) + v[7]);
+}
+
+/// Lanes 0..<lanes set (lanes ≤ 8): the mask of a row's last, partial block of eight.
+__attribute__((target("avx2,fma")))
+static inline recbench_i8 recbench_lanes_below(long lanes) {
+    const recbench_i8 index = {0, 1, 2, 3, 4, 5, 6, 7};
+    return index < (recbench_i8)(int)lanes;
+}
+
+/// p[0..<8] where `mask` is set, 0 elsewhere (nothing past the set lanes is read).
+__attribute__((target("avx2,fma")))
+static inline recbench_v8 recbench_load_masked(const float *p, recbench_i8 mask) {
+    return (recbench_v8)__builtin_ia32_maskloadps256((const __attribute__((vector_size(32))) float *)p, (__attribute__((vector_size(32))) int)mask);
+}
+
+/// Stores v's first k lanes (all from 8 on) at p in pieces of 4, 2 and 1: a masked store is
+/// microcoded and slow on AMD's cores.
+__attribute__((target("avx2,fma")))
+static inline void recbench_store_first8(float *p, long k, recbench_v8 v) {
+    typedef float v4u __attribute__((ext_vector_type(4), aligned(4)));
+    typedef float v2u __attribute__((ext_vector_type(2), aligned(4)));
+    if (k >= 8) { *(recbench_v8u *)p = v; return; }
+    v4u part = v.lo;
+    if (k & 4) { *(v4u *)p = part; part = v.hi; p += 4; }
+    if (k & 2) { *(v2u *)p = part.lo; part.lo = part.hi; p += 2; }
+    if (k & 1) *p = part.x;
 }
 
 /// f per lane, NaN lanes keeping x.
@@ -365,8 +390,7 @@ static inline void recbench_score_mlp_backward_avx2(const float *x, long d, cons
                 a2 += dzr[c + 2] * *(const recbench_v8u *)(wt + (c + 2) * dp + k0);
                 a3 += dzr[c + 3] * *(const recbench_v8u *)(wt + (c + 3) * dp + k0);
             }
-            const recbench_v8 sum = (a0 + a1) + (a2 + a3);
-            for (long k = k0; k < d && k < k0 + 8; k++) dx[r * d + k] = sum[k - k0];
+            recbench_store_first8(dx + r * d + k0, d - k0, (a0 + a1) + (a2 + a3));
         }
     }
     for (long k = 0; k < d; k++) {
@@ -401,6 +425,83 @@ static inline void recbench_score_mlp_backward_avx2(const float *x, long d, cons
             }
             if (r < n) a0 += x[r * d + k] * *(const recbench_v8u *)(dz + r * ap + c);
             *(recbench_v8u *)(dw + k * ap + c) += a0 + a1;
+        }
+    }
+}
+
+/// x_k = e_f ⊙ e_g for each of a row's P field pairs (f_k, g_k), e the row's F · d side-by-side
+/// field embeddings: AFM's pair rows, rebuilt per chunk rather than kept (one product each).
+__attribute__((target("avx2,fma")))
+static inline void recbench_pair_products_avx2(const float *e, long d, const int *pf, const int *pg, long pairs, float *x) {
+    for (long k = 0; k < pairs; k++) {
+        const float *a = e + pf[k] * d, *b = e + pg[k] * d;
+        for (long j = 0; j < d; j += 8) {
+            const recbench_i8 m = recbench_lanes_below(d - j);
+            recbench_store_first8(x + k * d + j, d - j, recbench_load_masked(a + j, m) * recbench_load_masked(b + j, m));
+        }
+    }
+}
+
+/// AFM's attentional pooling over field pairs for n rows (row stride fd = F · d in e, d in q):
+/// x_k = e_f ⊙ e_g, l_k = h · relu(x_k W) (`recbench_score_mlp_forward_avx2`, b zero), v_k = q · x_k,
+/// out = Σ_k softmax(l)_k v_k. Keeps the softmax weights and v (n · P each) for the pullback;
+/// x is scratch (n · P × d).
+__attribute__((target("avx2,fma")))
+static inline void recbench_pair_attention_forward_avx2(const float *e, long fd, long d, const int *pf, const int *pg, long pairs,
+                                                        const float *q, const float *w, const float *b, const float *h, long ap, long n,
+                                                        float *x, float *weights, float *v, float *out) {
+    for (long r = 0; r < n; r++) recbench_pair_products_avx2(e + r * fd, d, pf, pg, pairs, x + r * pairs * d);
+    recbench_score_mlp_forward_avx2(x, d, w, b, h, ap, n * pairs, weights);   // the logits, then their softmax in place
+    for (long r = 0; r < n; r++) {
+        float peak, weighted = 0.0f, *wr = weights + r * pairs;
+        const float total = recbench_exponentials_avx2(wr, wr, pairs, &peak);
+        for (long k = 0; k < pairs; k++) {
+            const float *xk = x + (r * pairs + k) * d;
+            recbench_v8 dot = 0.0f;
+            for (long j = 0; j < d; j += 8) {
+                const recbench_i8 m = recbench_lanes_below(d - j);
+                dot += recbench_load_masked(q + r * d + j, m) * recbench_load_masked(xk + j, m);
+            }
+            v[r * pairs + k] = recbench_sum8(dot);
+            wr[k] /= total;
+            weighted += wr[k] * v[r * pairs + k];
+        }
+        out[r] = weighted;
+    }
+}
+
+/// The pullback of `recbench_pair_attention_forward_avx2` given g (n), from its weights, v and out:
+/// dl_k = g w_k (v_k − out) through the score network (`recbench_score_mlp_backward_avx2`: dx,
+/// dW, db and dh, the last three added), then dx_k += g w_k q; dq (written, n × d) = Σ_k g w_k x_k;
+/// de (written, n × fd) = Σ over pairs of dx_k ⊙ e_g into e_f's slot and dx_k ⊙ e_f into e_g's.
+/// x, dl, dx (n · P × d) and dz (n · P × ap) are scratch.
+__attribute__((target("avx2,fma")))
+static inline void recbench_pair_attention_backward_avx2(const float *g, const float *e, long fd, long d, const int *pf, const int *pg,
+                                                         long pairs, const float *q, const float *w, const float *wt, const float *b,
+                                                         const float *h, long ap, long a4, long n, const float *weights, const float *v,
+                                                         const float *out, float *x, float *dl, float *dx, float *dz, float *de, float *dq,
+                                                         float *dw, float *db, float *dh) {
+    for (long r = 0; r < n; r++) {
+        recbench_pair_products_avx2(e + r * fd, d, pf, pg, pairs, x + r * pairs * d);
+        for (long k = 0; k < pairs; k++) dl[r * pairs + k] = g[r] * weights[r * pairs + k] * (v[r * pairs + k] - out[r]);
+    }
+    recbench_score_mlp_backward_avx2(x, d, w, wt, b, h, ap, a4, n * pairs, dl, dx, dw, db, dh, dz);
+    for (long r = 0; r < n; r++) {
+        const float *er = e + r * fd, *qr = q + r * d;
+        float *der = de + r * fd, *dqr = dq + r * d;
+        for (long j = 0; j < fd; j++) der[j] = 0.0f;
+        for (long j = 0; j < d; j++) dqr[j] = 0.0f;
+        for (long k = 0; k < pairs; k++) {
+            const float dv = g[r] * weights[r * pairs + k];
+            const float *xk = x + (r * pairs + k) * d, *a = er + pf[k] * d, *bb = er + pg[k] * d;
+            float *dxk = dx + (r * pairs + k) * d, *da = der + pf[k] * d, *dbb = der + pg[k] * d;
+            for (long j = 0; j < d; j += 8) {   // da before dbb: a pair f = g gets both terms
+                const recbench_i8 m = recbench_lanes_below(d - j);
+                const recbench_v8 t = recbench_load_masked(dxk + j, m) + dv * recbench_load_masked(qr + j, m);
+                recbench_store_first8(dqr + j, d - j, recbench_load_masked(dqr + j, m) + dv * recbench_load_masked(xk + j, m));
+                recbench_store_first8(da + j, d - j, recbench_load_masked(da + j, m) + t * recbench_load_masked(bb + j, m));
+                recbench_store_first8(dbb + j, d - j, recbench_load_masked(dbb + j, m) + t * recbench_load_masked(a + j, m));
+            }
         }
     }
 }

@@ -164,13 +164,49 @@ import Autodiff
                 tape.backward(tape.mean(tape.mul(out, tape.constant(r))))
                 return [out.value] + v.map { $0.grad! }
             }
-            let fused = run(Compute(workers: 2, blasThreads: 1), fused: true), composed = run(.serial, fused: false)
-            #expect(fused.map(\.values) == run(.serial, fused: true).map(\.values))
-            for (x, y) in zip(fused, composed) {
-                let scale = y.values.map(abs).max()!
-                #expect(x.rows == y.rows && x.columns == y.columns && scale > 0)
-                #expect(zip(x.values, y.values).allSatisfy { abs($0 - $1) <= 1e-4 * scale + 1e-7 }, "scoreMLP (a = \(a)): fused and composed differ")
+            expectFusedIsComposed("scoreMLP (a = \(a))", run)
+        }
+    }
+
+    @Test func pairAttention() {
+        // Three fields of d = 11 (a partial lane), a = 13; pairs across fields and one of a field
+        // with itself (e_f ⊙ e_f: both slots of the pullback land on one field).
+        let pairs = [(0, 1), (0, 2), (1, 2), (2, 2)]
+        check([m(3, 33, 70), m(11, 13, 71), m(13, 1, 72), m(3, 11, 73)]) { t, v in
+            t.pairAttention(v[0], width: 11, pairs: pairs, weight: v[1], output: v[2], values: v[3])
+        }
+        // 300 rows (several chunks) of AFM's shape, 7 fields of 10 and all 21 pairs, a = 25: the value
+        // and every gradient equal the composed ops', and do not depend on the worker count.
+        let all = (0..<7).flatMap { f in ((f + 1)..<7).map { (f, $0) } }
+        let inputs = [m(300, 70, 74), m(10, 25, 75), m(25, 1, 76), m(300, 10, 77)], r = m(300, 1, 78)
+        func run(_ compute: Compute, fused: Bool) -> [Matrix] {
+            let tape = Tape(compute: compute), v = inputs.map { tape.parameter($0) }
+            let out: Variable
+            if fused {
+                out = tape.pairAttention(v[0], width: 10, pairs: all, weight: v[1], output: v[2], values: v[3])
+            } else {
+                let n = 300, count = all.count
+                let x = tape.reshaped(tape.sliceProducts([v[0]], all.map { SlicePair(0, $0.0 * 10, 0, $0.1 * 10) }, width: 10, summed: false),
+                                      rows: n * count, columns: 10)
+                let values = tape.rowDot(x, rows: Array(0..<Int32(n * count)), v[3], rows: (0..<Int32(n)).flatMap { [Int32](repeating: $0, count: count) })
+                out = tape.smoothedAttention(logits: tape.matmul(tape.relu(tape.matmul(x, v[1])), v[2]), values: values,
+                                             offsets: (0...n).map { $0 * count }, beta: 1)
             }
+            tape.backward(tape.mean(tape.mul(out, tape.constant(r))))
+            return [out.value] + v.map { $0.grad! }
+        }
+        expectFusedIsComposed("pairAttention", run)
+    }
+
+    /// A fused op's value and gradients (`run(compute, fused)`) equal its composed ops', to 1e-4
+    /// of each result's scale, and are the same on one worker and two.
+    func expectFusedIsComposed(_ name: String, _ run: (Compute, Bool) -> [Matrix]) {
+        let fused = run(Compute(workers: 2, blasThreads: 1), true), composed = run(.serial, false)
+        #expect(fused.map(\.values) == run(.serial, true).map(\.values))
+        for (x, y) in zip(fused, composed) {
+            let scale = y.values.map(abs).max()!
+            #expect(x.rows == y.rows && x.columns == y.columns && scale > 0)
+            #expect(zip(x.values, y.values).allSatisfy { abs($0 - $1) <= 1e-4 * scale + 1e-7 }, "\(name): fused and composed differ")
         }
     }
 

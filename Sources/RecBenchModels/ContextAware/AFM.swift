@@ -63,15 +63,10 @@ public struct AFM: ContextModel, ScoresWhenPrepared {
     }
 
     public func logits(users: [Int32], items: [Int32], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
-        let e = inputs!.embedded(users: users, items: items, p, tape: tape), n = pairs.count, batch = users.count
+        let e = inputs!.embeddedSideBySide(users: users, items: items, p, tape: tape), batch = users.count
         // p ⊙ the pooled vector's dropout mask, one row per example: the same for all its pairs.
         let q = Dropout.apply(tape.matmul(tape.constant(Matrix(rows: batch, columns: 1, repeating: 1)), p["p"]!), rate: dropout, tape: tape, rng: &rng)
-        // Rows example-major (b · pairs + k), so each example's pairs are one segment.
-        let products = tape.sliceProducts(e, pairs.map { SlicePair($0.0, 0, $0.1, 0) }, width: width, summed: false)
-        let x = tape.reshaped(products, rows: batch * n, columns: width)
-        let scores = tape.scoreMLP(x, weight: p["attention.weight"]!, output: p["attention.h"]!)
-        let values = tape.rowDot(x, rows: Array(0..<Int32(batch * n)), q, rows: (0..<Int32(batch)).flatMap { [Int32](repeating: $0, count: n) })
-        let pooled = tape.smoothedAttention(logits: scores, values: values, offsets: (0...batch).map { $0 * n }, beta: 1)
+        let pooled = tape.pairAttention(e, width: width, pairs: pairs, weight: p["attention.weight"]!, output: p["attention.h"]!, values: q)
         return tape.add(FirstOrderTerm.logits(inputs!, users: users, items: items, p, tape: tape), pooled)
     }
 

@@ -1,0 +1,105 @@
+import CLanes
+
+/// AFM's attentional pooling over field pairs in one pass per chunk of rows: for each row's
+/// side-by-side field embeddings e (F · d) and pairs (f, g), x = e_f ⊙ e_g, l = hᵀ relu(x W),
+/// v = q · x, and out = Σ softmax(l) v. Composed of ops, every row's P pair products, logits,
+/// values and their gradients were rows · P blocks written and read back (21 pairs × 4,096 rows
+/// a batch for ml-100k); here they live in a chunk's scratch. AVX2 + FMA only (`isAvailable`);
+/// W's, h's gradients are added in chunk order, so results do not depend on the worker count.
+public enum PairAttentionKernels {
+    static let chunk = 64   // rows: their pair rows' x, dx and dz (≈ 280 KB for AFM's 21 pairs at a = 25) stay in L2
+
+    /// Whether this CPU runs the kernels (callers compose the ops otherwise).
+    public static func isAvailable(_ kernels: KernelSet = .current) -> Bool { ScoreMLPKernels.isAvailable(kernels) }
+
+    /// The forward's result and what its pullback reads: each pair row's softmax weight and value.
+    public struct Saved: Sendable {
+        public let out: Matrix
+        let weights: [Float], values: [Float]
+    }
+
+    /// The pairs as the kernels read them: field indices f and g, side by side.
+    struct Fields {
+        let f: [Int32], g: [Int32]
+        init(_ pairs: [(Int, Int)], fields: Int) {
+            precondition(pairs.allSatisfy { $0.0 >= 0 && $0.0 < fields && $0.1 >= 0 && $0.1 < fields }, "pairAttention: a pair names no field")
+            f = pairs.map { Int32($0.0) }; g = pairs.map { Int32($0.1) }
+        }
+    }
+
+    /// out (rows × 1) for e (rows × F·d), W (d × a), h (a × 1), q (rows × d).
+    public static func forward(_ e: Matrix, width d: Int, pairs: [(Int, Int)], weight: Matrix, output: Matrix, values q: Matrix,
+                               compute: Compute) -> Saved {
+        precondition(isAvailable(), "PairAttentionKernels: needs AVX2 + FMA")
+        precondition(d > 0 && e.columns % d == 0 && weight.rows == d && q.columns == d && q.rows == e.rows, "pairAttention: shapes differ")
+        let n = e.rows, count = pairs.count, fields = Fields(pairs, fields: e.columns / d)
+        let p = ScoreMLPKernels.Padded(weight: weight, bias: nil, output: output), o = p.offsets, fd = e.columns
+        var weights = [Float](repeating: 0, count: n * count), values = weights, out = Matrix(rows: n, columns: 1)
+        guard n > 0 && count > 0 else { return Saved(out: out, weights: weights, values: values) }
+        weights.withUnsafeMutableBufferPointer { wp in
+            values.withUnsafeMutableBufferPointer { vp in
+                out.values.withUnsafeMutableBufferPointer { op in
+                    let written = UnsafeShared((wp.baseAddress!, vp.baseAddress!, op.baseAddress!))   // disjoint rows per chunk
+                    Matrix.withBuffers(reading: [e, q, p.matrix]) { b in
+                        compute.forEachChunk(count: n, chunkSize: chunk) { rows in
+                            let (w, v, out) = written.value, r0 = rows.lowerBound
+                            var x = [Float](repeating: 0, count: rows.count * count * d)
+                            fields.f.withUnsafeBufferPointer { pf in
+                                fields.g.withUnsafeBufferPointer { pg in
+                                    recbench_pair_attention_forward_avx2(b.read[0] + r0 * fd, fd, d, pf.baseAddress!, pg.baseAddress!, count,
+                                                                         b.read[1] + r0 * d, b.read[2] + o.w, b.read[2] + o.b, b.read[2] + o.h,
+                                                                         p.ap, rows.count, &x, w + r0 * count, v + r0 * count, out + r0)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return Saved(out: out, weights: weights, values: values)
+    }
+
+    /// The gradients of e, q, W and h given out's gradient `g` (rows × 1).
+    public static func backward(_ g: Matrix, _ e: Matrix, width d: Int, pairs: [(Int, Int)], weight: Matrix, output: Matrix,
+                                values q: Matrix, saved: Saved, compute: Compute) -> (e: Matrix, q: Matrix, weight: Matrix, output: Matrix) {
+        let n = e.rows, count = pairs.count, fields = Fields(pairs, fields: e.columns / d)
+        let p = ScoreMLPKernels.Padded(weight: weight, bias: nil, output: output), o = p.offsets, fd = e.columns, ap = p.ap
+        var outputs = [Matrix(rows: n, columns: fd), Matrix(rows: n, columns: d)]
+        guard n > 0 && count > 0 else { return (outputs[0], outputs[1], Matrix(rows: d, columns: p.a), Matrix(rows: p.a, columns: 1)) }
+        let partialCount = d * ap + 2 * ap   // dW | db | dh
+        let sums: [[Float]] = Matrix.withBuffers(reading: [g, e, q, p.matrix, saved.out], writing: &outputs) { b in
+            saved.weights.withUnsafeBufferPointer { wp in
+                saved.values.withUnsafeBufferPointer { vp in
+                    let kept = UnsafeShared((wp.baseAddress!, vp.baseAddress!))
+                    return compute.mapChunks(count: n, chunkSize: chunk) { rows -> [Float] in
+                        let r0 = rows.lowerBound, pairRows = rows.count * count, (w, v) = kept.value
+                        var partial = [Float](repeating: 0, count: partialCount)
+                        var scratch = [Float](repeating: 0, count: pairRows * (2 * d + 1 + ap))   // x | dx | dl | dz
+                        scratch.withUnsafeMutableBufferPointer { s in
+                            partial.withUnsafeMutableBufferPointer { sums in
+                                fields.f.withUnsafeBufferPointer { pf in
+                                    fields.g.withUnsafeBufferPointer { pg in
+                                        let x = s.baseAddress!, dx = x + pairRows * d, dl = dx + pairRows * d, dz = dl + pairRows
+                                        let dw = sums.baseAddress!, db = dw + d * ap
+                                        recbench_pair_attention_backward_avx2(
+                                            b.read[0] + r0, b.read[1] + r0 * fd, fd, d, pf.baseAddress!, pg.baseAddress!, count,
+                                            b.read[2] + r0 * d, b.read[3] + o.w, b.read[3] + o.wt, b.read[3] + o.b, b.read[3] + o.h, ap,
+                                            (p.a + 3) / 4 * 4, rows.count, w + r0 * count, v + r0 * count, b.read[4] + r0,
+                                            x, dl, dx, dz, b.write[0] + r0 * fd, b.write[1] + r0 * d, dw, db, db + ap)
+                                    }
+                                }
+                            }
+                        }
+                        return partial
+                    }
+                }
+            }
+        }
+        var total = [Float](repeating: 0, count: partialCount)
+        for s in sums { for j in total.indices { total[j] += s[j] } }   // chunk order: independent of the worker count
+        let a = p.a
+        let dw = Matrix(rows: d, columns: a, values: (0..<d).flatMap { k in total[(k * ap)..<(k * ap + a)] })
+        let dh = Matrix(rows: a, columns: 1, values: Array(total[(d * ap + ap)..<(d * ap + ap + a)]))
+        return (outputs[0], outputs[1], dw, dh)
+    }
+}
