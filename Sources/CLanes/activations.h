@@ -43,6 +43,16 @@ static inline float recbench_sum8(recbench_v8 v) {
     return ((((((((0.0f + v[0]) + v[1]) + v[2]) + v[3]) + v[4]) + v[5]) + v[6]) + v[7]);
 }
 
+/// The sum of the eight lanes by halves (lanes 0–3 + 4–7, then 0–1 + 2–3, then 0 + 1): three
+/// adds deep where `recbench_sum8`'s lane order is eight; for sums nothing must match bit for bit.
+__attribute__((target("avx2,fma")))
+static inline float recbench_tree_sum8(recbench_v8 v) {
+    typedef float v4 __attribute__((ext_vector_type(4)));
+    const v4 q = v.lo + v.hi;
+    const v4 h = q + q.zwxy;
+    return h.x + h.y;
+}
+
 /// Lanes 0..<lanes set (lanes ≤ 8): the mask of a row's last, partial block of eight.
 __attribute__((target("avx2,fma")))
 static inline recbench_i8 recbench_lanes_below(long lanes) {
@@ -315,6 +325,63 @@ static inline void recbench_sigmoid_gradient_avx2(const float *g, const float *y
     for (; i < count; i++) out[i] = g[i] * y[i] * (1.0f - y[i]);
 }
 
+/// dx_r = W dz_r for one row (`recbench_score_mlp_backward_avx2`): Σ_c dz_c Wᵀ[c, :] over the a4
+/// entries read, Wᵀ ap × dp (dp = d rounded up to 8, zero-padded), four chains over c.
+__attribute__((target("avx2,fma")))
+static inline void recbench_score_mlp_dx_row_avx2(const float *dzr, const float *wt, long d, long a4, float *dxr) {
+    const long dp = (d + 7) / 8 * 8;
+    for (long k0 = 0; k0 < dp; k0 += 8) {
+        recbench_v8 a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        for (long c = 0; c < a4; c += 4) {
+            a0 += dzr[c] * *(const recbench_v8u *)(wt + c * dp + k0);
+            a1 += dzr[c + 1] * *(const recbench_v8u *)(wt + (c + 1) * dp + k0);
+            a2 += dzr[c + 2] * *(const recbench_v8u *)(wt + (c + 2) * dp + k0);
+            a3 += dzr[c + 3] * *(const recbench_v8u *)(wt + (c + 3) * dp + k0);
+        }
+        recbench_store_first8(dxr + k0, d - k0, (a0 + a1) + (a2 + a3));
+    }
+}
+
+/// dW += xᵀ dz over n rows (x n × d, dz n × ap, dW d × ap) with the sums in registers: a
+/// row-by-row update of dW would store d · ap floats per row.
+__attribute__((target("avx2,fma")))
+static inline void recbench_outer_accumulate_avx2(const float *x, long d, const float *dz, long ap, long n, float *dw) {
+    for (long k = 0; k < d; k++) {
+        long c = 0;
+        for (; c + 32 <= ap; c += 32) {   // four blocks × two rows: eight independent chains
+            recbench_v8 a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+            long r = 0;
+            for (; r + 2 <= n; r += 2) {
+                const recbench_v8 x0 = x[r * d + k], x1 = x[(r + 1) * d + k];
+                const float *z0 = dz + r * ap + c, *z1 = z0 + ap;
+                a0 += x0 * *(const recbench_v8u *)z0; a1 += x0 * *(const recbench_v8u *)(z0 + 8);
+                a2 += x0 * *(const recbench_v8u *)(z0 + 16); a3 += x0 * *(const recbench_v8u *)(z0 + 24);
+                b0 += x1 * *(const recbench_v8u *)z1; b1 += x1 * *(const recbench_v8u *)(z1 + 8);
+                b2 += x1 * *(const recbench_v8u *)(z1 + 16); b3 += x1 * *(const recbench_v8u *)(z1 + 24);
+            }
+            if (r < n) {
+                const recbench_v8 x0 = x[r * d + k];
+                const float *z0 = dz + r * ap + c;
+                a0 += x0 * *(const recbench_v8u *)z0; a1 += x0 * *(const recbench_v8u *)(z0 + 8);
+                a2 += x0 * *(const recbench_v8u *)(z0 + 16); a3 += x0 * *(const recbench_v8u *)(z0 + 24);
+            }
+            float *o = dw + k * ap + c;
+            *(recbench_v8u *)o += a0 + b0; *(recbench_v8u *)(o + 8) += a1 + b1;
+            *(recbench_v8u *)(o + 16) += a2 + b2; *(recbench_v8u *)(o + 24) += a3 + b3;
+        }
+        for (; c < ap; c += 8) {
+            recbench_v8 a0 = 0, a1 = 0;   // two chains over the rows
+            long r = 0;
+            for (; r + 2 <= n; r += 2) {
+                a0 += x[r * d + k] * *(const recbench_v8u *)(dz + r * ap + c);
+                a1 += x[(r + 1) * d + k] * *(const recbench_v8u *)(dz + (r + 1) * ap + c);
+            }
+            if (r < n) a0 += x[r * d + k] * *(const recbench_v8u *)(dz + r * ap + c);
+            *(recbench_v8u *)(dw + k * ap + c) += a0 + a1;
+        }
+    }
+}
+
 /// An attention network's scores, one per row (AFM's hᵀ ReLU(x W); a bias b allowed):
 /// s[r] = h · relu(b + x_r W) for r in 0..<n, x rows of d floats, W d × ap row-major with ap a
 /// multiple of 8 (zero-padded columns, as b and h are), so no lane is masked.
@@ -366,7 +433,6 @@ __attribute__((target("avx2,fma")))
 static inline void recbench_score_mlp_backward_avx2(const float *x, long d, const float *w, const float *wt, const float *b,
                                                     const float *h, long ap, long a4, long n, const float *gs, float *dx,
                                                     float *dw, float *db, float *dh, float *dz) {
-    const long dp = (d + 7) / 8 * 8;
     for (long r = 0; r < n; r++) {
         const recbench_v8 g = gs[r];
         float *dzr = dz + r * ap;
@@ -382,51 +448,9 @@ static inline void recbench_score_mlp_backward_avx2(const float *x, long d, cons
                 *(recbench_v8u *)(dzr + o) = dzj;
             }
         }
-        for (long k0 = 0; k0 < dp; k0 += 8) {   // dx = Σ_c dz_c Wᵀ[c, :], four chains over c
-            recbench_v8 a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-            for (long c = 0; c < a4; c += 4) {
-                a0 += dzr[c] * *(const recbench_v8u *)(wt + c * dp + k0);
-                a1 += dzr[c + 1] * *(const recbench_v8u *)(wt + (c + 1) * dp + k0);
-                a2 += dzr[c + 2] * *(const recbench_v8u *)(wt + (c + 2) * dp + k0);
-                a3 += dzr[c + 3] * *(const recbench_v8u *)(wt + (c + 3) * dp + k0);
-            }
-            recbench_store_first8(dx + r * d + k0, d - k0, (a0 + a1) + (a2 + a3));
-        }
+        recbench_score_mlp_dx_row_avx2(dzr, wt, d, a4, dx + r * d);
     }
-    for (long k = 0; k < d; k++) {
-        long c = 0;
-        for (; c + 32 <= ap; c += 32) {   // four blocks × two rows: eight independent chains
-            recbench_v8 a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
-            long r = 0;
-            for (; r + 2 <= n; r += 2) {
-                const recbench_v8 x0 = x[r * d + k], x1 = x[(r + 1) * d + k];
-                const float *z0 = dz + r * ap + c, *z1 = z0 + ap;
-                a0 += x0 * *(const recbench_v8u *)z0; a1 += x0 * *(const recbench_v8u *)(z0 + 8);
-                a2 += x0 * *(const recbench_v8u *)(z0 + 16); a3 += x0 * *(const recbench_v8u *)(z0 + 24);
-                b0 += x1 * *(const recbench_v8u *)z1; b1 += x1 * *(const recbench_v8u *)(z1 + 8);
-                b2 += x1 * *(const recbench_v8u *)(z1 + 16); b3 += x1 * *(const recbench_v8u *)(z1 + 24);
-            }
-            if (r < n) {
-                const recbench_v8 x0 = x[r * d + k];
-                const float *z0 = dz + r * ap + c;
-                a0 += x0 * *(const recbench_v8u *)z0; a1 += x0 * *(const recbench_v8u *)(z0 + 8);
-                a2 += x0 * *(const recbench_v8u *)(z0 + 16); a3 += x0 * *(const recbench_v8u *)(z0 + 24);
-            }
-            float *o = dw + k * ap + c;
-            *(recbench_v8u *)o += a0 + b0; *(recbench_v8u *)(o + 8) += a1 + b1;
-            *(recbench_v8u *)(o + 16) += a2 + b2; *(recbench_v8u *)(o + 24) += a3 + b3;
-        }
-        for (; c < ap; c += 8) {
-            recbench_v8 a0 = 0, a1 = 0;   // two chains over the rows
-            long r = 0;
-            for (; r + 2 <= n; r += 2) {
-                a0 += x[r * d + k] * *(const recbench_v8u *)(dz + r * ap + c);
-                a1 += x[(r + 1) * d + k] * *(const recbench_v8u *)(dz + (r + 1) * ap + c);
-            }
-            if (r < n) a0 += x[r * d + k] * *(const recbench_v8u *)(dz + r * ap + c);
-            *(recbench_v8u *)(dw + k * ap + c) += a0 + a1;
-        }
-    }
+    recbench_outer_accumulate_avx2(x, d, dz, ap, n, dw);
 }
 
 /// x_k = e_f ⊙ e_g for each of a row's P field pairs (f_k, g_k), e the row's F · d side-by-side
@@ -443,49 +467,82 @@ static inline void recbench_pair_products_avx2(const float *e, long d, const int
 }
 
 /// AFM's attentional pooling over field pairs for n rows (row stride fd = F · d in e, d in q):
-/// x_k = e_f ⊙ e_g, l_k = h · relu(x_k W) (`recbench_score_mlp_forward_avx2`, b zero), v_k = q · x_k,
-/// out = Σ_k softmax(l)_k v_k. Keeps the softmax weights and v (n · P each) for the pullback;
-/// x is scratch (n · P × d).
+/// x_k = e_f ⊙ e_g, z_k = x_k W (+ b), l_k = h · relu(z_k), v_k = q · x_k, out = Σ_k w_k v_k with
+/// w = softmax(l). For the pullback, per pair row: w_k, c_k = w_k (v_k − out) (∂out/∂l_k) and
+/// z_k's signs (ap / 8 bytes), and per row H = Σ_k c_k relu(z_k) (ap floats), so the pullback
+/// never recomputes z. x (P × d) and relu (P × ap) are one row's scratch.
 __attribute__((target("avx2,fma")))
 static inline void recbench_pair_attention_forward_avx2(const float *e, long fd, long d, const int *pf, const int *pg, long pairs,
                                                         const float *q, const float *w, const float *b, const float *h, long ap, long n,
-                                                        float *x, float *weights, float *v, float *out) {
-    for (long r = 0; r < n; r++) recbench_pair_products_avx2(e + r * fd, d, pf, pg, pairs, x + r * pairs * d);
-    recbench_score_mlp_forward_avx2(x, d, w, b, h, ap, n * pairs, weights);   // the logits, then their softmax in place
+                                                        float *x, float *relu, float *weights, float *coef, unsigned char *signs,
+                                                        float *hsum, float *out) {
+    const long blocks = ap / 8;
     for (long r = 0; r < n; r++) {
-        float peak, weighted = 0.0f, *wr = weights + r * pairs;
-        const float total = recbench_exponentials_avx2(wr, wr, pairs, &peak);
+        float *wr = weights + r * pairs, *cr = coef + r * pairs, peak;
+        recbench_pair_products_avx2(e + r * fd, d, pf, pg, pairs, x);
         for (long k = 0; k < pairs; k++) {
-            const float *xk = x + (r * pairs + k) * d;
-            recbench_v8 dot = 0.0f;
+            recbench_v8 total = 0.0f, dot = 0.0f, z[4];
+            for (long c = 0; c < ap; c += 32) {
+                recbench_score_mlp_hidden_avx2(x + k * d, d, w, b, ap, c, z);
+                for (long j = 0; j < 4 && c + 8 * j < ap; j++) {
+                    const recbench_v8 positive = __builtin_elementwise_max(z[j], (recbench_v8)0.0f);
+                    *(recbench_v8u *)(relu + k * ap + c + 8 * j) = positive;
+                    total += *(const recbench_v8u *)(h + c + 8 * j) * positive;
+                    signs[(r * pairs + k) * blocks + c / 8 + j] = (unsigned char)__builtin_ia32_movmskps256(
+                        (__attribute__((vector_size(32))) float)(z[j] > 0.0f));
+                }
+            }
             for (long j = 0; j < d; j += 8) {
                 const recbench_i8 m = recbench_lanes_below(d - j);
-                dot += recbench_load_masked(q + r * d + j, m) * recbench_load_masked(xk + j, m);
+                dot += recbench_load_masked(q + r * d + j, m) * recbench_load_masked(x + k * d + j, m);
             }
-            v[r * pairs + k] = recbench_sum8(dot);
-            wr[k] /= total;
-            weighted += wr[k] * v[r * pairs + k];
+            wr[k] = recbench_tree_sum8(total);   // the logit, until the softmax below
+            cr[k] = recbench_tree_sum8(dot);     // the value, until c_k replaces it
         }
+        const float sum = recbench_exponentials_avx2(wr, wr, pairs, &peak);
+        float weighted = 0.0f;
+        for (long k = 0; k < pairs; k++) { wr[k] /= sum; weighted += wr[k] * cr[k]; }
         out[r] = weighted;
+        for (long k = 0; k < pairs; k++) cr[k] = wr[k] * (cr[k] - weighted);
+        for (long o = 0; o < ap; o += 32) {   // H's blocks four at a time in registers: independent chains over the pairs
+            const long blocks4 = (ap - o) / 8 < 4 ? (ap - o) / 8 : 4;
+            recbench_v8 acc[4] = {0, 0, 0, 0};
+            for (long k = 0; k < pairs; k++) {
+#pragma clang loop unroll(full)
+                for (long j = 0; j < 4; j++) if (j < blocks4) acc[j] += cr[k] * *(const recbench_v8u *)(relu + k * ap + o + 8 * j);
+            }
+            for (long j = 0; j < blocks4; j++) *(recbench_v8u *)(hsum + r * ap + o + 8 * j) = acc[j];
+        }
     }
 }
 
-/// The pullback of `recbench_pair_attention_forward_avx2` given g (n), from its weights, v and out:
-/// dl_k = g w_k (v_k − out) through the score network (`recbench_score_mlp_backward_avx2`: dx,
-/// dW, db and dh, the last three added), then dx_k += g w_k q; dq (written, n × d) = Σ_k g w_k x_k;
-/// de (written, n × fd) = Σ over pairs of dx_k ⊙ e_g into e_f's slot and dx_k ⊙ e_f into e_g's.
-/// x, dl, dx (n · P × d) and dz (n · P × ap) are scratch.
+/// The pullback of `recbench_pair_attention_forward_avx2` given g (n), from what it kept: dz_k =
+/// g c_k · h ⊙ [z_k > 0], dx_k = W dz_k (from Wᵀ, ap × dp: `recbench_score_mlp_dx_row_avx2`), dW += Σ x_k ⊗ dz_k, dh += g H (db is Σ dz, not made: the
+/// pooling has no bias); then dx_k += g w_k q; dq (written, n × d) = Σ_k g w_k x_k; de (written,
+/// n × fd) = Σ over pairs of dx_k ⊙ e_g into e_f's slot and dx_k ⊙ e_f into e_g's.
+/// x, dx (n · P × d) and dz (n · P × ap) are scratch.
 __attribute__((target("avx2,fma")))
 static inline void recbench_pair_attention_backward_avx2(const float *g, const float *e, long fd, long d, const int *pf, const int *pg,
-                                                         long pairs, const float *q, const float *w, const float *wt, const float *b,
-                                                         const float *h, long ap, long a4, long n, const float *weights, const float *v,
-                                                         const float *out, float *x, float *dl, float *dx, float *dz, float *de, float *dq,
-                                                         float *dw, float *db, float *dh) {
+                                                         long pairs, const float *q, const float *wt, const float *h, long ap, long a4,
+                                                         long n, const float *weights, const float *coef, const unsigned char *signs,
+                                                         const float *hsum, float *x, float *dx, float *dz, float *de, float *dq,
+                                                         float *dw, float *dh) {
+    const long blocks = ap / 8;
+    const recbench_i8 bit = {1, 2, 4, 8, 16, 32, 64, 128};
     for (long r = 0; r < n; r++) {
         recbench_pair_products_avx2(e + r * fd, d, pf, pg, pairs, x + r * pairs * d);
-        for (long k = 0; k < pairs; k++) dl[r * pairs + k] = g[r] * weights[r * pairs + k] * (v[r * pairs + k] - out[r]);
+        for (long k = 0; k < pairs; k++) {
+            const long row = r * pairs + k;
+            const recbench_v8 s = g[r] * coef[row];
+            for (long j = 0; j < blocks; j++) {
+                const recbench_i8 on = ((recbench_i8)(int)signs[row * blocks + j] & bit) != 0;
+                *(recbench_v8u *)(dz + row * ap + 8 * j) = (recbench_v8)((recbench_i8)(s * *(const recbench_v8u *)(h + 8 * j)) & on);
+            }
+            recbench_score_mlp_dx_row_avx2(dz + row * ap, wt, d, a4, dx + row * d);
+        }
+        for (long o = 0; o < ap; o += 8) *(recbench_v8u *)(dh + o) += g[r] * *(const recbench_v8u *)(hsum + r * ap + o);
     }
-    recbench_score_mlp_backward_avx2(x, d, w, wt, b, h, ap, a4, n * pairs, dl, dx, dw, db, dh, dz);
+    recbench_outer_accumulate_avx2(x, d, dz, ap, n * pairs, dw);
     for (long r = 0; r < n; r++) {
         const float *er = e + r * fd, *qr = q + r * d;
         float *der = de + r * fd, *dqr = dq + r * d;

@@ -12,10 +12,11 @@ public enum PairAttentionKernels {
     /// Whether this CPU runs the kernels (callers compose the ops otherwise).
     public static func isAvailable(_ kernels: KernelSet = .current) -> Bool { ScoreMLPKernels.isAvailable(kernels) }
 
-    /// The forward's result and what its pullback reads: each pair row's softmax weight and value.
+    /// The forward's result and what its pullback reads: per pair row its softmax weight w, its
+    /// ∂out/∂l and the signs of its hidden layer (ap / 8 bytes); per row Σ_k ∂out/∂l_k relu(z_k).
     public struct Saved: Sendable {
         public let out: Matrix
-        let weights: [Float], values: [Float]
+        let weights: [Float], coef: [Float], signs: [UInt8], hsum: [Float]
     }
 
     /// The pairs as the kernels read them: field indices f and g, side by side.
@@ -33,22 +34,32 @@ public enum PairAttentionKernels {
         precondition(isAvailable(), "PairAttentionKernels: needs AVX2 + FMA")
         precondition(d > 0 && e.columns % d == 0 && weight.rows == d && q.columns == d && q.rows == e.rows, "pairAttention: shapes differ")
         let n = e.rows, count = pairs.count, fields = Fields(pairs, fields: e.columns / d)
-        let p = ScoreMLPKernels.Padded(weight: weight, bias: nil, output: output), o = p.offsets, fd = e.columns
-        var weights = [Float](repeating: 0, count: n * count), values = weights, out = Matrix(rows: n, columns: 1)
-        guard n > 0 && count > 0 else { return Saved(out: out, weights: weights, values: values) }
+        let p = ScoreMLPKernels.Padded(weight: weight, bias: nil, output: output), o = p.offsets, fd = e.columns, ap = p.ap
+        var weights = [Float](repeating: 0, count: n * count), coef = weights, hsum = [Float](repeating: 0, count: n * ap)
+        var signs = [UInt8](repeating: 0, count: n * count * ap / 8), out = Matrix(rows: n, columns: 1)
+        guard n > 0 && count > 0 else { return Saved(out: out, weights: weights, coef: coef, signs: signs, hsum: hsum) }
         weights.withUnsafeMutableBufferPointer { wp in
-            values.withUnsafeMutableBufferPointer { vp in
-                out.values.withUnsafeMutableBufferPointer { op in
-                    let written = UnsafeShared((wp.baseAddress!, vp.baseAddress!, op.baseAddress!))   // disjoint rows per chunk
-                    Matrix.withBuffers(reading: [e, q, p.matrix]) { b in
-                        compute.forEachChunk(count: n, chunkSize: chunk) { rows in
-                            let (w, v, out) = written.value, r0 = rows.lowerBound
-                            var x = [Float](repeating: 0, count: rows.count * count * d)
-                            fields.f.withUnsafeBufferPointer { pf in
-                                fields.g.withUnsafeBufferPointer { pg in
-                                    recbench_pair_attention_forward_avx2(b.read[0] + r0 * fd, fd, d, pf.baseAddress!, pg.baseAddress!, count,
-                                                                         b.read[1] + r0 * d, b.read[2] + o.w, b.read[2] + o.b, b.read[2] + o.h,
-                                                                         p.ap, rows.count, &x, w + r0 * count, v + r0 * count, out + r0)
+            coef.withUnsafeMutableBufferPointer { cp in
+                signs.withUnsafeMutableBufferPointer { sp in
+                    hsum.withUnsafeMutableBufferPointer { hp in
+                        out.values.withUnsafeMutableBufferPointer { op in
+                            // Each chunk writes its own rows of every output.
+                            let written = UnsafeShared((wp.baseAddress!, cp.baseAddress!, sp.baseAddress!, hp.baseAddress!, op.baseAddress!))
+                            Matrix.withBuffers(reading: [e, q, p.matrix]) { b in
+                                compute.forEachChunk(count: n, chunkSize: chunk) { rows in
+                                    let (w, c, s, h, out) = written.value, r0 = rows.lowerBound
+                                    var scratch = [Float](repeating: 0, count: count * (d + ap))   // one row's x | relu
+                                    fields.f.withUnsafeBufferPointer { pf in
+                                        fields.g.withUnsafeBufferPointer { pg in
+                                            scratch.withUnsafeMutableBufferPointer { x in
+                                                recbench_pair_attention_forward_avx2(
+                                                    b.read[0] + r0 * fd, fd, d, pf.baseAddress!, pg.baseAddress!, count, b.read[1] + r0 * d,
+                                                    b.read[2] + o.w, b.read[2] + o.b, b.read[2] + o.h, ap, rows.count, x.baseAddress!,
+                                                    x.baseAddress! + count * d, w + r0 * count, c + r0 * count, s + r0 * count * ap / 8,
+                                                    h + r0 * ap, out + r0)
+                                            }
+                                        }
+                                    }
                                 }
                             }
                         }
@@ -56,7 +67,7 @@ public enum PairAttentionKernels {
                 }
             }
         }
-        return Saved(out: out, weights: weights, values: values)
+        return Saved(out: out, weights: weights, coef: coef, signs: signs, hsum: hsum)
     }
 
     /// The gradients of e, q, W and h given out's gradient `g` (rows × 1).
@@ -66,32 +77,29 @@ public enum PairAttentionKernels {
         let p = ScoreMLPKernels.Padded(weight: weight, bias: nil, output: output), o = p.offsets, fd = e.columns, ap = p.ap
         var outputs = [Matrix(rows: n, columns: fd), Matrix(rows: n, columns: d)]
         guard n > 0 && count > 0 else { return (outputs[0], outputs[1], Matrix(rows: d, columns: p.a), Matrix(rows: p.a, columns: 1)) }
-        let partialCount = d * ap + 2 * ap   // dW | db | dh
-        let sums: [[Float]] = Matrix.withBuffers(reading: [g, e, q, p.matrix, saved.out], writing: &outputs) { b in
-            saved.weights.withUnsafeBufferPointer { wp in
-                saved.values.withUnsafeBufferPointer { vp in
-                    let kept = UnsafeShared((wp.baseAddress!, vp.baseAddress!))
-                    return compute.mapChunks(count: n, chunkSize: chunk) { rows -> [Float] in
-                        let r0 = rows.lowerBound, pairRows = rows.count * count, (w, v) = kept.value
-                        var partial = [Float](repeating: 0, count: partialCount)
-                        var scratch = [Float](repeating: 0, count: pairRows * (2 * d + 1 + ap))   // x | dx | dl | dz
-                        scratch.withUnsafeMutableBufferPointer { s in
-                            partial.withUnsafeMutableBufferPointer { sums in
-                                fields.f.withUnsafeBufferPointer { pf in
-                                    fields.g.withUnsafeBufferPointer { pg in
-                                        let x = s.baseAddress!, dx = x + pairRows * d, dl = dx + pairRows * d, dz = dl + pairRows
-                                        let dw = sums.baseAddress!, db = dw + d * ap
-                                        recbench_pair_attention_backward_avx2(
-                                            b.read[0] + r0, b.read[1] + r0 * fd, fd, d, pf.baseAddress!, pg.baseAddress!, count,
-                                            b.read[2] + r0 * d, b.read[3] + o.w, b.read[3] + o.wt, b.read[3] + o.b, b.read[3] + o.h, ap,
-                                            (p.a + 3) / 4 * 4, rows.count, w + r0 * count, v + r0 * count, b.read[4] + r0,
-                                            x, dl, dx, dz, b.write[0] + r0 * fd, b.write[1] + r0 * d, dw, db, db + ap)
-                                    }
+        let partialCount = d * ap + ap   // dW | dh
+        let sums: [[Float]] = Matrix.withBuffers(reading: [g, e, q, p.matrix], writing: &outputs) { b in
+            saved.withBuffers { w, c, s, h in
+                let kept = UnsafeShared((w, c, s, h))   // read-only
+                return compute.mapChunks(count: n, chunkSize: chunk) { rows -> [Float] in
+                    let r0 = rows.lowerBound, pairRows = rows.count * count, (w, c, s, h) = kept.value
+                    var partial = [Float](repeating: 0, count: partialCount)
+                    var scratch = [Float](repeating: 0, count: pairRows * (2 * d + ap))   // x | dx | dz
+                    scratch.withUnsafeMutableBufferPointer { x in
+                        partial.withUnsafeMutableBufferPointer { sums in
+                            fields.f.withUnsafeBufferPointer { pf in
+                                fields.g.withUnsafeBufferPointer { pg in
+                                    let x = x.baseAddress!, dx = x + pairRows * d, dz = dx + pairRows * d
+                                    recbench_pair_attention_backward_avx2(
+                                        b.read[0] + r0, b.read[1] + r0 * fd, fd, d, pf.baseAddress!, pg.baseAddress!, count,
+                                        b.read[2] + r0 * d, b.read[3] + o.wt, b.read[3] + o.h, ap, (p.a + 3) / 4 * 4, rows.count,
+                                        w + r0 * count, c + r0 * count, s + r0 * count * ap / 8, h + r0 * ap,
+                                        x, dx, dz, b.write[0] + r0 * fd, b.write[1] + r0 * d, sums.baseAddress!, sums.baseAddress! + d * ap)
                                 }
                             }
                         }
-                        return partial
                     }
+                    return partial
                 }
             }
         }
@@ -99,7 +107,20 @@ public enum PairAttentionKernels {
         for s in sums { for j in total.indices { total[j] += s[j] } }   // chunk order: independent of the worker count
         let a = p.a
         let dw = Matrix(rows: d, columns: a, values: (0..<d).flatMap { k in total[(k * ap)..<(k * ap + a)] })
-        let dh = Matrix(rows: a, columns: 1, values: Array(total[(d * ap + ap)..<(d * ap + ap + a)]))
+        let dh = Matrix(rows: a, columns: 1, values: Array(total[(d * ap)..<(d * ap + a)]))
         return (outputs[0], outputs[1], dw, dh)
+    }
+}
+
+extension PairAttentionKernels.Saved {
+    /// `body` with the kept arrays' base addresses (read-only, shared by the workers).
+    func withBuffers<R>(_ body: (UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<UInt8>, UnsafePointer<Float>) -> R) -> R {
+        weights.withUnsafeBufferPointer { w in
+            coef.withUnsafeBufferPointer { c in
+                signs.withUnsafeBufferPointer { s in
+                    hsum.withUnsafeBufferPointer { h in body(w.baseAddress!, c.baseAddress!, s.baseAddress!, h.baseAddress!) }
+                }
+            }
+        }
     }
 }
