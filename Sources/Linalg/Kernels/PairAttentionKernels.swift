@@ -75,7 +75,7 @@ public enum PairAttentionKernels {
                                 values q: Matrix, saved: Saved, compute: Compute) -> (e: Matrix, q: Matrix, weight: Matrix, output: Matrix) {
         let n = e.rows, count = pairs.count, fields = Fields(pairs, fields: e.columns / d)
         let p = ScoreMLPKernels.Padded(weight: weight, bias: nil, output: output), o = p.offsets, fd = e.columns, ap = p.ap
-        var outputs = [Matrix(rows: n, columns: fd), Matrix(rows: n, columns: d)]
+        var outputs = [Matrix(uninitializedRows: n, columns: fd), Matrix(uninitializedRows: n, columns: d)]   // the kernel writes every row
         guard n > 0 && count > 0 else { return (outputs[0], outputs[1], Matrix(rows: d, columns: p.a), Matrix(rows: p.a, columns: 1)) }
         let partialCount = d * ap + ap   // dW | dh
         let sums: [[Float]] = Matrix.withBuffers(reading: [g, e, q, p.matrix], writing: &outputs) { b in
@@ -84,8 +84,8 @@ public enum PairAttentionKernels {
                 return compute.mapChunks(count: n, chunkSize: chunk) { rows -> [Float] in
                     let r0 = rows.lowerBound, pairRows = rows.count * count, (w, c, s, h) = kept.value
                     var partial = [Float](repeating: 0, count: partialCount)
-                    var scratch = [Float](repeating: 0, count: pairRows * (2 * d + ap))   // x | dx | dz
-                    scratch.withUnsafeMutableBufferPointer { x in
+                    // x | dx | dz, each written before it is read (a zero-filled 280 KB per chunk cost a pass of its own).
+                    withUnsafeTemporaryAllocation(of: Float.self, capacity: pairRows * (2 * d + ap)) { x in
                         partial.withUnsafeMutableBufferPointer { sums in
                             fields.f.withUnsafeBufferPointer { pf in
                                 fields.g.withUnsafeBufferPointer { pg in

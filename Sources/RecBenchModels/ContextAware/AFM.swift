@@ -91,7 +91,7 @@ extension AFM {
             wide.scores(for: users, into: &block, compute: compute)
             let user = embeddings(inputs.userFields, entities: users, compute: compute), columns = block.columns
             block.updateRows(compute: compute) { row, out in
-                var terms = PairTerms(columns: columns)
+                var terms = PairTerms(columns: columns, capacity: pairs.count)
                 for t in own { terms.append(t.logits, t.values) }
                 for (a, b) in pairs where !isOwn((a, b)) {
                     if let ua = user[a], let ub = user[b] {
@@ -147,7 +147,10 @@ struct PairTerms {
     let columns: Int
     var logits: [Float] = [], values: [Float] = []
 
-    init(columns: Int) { self.columns = columns }
+    init(columns: Int, capacity terms: Int) {
+        self.columns = columns
+        logits.reserveCapacity(terms * columns); values.reserveCapacity(terms * columns)
+    }
 
     mutating func append(_ l: [Float], _ v: [Float]) { logits += l; values += v }
 
