@@ -80,12 +80,7 @@ extension Tape {
     /// out_r = Σ_pairs softmax(l) v. One op where the CPU runs `PairAttentionKernels` (no
     /// rows · pairs block is stored); elsewhere the ops it replaces, composed.
     public func pairAttention(_ e: Variable, width d: Int, pairs: [(Int, Int)], weight: Variable, output h: Variable, values q: Variable) -> Variable {
-        guard PairAttentionKernels.isAvailable() else {
-            let n = e.value.rows, count = pairs.count
-            let x = reshaped(sliceProducts([e], pairs.map { SlicePair(0, $0.0 * d, 0, $0.1 * d) }, width: d, summed: false), rows: n * count, columns: d)
-            let values = rowDot(x, rows: Array(0..<Int32(n * count)), q, rows: (0..<Int32(n)).flatMap { [Int32](repeating: $0, count: count) })
-            return smoothedAttention(logits: scoreMLP(x, weight: weight, output: h), values: values, offsets: (0...n).map { $0 * count }, beta: 1)
-        }
+        guard PairAttentionKernels.isAvailable() else { return composedPairAttention(e, width: d, pairs: pairs, weight: weight, output: h, values: q) }
         let compute = self.compute
         let saved = PairAttentionKernels.forward(e.value, width: d, pairs: pairs, weight: weight.value, output: h.value, values: q.value, compute: compute)
         let out = Variable(saved.out, requiresGrad: e.requiresGrad || weight.requiresGrad || h.requiresGrad || q.requiresGrad)
@@ -97,5 +92,16 @@ extension Tape {
             if weight.requiresGrad { weight.accumulate(g.weight) }
             if h.requiresGrad { h.accumulate(g.output) }
         }
+    }
+
+    /// `pairAttention` composed of the ops it replaces: the pair rows (rows · pairs × d) as a
+    /// block, their scores, values and the softmax over each row's pairs (outside the AVX2 build,
+    /// and the reference the fused op is tested against).
+    public func composedPairAttention(_ e: Variable, width d: Int, pairs: [(Int, Int)], weight: Variable, output h: Variable,
+                                      values q: Variable) -> Variable {
+        let n = e.value.rows, count = pairs.count
+        let x = reshaped(sliceProducts([e], pairs.map { SlicePair(0, $0.0 * d, 0, $0.1 * d) }, width: d, summed: false), rows: n * count, columns: d)
+        let values = rowDot(x, rows: Array(0..<Int32(n * count)), q, rows: (0..<Int32(n)).flatMap { [Int32](repeating: $0, count: count) })
+        return smoothedAttention(logits: scoreMLP(x, weight: weight, output: h), values: values, offsets: (0...n).map { $0 * count }, beta: 1)
     }
 }

@@ -66,7 +66,7 @@ static inline recbench_v8 recbench_load_masked(const float *p, recbench_i8 mask)
     return (recbench_v8)__builtin_ia32_maskloadps256((const __attribute__((vector_size(32))) float *)p, (__attribute__((vector_size(32))) int)mask);
 }
 
-/// Stores v's first k lanes (all from 8 on) at p in pieces of 4, 2 and 1: a masked store is
+/// Stores v's first k lanes (all eight if k ≥ 8) at p in pieces of 4, 2 and 1: a masked store is
 /// microcoded and slow on AMD's cores.
 __attribute__((target("avx2,fma")))
 static inline void recbench_store_first8(float *p, long k, recbench_v8 v) {

@@ -175,27 +175,26 @@ import Autodiff
         check([m(3, 33, 70), m(11, 13, 71), m(13, 1, 72), m(3, 11, 73)]) { t, v in
             t.pairAttention(v[0], width: 11, pairs: pairs, weight: v[1], output: v[2], values: v[3])
         }
-        // 300 rows (several chunks) of AFM's shape, 7 fields of 10 and all 21 pairs, a = 25: the value
-        // and every gradient equal the composed ops', and do not depend on the worker count.
+        // 300 rows (several chunks) of AFM's shape, 7 fields of 10 and all 21 pairs, a = 25 (one
+        // 32-wide panel) and 40 (a second, partial one): the value and every gradient equal the
+        // composed ops', and do not depend on the worker count.
         let all = (0..<7).flatMap { f in ((f + 1)..<7).map { (f, $0) } }
-        let inputs = [m(300, 70, 74), m(10, 25, 75), m(25, 1, 76), m(300, 10, 77)], r = m(300, 1, 78)
-        func run(_ compute: Compute, fused: Bool) -> [Matrix] {
-            let tape = Tape(compute: compute), v = inputs.map { tape.parameter($0) }
-            let out: Variable
-            if fused {
-                out = tape.pairAttention(v[0], width: 10, pairs: all, weight: v[1], output: v[2], values: v[3])
-            } else {
-                let n = 300, count = all.count
-                let x = tape.reshaped(tape.sliceProducts([v[0]], all.map { SlicePair(0, $0.0 * 10, 0, $0.1 * 10) }, width: 10, summed: false),
-                                      rows: n * count, columns: 10)
-                let values = tape.rowDot(x, rows: Array(0..<Int32(n * count)), v[3], rows: (0..<Int32(n)).flatMap { [Int32](repeating: $0, count: count) })
-                out = tape.smoothedAttention(logits: tape.matmul(tape.relu(tape.matmul(x, v[1])), v[2]), values: values,
-                                             offsets: (0...n).map { $0 * count }, beta: 1)
+        for a in [25, 40] {
+            let inputs = [m(300, 70, 74), m(10, a, 75), m(a, 1, 76), m(300, 10, 77)], r = m(300, 1, 78)
+            func run(_ compute: Compute, fused: Bool) -> [Matrix] {
+                let tape = Tape(compute: compute), v = inputs.map { tape.parameter($0) }
+                let out = fused ? tape.pairAttention(v[0], width: 10, pairs: all, weight: v[1], output: v[2], values: v[3])
+                    : tape.composedPairAttention(v[0], width: 10, pairs: all, weight: v[1], output: v[2], values: v[3])
+                tape.backward(tape.mean(tape.mul(out, tape.constant(r))))
+                return [out.value] + v.map { $0.grad! }
             }
-            tape.backward(tape.mean(tape.mul(out, tape.constant(r))))
-            return [out.value] + v.map { $0.grad! }
+            expectFusedIsComposed("pairAttention (a = \(a))", run)
         }
-        expectFusedIsComposed("pairAttention", run)
+        // No pairs: the pooling is 0 and passes no gradient.
+        let tape = Tape(compute: .serial), v = [m(2, 20, 79), m(10, 4, 80), m(4, 1, 81), m(2, 10, 82)].map { tape.parameter($0) }
+        let out = tape.pairAttention(v[0], width: 10, pairs: [], weight: v[1], output: v[2], values: v[3])
+        tape.backward(tape.mean(out))
+        #expect(out.value.values == [0, 0] && v.allSatisfy { $0.grad.map { $0.values.allSatisfy { $0 == 0 } } ?? true })
     }
 
     /// A fused op's value and gradients (`run(compute, fused)`) equal its composed ops', to 1e-4

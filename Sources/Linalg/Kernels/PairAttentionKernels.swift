@@ -75,8 +75,13 @@ public enum PairAttentionKernels {
                                 values q: Matrix, saved: Saved, compute: Compute) -> (e: Matrix, q: Matrix, weight: Matrix, output: Matrix) {
         let n = e.rows, count = pairs.count, fields = Fields(pairs, fields: e.columns / d)
         let p = ScoreMLPKernels.Padded(weight: weight, bias: nil, output: output), o = p.offsets, fd = e.columns, ap = p.ap
+        precondition(d > 0 && e.columns % d == 0 && weight.rows == d && q.columns == d && q.rows == n && g.values.count == n
+                     && saved.weights.count == n * count && saved.coef.count == n * count && saved.hsum.count == n * ap
+                     && saved.signs.count == n * count * ap / 8, "pairAttention: the pullback's shapes differ from the forward's")
+        guard n > 0 && count > 0 else {   // no pairs: out is 0, and so is every gradient
+            return (Matrix(rows: n, columns: fd), Matrix(rows: n, columns: d), Matrix(rows: d, columns: p.a), Matrix(rows: p.a, columns: 1))
+        }
         var outputs = [Matrix(uninitializedRows: n, columns: fd), Matrix(uninitializedRows: n, columns: d)]   // the kernel writes every row
-        guard n > 0 && count > 0 else { return (outputs[0], outputs[1], Matrix(rows: d, columns: p.a), Matrix(rows: p.a, columns: 1)) }
         let partialCount = d * ap + ap   // dW | dh
         let sums: [[Float]] = Matrix.withBuffers(reading: [g, e, q, p.matrix], writing: &outputs) { b in
             saved.withBuffers { w, c, s, h in

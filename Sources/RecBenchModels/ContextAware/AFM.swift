@@ -13,9 +13,10 @@ import RecBenchContract
 ///     loss = BCE(σ(z), label) + λ ‖W‖                                      (`reg_weight`, unsquared)
 ///
 /// Embeddings and W Xavier-normal; h and p N(0, 1) (RecBole's `torch.randn`, which its init
-/// leaves alone). Full ranking: pairs within one side give that side's constant logits and values;
-/// each cross pair's logits for every item are one GEMM per user (E_g · diag(e_f(u)) Wᵀ), then
-/// the softmax over the pairs per item.
+/// leaves alone). Training: the pairs, their attention and its pooling are one op (`pairAttention`).
+/// Full ranking: pairs within one side give that side's constant logits and values; each cross
+/// pair's logits for every item come from NAIS's fused attention network with e_f(u) as the target
+/// (one GEMM per user, E_g · diag(e_f(u)) W, outside the AVX2 build), then the softmax per item.
 public struct AFM: ContextModel, ScoresWhenPrepared {
     public static let name = "AFM"
     public static let summary = "Attentional FM: pairwise field interactions weighted by an attention network (Xiao et al. 2017)"
@@ -152,7 +153,10 @@ struct PairTerms {
         logits.reserveCapacity(terms * columns); values.reserveCapacity(terms * columns)
     }
 
-    mutating func append(_ l: [Float], _ v: [Float]) { logits += l; values += v }
+    mutating func append(_ l: [Float], _ v: [Float]) {
+        precondition(l.count == columns && v.count == columns, "AFM: a pair term is not one row of the block")
+        logits += l; values += v
+    }
 
     /// out[j] += Σ_t softmax_t(logits[t, j]) · values[t, j], eight items at a time.
     func addSoftmaxPooled(into out: UnsafeMutablePointer<Float>) {
