@@ -25,4 +25,11 @@ static inline __attribute__((always_inline)) recbench_lanes8 recbench_relu_gradi
     return (recbench_lanes8)((recbench_mask8)g & keep);
 }
 
+/// A spin-wait hint (x86's `pause`: the core lets its sibling run and saves power while polling).
+static inline __attribute__((always_inline)) void recbench_spin_pause(void) {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+}
+
 #endif

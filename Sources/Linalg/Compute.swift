@@ -61,7 +61,7 @@ public struct Compute: Sendable, Equatable, CustomStringConvertible {
             }
             return
         }
-        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+        WorkerPool.shared.run(count: chunks, helpers: activeWorkers - 1) { chunk in
             let start = chunk * chunkSize
             body(start..<min(count, start + chunkSize))
         }
