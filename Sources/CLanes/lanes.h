@@ -29,6 +29,8 @@ static inline __attribute__((always_inline)) recbench_lanes8 recbench_relu_gradi
 static inline __attribute__((always_inline)) void recbench_spin_pause(void) {
 #if defined(__x86_64__)
     __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
 #endif
 }
 

@@ -12,14 +12,14 @@ import CLanes
 final class WorkerPool: @unchecked Sendable {
     static let shared = WorkerPool(helpers: Compute.coreCount - 1)
 
-    /// One loop: its body (valid while an index below `count` can still be claimed, which
-    /// its caller waits out), the next index to claim, the indices not yet finished, and the
-    /// helpers still allowed to join.
+    /// One loop: its body (valid until `pending` is 0, which its caller waits out; a helper that
+    /// arrives later claims only indices ≥ `count`), the next index to claim, the indices not
+    /// yet finished, and the helpers still allowed to join.
     final class Job: @unchecked Sendable {
-        let body: UnsafePointer<(Int) -> Void>, count: Int
+        let body: UnsafePointer<@Sendable (Int) -> Void>, count: Int
         let next = Atomic<Int>(0), pending: Atomic<Int>, seats: Atomic<Int>
 
-        init(body: UnsafePointer<(Int) -> Void>, count: Int, seats: Int) {
+        init(body: UnsafePointer<@Sendable (Int) -> Void>, count: Int, seats: Int) {
             self.body = body; self.count = count; pending = Atomic(count); self.seats = Atomic(seats)
         }
 
@@ -35,7 +35,9 @@ final class WorkerPool: @unchecked Sendable {
     }
 
     let helpers: Int
-    private let generation = Atomic<Int>(0), sleepers = Atomic<Int>(0), busy = Atomic<Bool>(false)
+    /// `wanted`: the helpers the latest loop may use; helper k ≥ it neither polls nor wakes, so a
+    /// run with fewer workers than cores leaves the other cores alone.
+    private let generation = Atomic<Int>(0), sleepers = Atomic<Int>(0), busy = Atomic<Bool>(false), wanted = Atomic<Int>(0)
     private let current = Mutex<Job?>(nil)
     private let wake = NSCondition()
     /// How long an idle helper spins before it sleeps: longer than the serial work between a
@@ -44,8 +46,8 @@ final class WorkerPool: @unchecked Sendable {
 
     init(helpers: Int) {
         self.helpers = max(0, helpers)
-        for _ in 0..<self.helpers {
-            let thread = Thread { [unowned self] in self.serve() }
+        for id in 0..<self.helpers {
+            let thread = Thread { [unowned self] in self.serve(id: id) }
             thread.name = "recbench worker"
             thread.start()
         }
@@ -53,8 +55,8 @@ final class WorkerPool: @unchecked Sendable {
 
     /// body(i) for every i in 0..<count, on the caller and up to `helpers` of the pool's
     /// threads; returns when all are done.
-    func run(count: Int, helpers wanted: Int, _ body: (Int) -> Void) {
-        guard count > 1, min(wanted, helpers) > 0,
+    func run(count: Int, helpers asked: Int, _ body: @Sendable (Int) -> Void) {
+        guard count > 1, min(asked, helpers) > 0,
               busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
             for i in 0..<count { body(i) }
             return
@@ -62,8 +64,9 @@ final class WorkerPool: @unchecked Sendable {
         defer { busy.store(false, ordering: .releasing) }
         withoutActuallyEscaping(body) { escapable in
             withUnsafePointer(to: escapable) { pointer in
-                let job = Job(body: pointer, count: count, seats: min(wanted, helpers, count - 1))
+                let seats = min(asked, helpers, count - 1), job = Job(body: pointer, count: count, seats: seats)
                 current.withLock { $0 = job }
+                wanted.store(seats, ordering: .sequentiallyConsistent)
                 generation.wrappingAdd(1, ordering: .sequentiallyConsistent)
                 if sleepers.load(ordering: .sequentiallyConsistent) > 0 { wake.lock(); wake.broadcast(); wake.unlock() }
                 job.work()
@@ -77,21 +80,22 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 
-    /// A helper's life: wait for a loop (spinning, then asleep), join it if a seat is left.
-    private func serve() {
+    /// A helper's life: wait for a loop (polling, then asleep), join it if a seat is left.
+    private func serve(id: Int) {
         var seen = generation.load(ordering: .acquiring)
         while true {
-            seen = awaitGeneration(after: seen)
+            seen = awaitGeneration(after: seen, id: id)
             guard let job = current.withLock({ $0 }) else { continue }
             if job.seats.wrappingSubtract(1, ordering: .relaxed).oldValue > 0 { job.work() }
         }
     }
 
-    /// The generation after `seen`: spins for `spin` ns, then sleeps until a loop is published.
-    private func awaitGeneration(after seen: Int) -> Int {
+    /// The generation after `seen` of a loop helper `id` may join: polls for `spin` ns (if the
+    /// latest loop used it), then sleeps until such a loop is published.
+    private func awaitGeneration(after seen: Int, id: Int) -> Int {
         let start = DispatchTime.now().uptimeNanoseconds
         var polls = 0
-        while true {
+        while id < wanted.load(ordering: .relaxed) {
             let now = generation.load(ordering: .acquiring)
             if now != seen { return now }
             sched_yield()   // polls at once when the core is free, and lets another process's thread run when it is not
@@ -102,7 +106,7 @@ final class WorkerPool: @unchecked Sendable {
         defer { wake.unlock() }
         sleepers.wrappingAdd(1, ordering: .sequentiallyConsistent)
         defer { sleepers.wrappingSubtract(1, ordering: .sequentiallyConsistent) }
-        while generation.load(ordering: .sequentiallyConsistent) == seen { wake.wait() }
+        while generation.load(ordering: .sequentiallyConsistent) == seen || id >= wanted.load(ordering: .sequentiallyConsistent) { wake.wait() }
         return generation.load(ordering: .acquiring)
     }
 }

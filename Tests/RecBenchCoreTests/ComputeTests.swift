@@ -45,10 +45,13 @@ import Linalg
     }
 
     @Test(.enabled(if: Compute.coreCount > 1)) func chunksRunOnMoreThanOneThread() {
-        // Other tests' loops may hold the pool for a moment (this one's then runs on its caller): try again.
-        let compute = Compute(workers: 2, blasThreads: 1)
+        // Each attempt first lets the helpers fall asleep (they poll 200 µs), so the loop must wake
+        // one. Other suites' loops may hold the pool for a while (this one's then runs on its
+        // caller): attempts go on until one runs on two threads or 10 s have passed.
+        let compute = Compute(workers: 2, blasThreads: 1), deadline = Date().addingTimeInterval(10)
         var threads = 0
-        for _ in 0..<50 where threads < 2 {
+        while threads < 2 && Date() < deadline {
+            usleep(1_000)
             let seen = Mutex<Set<pthread_t>>([])
             compute.forEachChunk(count: 8, chunkSize: 1) { _ in
                 seen.withLock { _ = $0.insert(pthread_self()) }
@@ -57,6 +60,20 @@ import Linalg
             threads = seen.withLock { $0.count }
         }
         #expect(threads >= 2)
+    }
+
+    @Test func chunksWriteTheirOwnMemory() {
+        // Plain stores (no lock of the test's own): the caller must see every helper's writes.
+        var values = [Int](repeating: -1, count: 10_000)
+        values.withUnsafeMutableBufferPointer { buffer in
+            let out = UnsafeShared(buffer.baseAddress!)
+            for _ in 0..<200 {
+                Compute(workers: 2, blasThreads: 1).forEachChunk(count: 10_000, chunkSize: 97) { range in
+                    for i in range { out.value[i] += 1 }
+                }
+            }
+        }
+        #expect(values.allSatisfy { $0 == 199 })
     }
 
     @Test func mapChunksKeepsChunkOrder() {
