@@ -3,7 +3,7 @@ import Synchronization
 import CLanes
 
 /// The threads that run `Compute`'s parallel loops beside their caller. Between loops each
-/// helper spins a short while for the next one before it sleeps: Dispatch's pool woke its
+/// helper polls a short while for the next one (yielding its core) before it sleeps: Dispatch's pool woke its
 /// threads for every loop, ≈ 40 µs on these hosts, so a loop under ~100 µs (a 4,096 × 64
 /// batch norm) ran no faster on two cores than on one, and the small ops of a context model's
 /// batch lost most of the second core (docs/performance.md). One pool per process, like
@@ -40,7 +40,7 @@ final class WorkerPool: @unchecked Sendable {
     private let generation = Atomic<Int>(0), sleepers = Atomic<Int>(0), busy = Atomic<Bool>(false), wanted = Atomic<Int>(0)
     private let current = Mutex<Job?>(nil)
     private let wake = NSCondition()
-    /// How long an idle helper spins before it sleeps: longer than the serial work between a
+    /// How long an idle helper polls before it sleeps: longer than the serial work between a
     /// batch's ops, short enough that a finished phase leaves the core to others.
     static let spin: UInt64 = 200_000   // ns
 
