@@ -43,6 +43,16 @@ struct RecBoleKeysTests {
         #expect(c.notices == ["c0.yml: RecBole keys recbench does not use, ignored: threshold, val_interval"])
     }
 
+    /// BERT4Rec's and SHAN's own transforms (and the two that feed contrastive models) change
+    /// nothing recbench reads; a transform that runs the user's code is refused.
+    @Test func builtInTransformsAreIgnoredAndUserDefinedIsRefused() throws {
+        for name in ["mask_itemseq", "inverse_itemseq", "crop_itemseq", "reorder_itemseq"] {
+            #expect(try config("transform: \(name)\n").notices == ["c0.yml: RecBole keys recbench does not use, ignored: transform"])
+        }
+        let e = #expect(throws: RecBenchError.self) { try config("transform: user_defined\n") }
+        #expect(e?.field == "transform" && e?.message.contains("user_defined") == true)
+    }
+
     @Test func negSamplingIsReadAsTrainNegSampleArgsWithOneNotice() throws {
         let c = try config("gpu_id: 0\nneg_sampling:\n    uniform: 1\n")
         #expect(c["train_neg_sample_args"] == .map(["distribution": .string("uniform"), "sample_num": .int(1)]))

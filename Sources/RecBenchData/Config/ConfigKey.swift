@@ -14,8 +14,9 @@ public struct ConfigKey: Sendable {
         case mapped(to: String)
         /// A RecBole key that would change the data or protocol and that recbench does not
         /// implement: an error naming the reason and `closest` supported key. Set to its
-        /// RecBole default (`defaultValue`, usually null) it changes nothing and is ignored.
-        case refused(closest: String?)
+        /// RecBole default (`defaultValue`, usually null) or to one of `inert` (values that
+        /// change nothing any recbench model reads) it is ignored.
+        case refused(closest: String?, inert: [ConfigValue])
     }
     /// The key as written in YAML.
     public let name: String
@@ -109,7 +110,8 @@ public enum ConfigKeys {
         ConfigKey("learning_rate", "float", .double(0.001), "Learning rate (learned models)."),
         ConfigKey("weight_decay", "float", .double(0), "L2 weight decay (learned models)."),
         ConfigKey("eval_step", "int", .int(1), "Validate every this many epochs (learned models)."),
-        ConfigKey("stopping_step", "int", .int(10), "Stop after this many validations without improvement (learned models)."),
+        ConfigKey("stopping_step", "int", .int(10),
+                  "Stop when more than this many validations in a row bring no improvement (RecBole's rule; learned models)."),
         ConfigKey("train_neg_sample_args", "map or null", .map(["distribution": .string("uniform"), "sample_num": .int(1)]),
                   "Negative sampling for pairwise models: `{distribution: uniform, sample_num: N}` "
                   + "(`alpha`, `dynamic: false`, `candidate_num` accepted at RecBole's defaults); null: none."),
@@ -118,7 +120,8 @@ public enum ConfigKeys {
         // Run
         ConfigKey("model", "str", .null, "Model to run when `--model` is not given."),
         ConfigKey("seed", "int", .int(2020), "Seed for every random choice (split order RO, sampling, initialisation)."),
-        ConfigKey("reproducibility", "bool", .bool(true), "Deterministic execution: the same seed gives the same metrics."),
+        ConfigKey("reproducibility", "bool", .bool(true),
+                  "Accepted silently, any value: recbench is always deterministic (same seed, data and config, same metrics)."),
         ConfigKey("threads", "int", .int(0),
                   "Threads for BLAS and for parallel loops (0 = all cores); same value, same results "
                   + "(learned models may differ in the last bits between values)."),

@@ -9,8 +9,9 @@ public enum RecBoleKeys {
     static func ignored(_ name: String, _ summary: String) -> ConfigKey {
         ConfigKey(name, "–", .null, summary, role: .ignored)
     }
-    static func refused(_ name: String, _ summary: String, closest: String? = nil, inert: ConfigValue = .null) -> ConfigKey {
-        ConfigKey(name, "–", inert, summary, role: .refused(closest: closest))
+    static func refused(_ name: String, _ summary: String, closest: String? = nil, inert: ConfigValue = .null,
+                        alsoInert: [ConfigValue] = []) -> ConfigKey {
+        ConfigKey(name, "–", inert, summary, role: .refused(closest: closest, inert: alsoInert))
     }
 
     /// The catalogue, in RecBole's file order.
@@ -43,7 +44,10 @@ public enum RecBoleKeys {
         ignored("require_pow", "EmbLoss power switch; no recbench model uses RecBole's EmbLoss."),
         ignored("enable_amp", "GPU mixed precision."),
         ignored("enable_scaler", "GPU gradient scaling."),
-        refused("transform", "sequence data augmentation is for sequential models, which recbench does not have"),
+        refused("transform", "only RecBole's built-in transforms are accepted (`user_defined` runs the config's own Python): "
+                + "mask_itemseq and inverse_itemseq are built into BERT4Rec and SHAN, and crop_itemseq and reorder_itemseq add "
+                + "batch fields only contrastive models read, none of them in recbench",
+                alsoInert: ["mask_itemseq", "inverse_itemseq", "crop_itemseq", "reorder_itemseq"].map(ConfigValue.string)),
         ignored("repeatable", "RecBole's switch that sequential models require; recbench's repeat handling is `history_mask` and `eval_protocol`."),
         refused("eval_neg_sample_args", "sampled evaluation is not supported; recbench ranks every item", closest: "eval_args"),
         refused("valid_neg_sample_args", "sampled evaluation is not supported; recbench ranks every item", closest: "eval_args"),
