@@ -151,10 +151,13 @@ extension Tape {
 
 extension Tape {
     /// Inverted dropout, x ⊙ m with m = `Matrix.dropoutMask(…, seed:)` (0 with probability
-    /// `rate`, else 1/(1 − rate)): the mask drawn and applied in one pass; the pullback g ⊙ m.
+    /// `rate`, else 1/(1 − rate)): the mask drawn and applied in one pass and kept as bits (one
+    /// per entry: drawing it again cost as much as the forward); the pullback g ⊙ m.
     public func dropout(_ x: Variable, rate: Float, seed: UInt64) -> Variable {
         let compute = self.compute
-        let out = Variable(x.value.droppedOut(rate: rate, seed: seed, compute: compute), requiresGrad: x.requiresGrad)
-        return record(out) { if x.requiresGrad { x.accumulate(out.grad!.droppedOut(rate: rate, seed: seed, compute: compute)) } }   // the same mask
+        guard x.requiresGrad else { return record(Variable(x.value.droppedOut(rate: rate, seed: seed, compute: compute), requiresGrad: false)) {} }
+        let (value, kept) = x.value.droppedOutKeepingMask(rate: rate, seed: seed, compute: compute)
+        let out = Variable(value, requiresGrad: true)
+        return record(out) { x.accumulate(out.grad!.droppedOut(kept: kept, rate: rate, compute: compute)) }
     }
 }

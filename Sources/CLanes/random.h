@@ -70,14 +70,18 @@ static inline recbench_u4 recbench_mask_step_avx2(recbench_u4 *s, uint64_t thres
     return high | (low << 32);
 }
 
-/// Chunks first..<first+chunks (1...4; the last may be short of `count`) from `base` (chunk
-/// `first`'s first entry), one generator per lane; lanes past `chunks` run but store nothing,
-/// so two or three chunks (a 4,096 × 16 layer's mask is two) still share the registers
-/// instead of running one by one. Four steps give each lane eight entries: a 4 × 4 transpose
-/// of the steps' pairs turns them into one whole-register store per chunk (lane by lane scalar stores, 128 KiB apart, stalled on
-/// 4 KiB aliasing); a lane's last partial group of eight is stored entry by entry.
+/// Chunks first..<first+chunks (1...4; the last may be short of `count`), one generator per
+/// lane; lanes past `chunks` run but store nothing, so two or three chunks (a 4,096 × 16 layer's
+/// mask is two) still share the registers instead of running one by one. Four steps give each
+/// lane eight entries: a 4 × 4 transpose of the steps' pairs turns them into one whole register
+/// per chunk (lane by lane scalar stores, 128 KiB apart, stalled on 4 KiB aliasing); a lane's
+/// last partial group of eight is handled entry by entry. Where the eight go: with `x` null, the
+/// factors to `base` (chunk `first`'s first entry); otherwise y = x ⊙ factors as they are drawn
+/// (no mask written and read back) and, with `kept` non-null, one byte per eight entries, bit j
+/// set where entry j is kept. x, y and kept point at chunk `first`'s first entry (its byte).
 __attribute__((target("avx2")))
-static inline void recbench_mask_lanes_avx2(uint32_t *base, long count, uint64_t seed, long first, long chunks, uint64_t threshold, uint32_t keep) {
+static inline void recbench_mask_lanes_avx2(uint32_t *base, const float *x, float *y, uint8_t *kept, long count, uint64_t seed, long first,
+                                            long chunks, uint64_t threshold, uint32_t keep) {
     recbench_u4 s[4];
     long length[4];
     for (int lane = 0; lane < 4; lane++) {
@@ -95,16 +99,40 @@ static inline void recbench_mask_lanes_avx2(uint32_t *base, long count, uint64_t
         __m256i lanes[4] = {_mm256_permute2x128_si256(t0, t2, 0x20), _mm256_permute2x128_si256(t1, t3, 0x20),
                             _mm256_permute2x128_si256(t0, t2, 0x31), _mm256_permute2x128_si256(t1, t3, 0x31)};
         for (int lane = 0; lane < 4; lane++) {
-            uint32_t *to = base + lane * RECBENCH_MASK_CHUNK + i;
-            if (i + 8 <= length[lane]) {
-                _mm256_storeu_si256((__m256i *)to, lanes[lane]);
-            } else if (i < length[lane]) {
+            const long at = lane * RECBENCH_MASK_CHUNK + i, n = length[lane] - i;
+            if (n >= 8 && !x) {
+                _mm256_storeu_si256((__m256i *)(base + at), lanes[lane]);
+            } else if (n >= 8) {
+                _mm256_storeu_ps(y + at, _mm256_mul_ps(_mm256_loadu_ps(x + at), _mm256_castsi256_ps(lanes[lane])));
+                if (kept) kept[at >> 3] = (uint8_t)~_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(lanes[lane], _mm256_setzero_si256())));
+            } else if (n > 0) {
                 uint32_t entries[8];
+                uint8_t bits = 0;
                 _mm256_storeu_si256((__m256i *)entries, lanes[lane]);
-                for (long j = 0; j < length[lane] - i; j++) to[j] = entries[j];
+                for (long j = 0; j < n; j++) {
+                    if (!x) { base[at + j] = entries[j]; continue; }
+                    float factor;
+                    __builtin_memcpy(&factor, &entries[j], 4);
+                    y[at + j] = x[at + j] * factor;
+                    bits |= (uint8_t)((entries[j] != 0) << j);
+                }
+                if (x && kept) kept[at >> 3] = bits;
             }
         }
     }
+}
+
+/// The whole groups of eight of recbench_dropout_from_bits; returns where it stopped.
+__attribute__((target("avx2")))
+static inline long recbench_dropout_from_bits_avx2(const float *g, float *y, const uint8_t *kept, long lo, long hi, uint32_t keep) {
+    const __m256i select = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128), factor = _mm256_set1_epi32((int)keep);
+    long i = lo;
+    for (; i + 8 <= hi; i += 8) {
+        const __m256i bits = _mm256_and_si256(_mm256_set1_epi32(kept[i / 8]), select);
+        const __m256 f = _mm256_castsi256_ps(_mm256_and_si256(_mm256_cmpeq_epi32(bits, select), factor));
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(g + i), f));
+    }
+    return i;
 }
 #endif
 
@@ -115,7 +143,7 @@ static inline void recbench_dropout_mask(uint32_t *out, long count, uint64_t see
     long c = first;
     const long end = first + chunks;
 #if defined(__x86_64__)
-    for (; avx2 && c < end; c += 4) recbench_mask_lanes_avx2(out + c * RECBENCH_MASK_CHUNK, count, seed, c, end - c < 4 ? end - c : 4, threshold, keep);
+    for (; avx2 && c < end; c += 4) recbench_mask_lanes_avx2(out + c * RECBENCH_MASK_CHUNK, 0, 0, 0, count, seed, c, end - c < 4 ? end - c : 4, threshold, keep);
 #endif
     for (; c < end; c++) {
         const long lo = c * RECBENCH_MASK_CHUNK, hi = lo + RECBENCH_MASK_CHUNK < count ? lo + RECBENCH_MASK_CHUNK : count;
@@ -128,7 +156,7 @@ static inline void recbench_dropout_mask(uint32_t *out, long count, uint64_t see
 static inline void recbench_dropout_chunks(uint32_t *to, long count, uint64_t seed, long first, long group, uint64_t threshold, uint32_t keep,
                                            int avx2) {
 #if defined(__x86_64__)
-    if (avx2) { recbench_mask_lanes_avx2(to, count, seed, first, group, threshold, keep); return; }
+    if (avx2) { recbench_mask_lanes_avx2(to, 0, 0, 0, count, seed, first, group, threshold, keep); return; }
 #endif
     for (long k = 0; k < group; k++) {
         const long start = (first + k) * RECBENCH_MASK_CHUNK;
@@ -138,18 +166,46 @@ static inline void recbench_dropout_chunks(uint32_t *to, long count, uint64_t se
     }
 }
 
-/// y = x ⊙ the mask's chunks first..<first+chunks, the mask drawn four chunks at a time into
-/// `scratch` (4 · RECBENCH_MASK_CHUNK entries) and never stored: a pullback draws it again
-/// from the same seed instead of reading a stored copy. Each product is one IEEE
-/// multiplication, so both builds give the same bits.
-static inline void recbench_dropout_apply(const float *x, float *y, uint32_t *scratch, long count, uint64_t seed, long first, long chunks,
-                                          uint64_t threshold, uint32_t keep, int avx2) {
+/// y = x ⊙ the mask's chunks first..<first+chunks, never stored: a pullback either draws it
+/// again from the same seed or reads `kept` (non-null: bit j of byte e/8 set where entry e, with
+/// e % 8 = j, is kept; chunks are whole bytes, so workers write disjoint bytes). The AVX2 build
+/// multiplies as it draws; the baseline draws four chunks at a time into `scratch` (4 ·
+/// RECBENCH_MASK_CHUNK entries). Each product is one IEEE multiplication, so both builds give the
+/// same bits.
+static inline void recbench_dropout_apply(const float *x, float *y, uint8_t *kept, uint32_t *scratch, long count, uint64_t seed, long first,
+                                          long chunks, uint64_t threshold, uint32_t keep, int avx2) {
     for (long c = first; c < first + chunks; c += 4) {
         const long group = first + chunks - c < 4 ? first + chunks - c : 4, lo = c * RECBENCH_MASK_CHUNK;
         const long hi = lo + group * RECBENCH_MASK_CHUNK < count ? lo + group * RECBENCH_MASK_CHUNK : count;
-        recbench_dropout_chunks(scratch, count, seed, c, group, threshold, keep, avx2);
+#if defined(__x86_64__)
+        if (avx2) {
+            recbench_mask_lanes_avx2(0, x + lo, y + lo, kept ? kept + lo / 8 : 0, count, seed, c, group, threshold, keep);
+            continue;
+        }
+#endif
+        recbench_dropout_chunks(scratch, count, seed, c, group, threshold, keep, 0);
         const float *mask = (const float *)scratch;
         for (long i = lo; i < hi; i++) y[i] = x[i] * mask[i - lo];
+        if (!kept) continue;
+        for (long i = lo; i < hi; i++) {
+            if (i % 8 == 0) kept[i / 8] = 0;
+            kept[i / 8] |= (uint8_t)((mask[i - lo] != 0) << (i % 8));
+        }
+    }
+}
+
+/// y[lo..<hi] = g ⊙ the factors `kept` holds (0 where a bit is clear, else `keep`'s float): the
+/// products `recbench_dropout_apply` forms with the mask it drew. lo is a multiple of 8.
+static inline void recbench_dropout_from_bits(const float *g, float *y, const uint8_t *kept, long lo, long hi, uint32_t keep, int avx2) {
+    long i = lo;
+#if defined(__x86_64__)
+    if (avx2) i = recbench_dropout_from_bits_avx2(g, y, kept, lo, hi, keep);
+#endif
+    for (; i < hi; i++) {
+        const uint32_t bits = (kept[i / 8] >> (i % 8)) & 1 ? keep : 0;
+        float factor;
+        __builtin_memcpy(&factor, &bits, 4);
+        y[i] = g[i] * factor;
     }
 }
 

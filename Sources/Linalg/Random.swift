@@ -70,20 +70,54 @@ extension Matrix {
 
 extension Matrix {
     /// `self ⊙ dropoutMask(rows:columns:rate:seed:)` without the mask: each worker draws its
-    /// chunks of the mask into a scratch block and multiplies them while they are in cache. The
-    /// same bits as the product with the stored mask, so a pullback applies the same mask to
-    /// the gradient by calling this again with the seed (a stored mask was a third of the
-    /// traffic each way, and memory the tape held until the backward pass).
+    /// chunks of the mask and multiplies them as they are drawn. The same bits as the product
+    /// with the stored mask, so a pullback applies the same mask to the gradient by calling this
+    /// again with the seed (a stored mask was a third of the traffic each way, and memory the
+    /// tape held until the backward pass).
     public func droppedOut(rate: Float, seed: UInt64, compute: Compute, kernels: KernelSet = .current) -> Matrix {
+        droppedOut(rate: rate, seed: seed, keeping: false, compute: compute, kernels: kernels).value
+    }
+
+    /// `droppedOut` and its mask as bits, one per entry (entry e kept ⟺ bit e % 8 of byte e / 8):
+    /// `droppedOut(kept:rate:)` then applies it to a gradient without drawing it again.
+    public func droppedOutKeepingMask(rate: Float, seed: UInt64, compute: Compute, kernels: KernelSet = .current) -> (value: Matrix, kept: [UInt8]) {
+        droppedOut(rate: rate, seed: seed, keeping: true, compute: compute, kernels: kernels)
+    }
+
+    private func droppedOut(rate: Float, seed: UInt64, keeping: Bool, compute: Compute, kernels: KernelSet) -> (value: Matrix, kept: [UInt8]) {
         let (keep, threshold) = Matrix.dropoutConstants(rate)
         var outputs = [Matrix(uninitializedRows: rows, columns: columns)]
         let count = values.count, chunk = Int(RECBENCH_MASK_CHUNK), chunks = (count + chunk - 1) / chunk
+        var kept = [UInt8](repeating: 0, count: keeping ? (count + 7) / 8 : 0)
+        guard count > 0 else { return (outputs[0], kept) }
+        let avx2 = kernels == .avx2
+        kept.withUnsafeMutableBufferPointer { k in
+            let bits = UnsafeShared(keeping ? k.baseAddress : nil)   // an empty array's buffer may still have an address
+            Matrix.withBuffers(reading: [self], writing: &outputs) { b in
+                compute.forEachChunk(count: chunks, chunkSize: 4) { group in   // each worker owns its chunks of the output and their bytes
+                    withUnsafeTemporaryAllocation(of: UInt32.self, capacity: avx2 ? 0 : 4 * chunk) { scratch in   // the AVX2 build needs none
+                        recbench_dropout_apply(b.read[0], b.write[0], bits.value, scratch.baseAddress, count, seed, group.lowerBound, group.count,
+                                               threshold, keep, avx2 ? 1 : 0)
+                    }
+                }
+            }
+        }
+        return (outputs[0], kept)
+    }
+
+    /// self ⊙ the mask `kept` holds (`droppedOutKeepingMask`'s, for the same rate): entry for
+    /// entry the product `droppedOut` forms with the seed's mask.
+    public func droppedOut(kept: [UInt8], rate: Float, compute: Compute, kernels: KernelSet = .current) -> Matrix {
+        let count = values.count, keep = Matrix.dropoutConstants(rate).keep
+        precondition(kept.count == (count + 7) / 8, "droppedOut(kept:): \(kept.count) mask bytes for \(count) entries")
+        var outputs = [Matrix(uninitializedRows: rows, columns: columns)]
         guard count > 0 else { return outputs[0] }
-        Matrix.withBuffers(reading: [self], writing: &outputs) { b in
-            compute.forEachChunk(count: chunks, chunkSize: 4) { group in   // each worker owns its chunks of the output
-                withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 4 * chunk) { scratch in
-                    recbench_dropout_apply(b.read[0], b.write[0], scratch.baseAddress!, count, seed, group.lowerBound, group.count, threshold, keep,
-                                           kernels == .avx2 ? 1 : 0)
+        kept.withUnsafeBufferPointer { k in
+            let bits = UnsafeShared(k.baseAddress!)
+            Matrix.withBuffers(reading: [self], writing: &outputs) { b in
+                compute.forEachChunk(count: (count + 7) / 8, chunkSize: 4_096) { bytes in   // whole bytes, so each worker its own entries
+                    recbench_dropout_from_bits(b.read[0], b.write[0], bits.value, bytes.lowerBound * 8, min(count, bytes.upperBound * 8), keep,
+                                               kernels == .avx2 ? 1 : 0)
                 }
             }
         }

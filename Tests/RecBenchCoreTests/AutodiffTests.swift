@@ -304,9 +304,14 @@ import Autodiff
         #expect(v.grad!.values == scale.multiplied(by: g, compute: .serial).multiplied(by: mask, compute: .serial).values)
         #expect(Set(mask.values) == [0, 1 / 0.75])
         // The mask is drawn again, never stored: either build, any worker count, the same product.
+        // Kept as bits, the mask gives the same products in either build.
         for kernels in [KernelSet.baseline, .avx2] {
             for compute in [Compute.serial, Compute(threads: 2)] {
                 #expect(x.droppedOut(rate: 0.25, seed: 9, compute: compute, kernels: kernels).values == out.value.values, "\(kernels) \(compute)")
+                let (value, kept) = x.droppedOutKeepingMask(rate: 0.25, seed: 9, compute: compute, kernels: kernels)
+                #expect(value.values == out.value.values && kept.count == (5 * 32_767 + 7) / 8, "\(kernels) \(compute)")
+                #expect(g.droppedOut(kept: kept, rate: 0.25, compute: compute, kernels: kernels).values
+                        == g.multiplied(by: mask, compute: .serial).values, "\(kernels) \(compute)")
             }
         }
     }
