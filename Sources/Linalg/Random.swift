@@ -91,11 +91,16 @@ extension Matrix {
         var kept = [UInt8](repeating: 0, count: keeping ? (count + 7) / 8 : 0)
         guard count > 0 else { return (outputs[0], kept) }
         let avx2 = kernels == .avx2
+        #if arch(x86_64)
+        let scratchEntries = avx2 ? 0 : 4 * chunk   // the AVX2 path multiplies as it draws
+        #else
+        let scratchEntries = 4 * chunk   // C has no AVX2 path here, whatever `kernels` says
+        #endif
         kept.withUnsafeMutableBufferPointer { k in
             let bits = UnsafeShared(keeping ? k.baseAddress : nil)   // an empty array's buffer may still have an address
             Matrix.withBuffers(reading: [self], writing: &outputs) { b in
                 compute.forEachChunk(count: chunks, chunkSize: 4) { group in   // each worker owns its chunks of the output and their bytes
-                    withUnsafeTemporaryAllocation(of: UInt32.self, capacity: avx2 ? 0 : 4 * chunk) { scratch in   // the AVX2 build needs none
+                    withUnsafeTemporaryAllocation(of: UInt32.self, capacity: scratchEntries) { scratch in
                         recbench_dropout_apply(b.read[0], b.write[0], bits.value, scratch.baseAddress, count, seed, group.lowerBound, group.count,
                                                threshold, keep, avx2 ? 1 : 0)
                     }

@@ -314,6 +314,15 @@ import Autodiff
                         == g.multiplied(by: mask, compute: .serial).values, "\(kernels) \(compute)")
             }
         }
+        // Fewer than eight entries, and a short chunk beside full ones in one group of lanes.
+        for (rows, columns) in [(1, 5), (2, 40_000)] {
+            let x = m(rows, columns, 33), mask = Matrix.dropoutMask(rows: rows, columns: columns, rate: 0.5, seed: 3, compute: .serial)
+            for kernels in [KernelSet.baseline, .avx2] {
+                let (value, kept) = x.droppedOutKeepingMask(rate: 0.5, seed: 3, compute: Compute(threads: 2), kernels: kernels)
+                #expect(value.values == x.multiplied(by: mask, compute: .serial).values, "\(rows) × \(columns) \(kernels)")
+                #expect(x.droppedOut(kept: kept, rate: 0.5, compute: .serial, kernels: kernels).values == value.values, "\(rows) × \(columns) \(kernels)")
+            }
+        }
     }
 
     @Test func addSubMulAffine() {
