@@ -29,9 +29,14 @@ public struct ModelCost: Sendable {
     /// the last layer or the item embeddings), for comparing a validation pass with it.
     public let scoringInner: Int?
 
+    /// The share of `executed` (and of `nominal`) that is the one validation pass, where the
+    /// model states it: a run that validates every `eval_step` epochs does that much less per
+    /// epoch on average, which the benchmark subtracts (a context model's pass can be most of it).
+    public let validationPass: Double?
+
     /// A cost.
-    public init(nominal: Double, executed: Double, scoringInner: Int? = nil) {
-        self.nominal = nominal; self.executed = executed; self.scoringInner = scoringInner
+    public init(nominal: Double, executed: Double, scoringInner: Int? = nil, validationPass: Double? = nil) {
+        self.nominal = nominal; self.executed = executed; self.scoringInner = scoringInner; self.validationPass = validationPass
     }
 }
 

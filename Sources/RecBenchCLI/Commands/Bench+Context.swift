@@ -22,6 +22,7 @@ extension Bench {
                                          + "test ndcg@10 \(String(format: "%.4f", result.test["ndcg@10"] ?? 0)), peak RSS \(Int(peak)) MiB",
                                      seconds: seconds, reference: theirs.label ?? "reference process wall", referenceSeconds: theirs.wall,
                                      target: theirs.speedup.map { 1 / $0 }))
+            rows += try epochRows(model, result: result, reference: reference)   // its share of the peak, where the model states its FLOPs
         }
         // The scoring pass of the first context-aware model whose scores are two towers and one GEMM.
         let plan = try Experiment.plan(RunRequest(model: models.first ?? "FM", configFiles: [config], assignments: assignments))

@@ -288,7 +288,12 @@ public struct Bench: ParsableCommand {
     func epochRows(_ model: String, result: RunResult, reference: BenchmarkReference) throws -> [BenchmarkRow] {
         let training = result.training!
         let epochSeconds = training.epochs.map(\.seconds).reduce(0, +) / Double(max(1, training.epochs.count))
-        guard let executed = result.fitSteps["flops_executed_per_epoch"], let nominal = result.fitSteps["flops_nominal_per_epoch"] else { return [] }
+        guard var executed = result.fitSteps["flops_executed_per_epoch"], var nominal = result.fitSteps["flops_nominal_per_epoch"] else { return [] }
+        let passes = training.epochs.compactMap(\.validSeconds)
+        if let pass = result.fitSteps["flops_validation_pass"] {   // validated every eval_step epochs: fewer passes than epochs
+            let skipped = pass * (1 - Double(passes.count) / Double(max(1, training.epochs.count)))
+            executed -= skipped; nominal -= skipped
+        }
         let peak = reference.sgemmPeak
         func rate(_ f: Double, in seconds: Double = epochSeconds) -> String {
             String(format: "%.0f GFLOP/s (%.0f %% of peak)", f / seconds / 1e9, 100 * f / seconds / peak)
@@ -297,7 +302,6 @@ public struct Bench: ParsableCommand {
                                      + "→ \(rate(executed)); \(String(format: "%.1f", nominal / 1e9)) nominal → \(rate(nominal))",
                                  seconds: epochSeconds, reference: "executed FLOPs at \(reference.sgemmPeakLabel)",
                                  referenceSeconds: executed / peak, target: 1 / 0.6)]
-        let passes = training.epochs.compactMap(\.validSeconds)
         // The training pass's own share (issue 31 asks it of SASRec's and BERT4Rec's training epochs): the epoch less its
         // validation pass (keeping the best parameters stays in), against the same FLOPs (their validation scoring GEMM is
         // a rounding error beside an epoch's).

@@ -80,6 +80,17 @@ public struct DCN: ContextModel, ScoresWhenPrepared {
 }
 
 extension DCN {
+    /// Per training row the cross network's products (x_l · w_l) and the MLP, forward and two
+    /// pullback products; validation: users × items × the MLP after its split first layer (the
+    /// cross recurrence per pair is scalar work, not counted).
+    public func cost(_ s: WorkShape) -> ModelCost? {
+        let width = (inputs?.fieldCount ?? 2) * deep.embeddingSize
+        let row = deep.multiplyAdds(width: width) + Double(crossLayers * width)
+        let pass = 2 * Double(s.users) * Double(s.items) * deep.multiplyAdds(width: width, split: true)
+        let flops = 6 * trainingRows(s) * row + pass
+        return ModelCost(nominal: flops, executed: flops, validationPass: pass)
+    }
+
     /// Per side, x_0's part of each w_l and of the output's cross rows; then per user the
     /// cross recurrence over every item at once, and the MLP over item tiles.
     public func preparedForScoring(compute: Compute) -> any Scorer {

@@ -57,6 +57,17 @@ public struct DSSM: ContextModel, ScoresWhenPrepared {
         return tape.rowDot(tape.normalizeRows(u, eps: Self.eps), tape.normalizeRows(v, eps: Self.eps))
     }
 
+    /// Per training row both towers, forward and two pullback products; validation: each user's
+    /// and each item's tower once and users × items cosine dots.
+    public func cost(_ s: WorkShape) -> ModelCost? {
+        let d = userTower.embeddingSize, userWidth = (inputs?.userFields.count ?? 1) * d, itemWidth = (inputs?.itemFields.count ?? 1) * d
+        let row = userTower.multiplyAdds(width: userWidth) + itemTower.multiplyAdds(width: itemWidth)
+        let pass = Double(s.users) * userTower.multiplyAdds(width: userWidth) + Double(s.items) * itemTower.multiplyAdds(width: itemWidth)
+            + Double(s.users) * Double(s.items) * Double(userTower.hidden.last!)
+        let flops = 6 * trainingRows(s) * row + 2 * pass
+        return ModelCost(nominal: flops, executed: flops, validationPass: 2 * pass)
+    }
+
     /// The item tower once per evaluation pass; each batch's user tower and one GEMM.
     public func preparedForScoring(compute: Compute) -> any Scorer {
         let items = tower(itemTower, inputs!.itemFields, entities: Array(0..<Int32(inputs!.itemCount))[...], compute: compute)

@@ -60,6 +60,14 @@ public struct FieldMLP: Sendable {
         if outputBias { parameters.add("\(prefix).\(hidden.count).bias", Matrix(rows: 1, columns: 1)) }
     }
 
+    /// Multiply-adds of the hidden layers and the output unit for one row whose input is `width`
+    /// wide; `split`: without the first layer, which full ranking computes once per user and
+    /// per item (`cost`: batch norms, activations and dropout are elementwise, not counted).
+    public func multiplyAdds(width: Int, split: Bool = false) -> Double {
+        let sizes = [width] + hidden + (scoresFromLastHidden ? [] : [1])
+        return zip(sizes, sizes.dropFirst()).dropFirst(split ? 1 : 0).map { Double($0 * $1) }.reduce(0, +)
+    }
+
     /// Layer l's batch normalisation.
     func norm(_ l: Int) -> BatchNorm { BatchNorm(prefix: "\(prefix).\(l).bn") }
 

@@ -54,6 +54,16 @@ public struct NFM: ContextModel, ScoresWhenPrepared {
         return tape.add(FirstOrderTerm.logits(inputs!, users: users, items: items, p, tape: tape), deep.logits([bi], p, tape: tape, dropout: &rng))
     }
 
+    /// Per training row the MLP over the pooled d-vector, forward and two pullback products
+    /// (the bi-interaction is elementwise); validation: users × items × (the cross term's d
+    /// products and its first-layer product, and the layers after the first).
+    public func cost(_ s: WorkShape) -> ModelCost? {
+        let d = deep.embeddingSize
+        let pair = deep.multiplyAdds(width: d, split: true) + Double(d + d * deep.hidden[0])
+        let flops = 6 * trainingRows(s) * deep.multiplyAdds(width: d) + 2 * Double(s.users) * Double(s.items) * pair
+        return ModelCost(nominal: flops, executed: flops, validationPass: 2 * Double(s.users) * Double(s.items) * pair)
+    }
+
     /// The first-order towers and both halves of the first layer, once per evaluation pass; per
     /// user, the cross term's GEMM, then the rest of the MLP over item tiles.
     public func preparedForScoring(compute: Compute) -> any Scorer {

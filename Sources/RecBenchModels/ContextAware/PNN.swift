@@ -88,6 +88,18 @@ public struct PNN: ContextModel, ScoresWhenPrepared {
 }
 
 extension PNN {
+    /// Per training row the pair products and the MLP, forward and two pullback products;
+    /// validation: users × items × (each user-item pair's product and its first-layer column,
+    /// and the layers after the first).
+    public func cost(_ s: WorkShape) -> ModelCost? {
+        let d = deep.embeddingSize, f = inputs?.fieldCount ?? 2, n = pairs.count, h = deep.hidden[0]
+        let product = (inner ? d : 0) + (outer ? d * d + d : 0), cross = (inputs?.userFields.count ?? 1) * (inputs?.itemFields.count ?? 1)
+        let row = deep.multiplyAdds(width: f * d + (inner ? n : 0) + (outer ? n : 0)) + Double(n * product)
+        let pair = deep.multiplyAdds(width: 0, split: true) + Double(cross * (product + ((inner ? 1 : 0) + (outer ? 1 : 0)) * h))
+        let flops = 6 * trainingRows(s) * row + 2 * Double(s.users) * Double(s.items) * pair
+        return ModelCost(nominal: flops, executed: flops, validationPass: 2 * Double(s.users) * Double(s.items) * pair)
+    }
+
     /// The items' half of the first layer and their field embeddings, once per evaluation
     /// pass; per user, the cross pairs' GEMMs, then the rest of the MLP over item tiles.
     public func preparedForScoring(compute: Compute) -> any Scorer {

@@ -297,6 +297,7 @@ public enum Experiment {
         guard let cost = model.cost(shape) else { return [:] }
         return ["flops_executed_per_epoch": cost.executed, "flops_nominal_per_epoch": cost.nominal]
             .merging(cost.scoringInner.map { ["scoring_inner": Double($0)] } ?? [:]) { a, _ in a }
+            .merging(cost.validationPass.map { ["flops_validation_pass": $0] } ?? [:]) { a, _ in a }
     }
 
     /// Evaluates `model` on `target` with the evaluation's share of `compute`, and reports the result as an event.
