@@ -43,7 +43,9 @@ for target in "${targets[@]}"; do
     RECBENCH_FUZZ_TARGET=$target "$binary" "$corpus" "$seeds" -max_total_time="$seconds" -max_len=65536 \
         -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
         -artifact_prefix=.build-fuzz/findings/"$target"- > "$log" 2>&1 || status=$?
-    runs=$(grep -o "stat::number_of_executed_units: *[0-9]*" "$log" | grep -o "[0-9]*$" || echo 0)
+    # libFuzzer may print its final stats more than once (e.g. when a worker stops early): the last count is the run's.
+    runs=$(grep -o "stat::number_of_executed_units: *[0-9]*" "$log" | grep -o "[0-9]*$" | tail -n 1 || true)
+    runs=${runs:-0}
     total_runs=$((total_runs + runs))
     if [ "$status" -ne 0 ]; then
         findings=$((findings + 1))

@@ -53,8 +53,8 @@ public struct Keys: ParsableCommand {
             case .used: treatment = "used"
             case .ignored: treatment = "ignored, with a note"
             case .mapped(let to): treatment = "mapped to `\(to)`, with a note"
-            case .refused(let closest, let inert):
-                let accepted = ([key.defaultValue] + inert).filter { $0 != .null }.map(Self.defaultCell)
+            case .refused(let closest):
+                let accepted = ([key.defaultValue] + key.inertValues).filter { $0 != .null }.map(Self.defaultCell)
                 treatment = "refused unless null" + (accepted.isEmpty ? "" : " or " + accepted.joined(separator: ", "))
                 why = why.prefix(1).uppercased() + why.dropFirst() + (closest.map { "; closest key: `\($0)`." } ?? ".")
             }

@@ -180,8 +180,8 @@ public struct Config: Sendable {
                     continue
                 case .mapped?:
                     continue   // read below, after the layer's own keys
-                case .refused(let closest, let inert)?:
-                    if value == .null || value == declared!.defaultValue || inert.contains(value) { ignored.append(key); continue }
+                case .refused(let closest)?:
+                    if value == .null || value == declared!.defaultValue || declared!.inertValues.contains(value) { ignored.append(key); continue }
                     let hint = closest.map { "; the closest recbench key is '\($0)'" } ?? ""
                     throw RecBenchError.config(key, origin: origin, "RecBole key not supported: \(declared!.summary)\(hint)")
                 case .used?, nil:

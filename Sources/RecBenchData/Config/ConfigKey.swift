@@ -14,9 +14,9 @@ public struct ConfigKey: Sendable {
         case mapped(to: String)
         /// A RecBole key that would change the data or protocol and that recbench does not
         /// implement: an error naming the reason and `closest` supported key. Set to its
-        /// RecBole default (`defaultValue`, usually null) or to one of `inert` (values that
-        /// change nothing any recbench model reads) it is ignored.
-        case refused(closest: String?, inert: [ConfigValue])
+        /// RecBole default (`defaultValue`, usually null) or to one of the key's `inertValues`
+        /// (values that change nothing any recbench model reads) it is ignored.
+        case refused(closest: String?)
     }
     /// The key as written in YAML.
     public let name: String
@@ -30,6 +30,9 @@ public struct ConfigKey: Sendable {
     public let role: Role
     /// How a search draws it when the user gives no space (model hyperparameters; nil: not searched).
     public var search: SearchDistribution? = nil
+    /// A refused key's values besides its default that change nothing and are ignored. (Kept here, not in the
+    /// `refused` case: an array inside a multi-payload enum is stored with tag bits, which LeakSanitizer reads as a leak.)
+    public var inertValues: [ConfigValue] = []
 
     /// Declares a key.
     public init(_ name: String, _ type: String, _ defaultValue: ConfigValue, _ summary: String, role: Role = .used) {

@@ -11,7 +11,9 @@ public enum RecBoleKeys {
     }
     static func refused(_ name: String, _ summary: String, closest: String? = nil, inert: ConfigValue = .null,
                         alsoInert: [ConfigValue] = []) -> ConfigKey {
-        ConfigKey(name, "–", inert, summary, role: .refused(closest: closest, inert: alsoInert))
+        var key = ConfigKey(name, "–", inert, summary, role: .refused(closest: closest))
+        key.inertValues = alsoInert
+        return key
     }
 
     /// The catalogue, in RecBole's file order.
