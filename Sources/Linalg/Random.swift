@@ -71,9 +71,8 @@ extension Matrix {
 extension Matrix {
     /// `self ⊙ dropoutMask(rows:columns:rate:seed:)` without the mask: each worker draws its
     /// chunks of the mask and multiplies them as they are drawn. The same bits as the product
-    /// with the stored mask, so a pullback applies the same mask to the gradient by calling this
-    /// again with the seed (a stored mask was a third of the traffic each way, and memory the
-    /// tape held until the backward pass).
+    /// with the stored mask (a pullback that needs it again keeps it as bits:
+    /// `droppedOutKeepingMask`).
     public func droppedOut(rate: Float, seed: UInt64, compute: Compute, kernels: KernelSet = .current) -> Matrix {
         droppedOut(rate: rate, seed: seed, keeping: false, compute: compute, kernels: kernels).value
     }

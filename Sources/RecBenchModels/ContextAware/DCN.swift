@@ -85,10 +85,7 @@ extension DCN {
     /// cross recurrence per pair is scalar work, not counted).
     public func cost(_ s: WorkShape) -> ModelCost? {
         let width = (inputs?.fieldCount ?? 2) * deep.embeddingSize
-        let row = deep.multiplyAdds(width: width) + Double(crossLayers * width)
-        let pass = 2 * Double(s.users) * Double(s.items) * deep.multiplyAdds(width: width, split: true)
-        let flops = 6 * trainingRows(s) * row + pass
-        return ModelCost(nominal: flops, executed: flops, validationPass: pass)
+        return deep.cost(rows: trainingRows(s), pairs: Double(s.users) * Double(s.items), width: width, extraPerRow: Double(crossLayers * width))
     }
 
     /// Per side, x_0's part of each w_l and of the output's cross rows; then per user the

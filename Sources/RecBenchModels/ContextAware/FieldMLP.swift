@@ -68,6 +68,15 @@ public struct FieldMLP: Sendable {
         return zip(sizes, sizes.dropFirst()).dropFirst(split ? 1 : 0).map { Double($0 * $1) }.reduce(0, +)
     }
 
+    /// The cost of a model whose products are this MLP over `width` inputs (plus `extraPerRow`
+    /// multiply-adds a training row): `rows` training rows forward and both pullback products,
+    /// and `pairs` scored pairs after the split first layer (one validation pass).
+    public func cost(rows: Double, pairs: Double, width: Int, extraPerRow: Double = 0) -> ModelCost {
+        let pass = 2 * pairs * multiplyAdds(width: width, split: true)
+        let flops = 6 * rows * (multiplyAdds(width: width) + extraPerRow) + pass
+        return ModelCost(nominal: flops, executed: flops, validationPass: pass)
+    }
+
     /// Layer l's batch normalisation.
     func norm(_ l: Int) -> BatchNorm { BatchNorm(prefix: "\(prefix).\(l).bn") }
 

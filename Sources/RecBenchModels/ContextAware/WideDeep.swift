@@ -50,10 +50,7 @@ public struct WideDeep: ContextModel, ScoresWhenPrepared {
     /// Per training row the MLP forward and its two pullback products; validation: users × items
     /// × the layers after the split first one (the first-order term is a lookup).
     public func cost(_ s: WorkShape) -> ModelCost? {
-        let width = (inputs?.fieldCount ?? 2) * deep.embeddingSize
-        let pass = 2 * Double(s.users) * Double(s.items) * deep.multiplyAdds(width: width, split: true)
-        let flops = 6 * trainingRows(s) * deep.multiplyAdds(width: width) + pass
-        return ModelCost(nominal: flops, executed: flops, validationPass: pass)
+        deep.cost(rows: trainingRows(s), pairs: Double(s.users) * Double(s.items), width: (inputs?.fieldCount ?? 2) * deep.embeddingSize)
     }
 
     /// The wide part's item tower and the deep part's item half, once per evaluation pass.
