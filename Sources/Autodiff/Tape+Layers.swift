@@ -105,26 +105,30 @@ extension Tape {
     /// Column-wise batch normalisation with a learned 1 × n scale and shift (torch's BatchNorm1d,
     /// `eps` added to the variance). `statistics` nil: the batch's own mean and biased variance,
     /// with gradients through them (training); returned with the unbiased variance, which the
-    /// running statistics average. Given: those fixed statistics (evaluation).
-    public func batchNorm(_ a: Variable, scale gamma: Variable, shift beta: Variable, eps: Float,
+    /// running statistics average. Given: those fixed statistics (evaluation). With `activation`,
+    /// f(BN(a)) as one op, the same values as the two: the normalised batch is activated while in
+    /// cache and never stored, and the pullback takes f′ from the output inside its own passes.
+    public func batchNorm(_ a: Variable, scale gamma: Variable, shift beta: Variable, eps: Float, activation f: PointwiseActivation? = nil,
                           statistics: (mean: Matrix, variance: Matrix)? = nil) -> (output: Variable, mean: Matrix, variance: Matrix) {
         let compute = self.compute, fixed = statistics != nil
         let batch = statistics ?? BatchNormKernels.statistics(a.value, compute: compute)
-        let (value, normalized, inverseStd) = BatchNormKernels.forward(a.value, mean: batch.mean, variance: batch.variance,
-                                                                      scale: gamma.value, shift: beta.value, eps: eps, compute: compute)
+        let (value, inverseStd) = BatchNormKernels.forward(a.value, mean: batch.mean, variance: batch.variance, scale: gamma.value,
+                                                          shift: beta.value, eps: eps, activation: f, compute: compute)
+        let normalized = BatchNormKernels.Centered(input: a.value, mean: batch.mean, inverseStd: inverseStd)   // x̂ recomputed, not kept
         let out = Variable(value, requiresGrad: a.requiresGrad || gamma.requiresGrad || beta.requiresGrad)
         let output = record(out) {
-            let g = out.grad!
-            let sums = gamma.requiresGrad || beta.requiresGrad || !fixed
-                ? BatchNormKernels.gradientSums(g, normalized: normalized, compute: compute) : Matrix(rows: 2, columns: g.columns)   // Σ g; Σ g·x̂
+            let g = out.grad!, activated = f.map { ($0, out.value) }
+            let sums = gamma.requiresGrad || beta.requiresGrad || !fixed   // Σ g; Σ g·x̂
+                ? BatchNormKernels.gradientSums(g, normalized: normalized, activation: activated, compute: compute) : Matrix(rows: 2, columns: g.columns)
             if gamma.requiresGrad { gamma.accumulate(sums.rows(1..<2)) }
             if beta.requiresGrad { beta.accumulate(sums.rows(0..<1)) }
             guard a.requiresGrad else { return }
             if fixed {
+                let g = f.map { f in g.zipMap(out.value, compute) { f.pullback($0, output: $1) } } ?? g
                 a.accumulate(BatchNormKernels.scaledColumns(g, gamma.value, inverseStd, compute: compute))
             } else {
-                a.accumulate(BatchNormKernels.inputGradient(g, normalized: normalized, inverseStd: inverseStd, scale: gamma.value, sums: sums,
-                                                            compute: compute))
+                a.accumulate(BatchNormKernels.inputGradient(g, input: a.value, mean: batch.mean, inverseStd: inverseStd, scale: gamma.value,
+                                                            sums: sums, activation: activated, compute: compute))
             }
         }
         let n = Float(a.value.rows)

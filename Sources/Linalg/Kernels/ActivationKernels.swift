@@ -99,3 +99,42 @@ public enum ActivationKernels {
         return outputs[0]
     }
 }
+
+/// An activation that follows another elementwise pass inside one kernel (batch norm's), so
+/// its input is never stored: applied to a chunk while it is in cache, and its pullback taken
+/// from its output.
+public enum PointwiseActivation: String, Sendable {
+    case relu, tanh, sigmoid
+
+    /// f on `count` floats at `p`, in place: the same arithmetic as `ActivationKernels`' and
+    /// the tape's ops, so a fused pass gives their values to the bit.
+    @inline(__always)
+    func apply(_ p: UnsafeMutablePointer<Float>, count: Int, kernels: KernelSet) {
+        switch (self, kernels) {
+        case (.sigmoid, .avx2): recbench_sigmoid_avx2(p, p, count)
+        case (.tanh, .avx2): recbench_tanh_avx2(p, p, count)
+        case (.relu, _), (.tanh, .baseline), (.sigmoid, .baseline):
+            for i in stride(from: 0, to: count, by: 8) { apply(Lanes.load(p, i, count: count)).store(p, i, count: count) }
+        }
+    }
+
+    /// f per lane (the baseline build's).
+    @inline(__always)
+    public func apply(_ x: Lanes) -> Lanes {
+        switch self {
+        case .relu: Lanes.relu(x)
+        case .tanh: Lanes.tanh(x)
+        case .sigmoid: Lanes.sigmoid(x)
+        }
+    }
+
+    /// g ⊙ f′ from f's output y, as the tape's pullbacks compute it.
+    @inline(__always)
+    public func pullback(_ g: Lanes, output y: Lanes) -> Lanes {
+        switch self {
+        case .relu: Lanes.reluGradient(g, output: y)
+        case .tanh: g * (1 - y * y)
+        case .sigmoid: g * y * (1 - y)
+        }
+    }
+}

@@ -95,7 +95,7 @@ extension LayerNormKernels {
                                 inputs: Bool, compute: Compute, kernels: KernelSet = .current) -> (sums: Matrix, dx: Matrix?, dy: Matrix?) {
         guard kernels == .avx2 else {
             let gr = output.map { o in g.zipMap(o, compute) { Lanes.reluGradient($0, output: $1) } } ?? g
-            let sums = BatchNormKernels.gradientSums(gr, normalized: xn, compute: compute)
+            let sums = BatchNormKernels.gradientSums(gr, normalized: .init(normalized: xn), compute: compute)
             guard inputs else { return (sums, nil, nil) }
             let dx = inputGradient(gr, normalized: xn, inverseStd: inverseStd, scale: gamma, compute: compute)
             return (sums, dx, keep.map { k in dx.zipMap(k, compute) { $0 * $1 } })
@@ -167,42 +167,70 @@ public enum BatchNormKernels {
         return (outputs[0], outputs[1])
     }
 
-    /// x̂ = (x − μ) / √(σ² + ε) per column, and y = γ ⊙ x̂ + β; also each column's 1 / √(σ² + ε).
+    /// y = γ ⊙ x̂ + β for x̂ = (x − μ) / √(σ² + ε) per column, or f(γ ⊙ x̂ + β) with an
+    /// `activation` applied to each chunk of rows while it is in cache; also each column's
+    /// 1 / √(σ² + ε). x̂ is not stored: the pullback recomputes it from x (`Centered`).
     public static func forward(_ x: Matrix, mean: Matrix, variance: Matrix, scale gamma: Matrix, shift beta: Matrix, eps: Float,
-                               compute: Compute) -> (value: Matrix, normalized: Matrix, inverseStd: Matrix) {
+                               activation: PointwiseActivation? = nil, compute: Compute,
+                               kernels: KernelSet = .current) -> (value: Matrix, inverseStd: Matrix) {
         let rows = x.rows, n = x.columns
         let inverse = Matrix(rows: 1, columns: n, values: variance.values.map { 1 / ($0 + eps).squareRoot() })
-        var outputs = [Matrix(uninitializedRows: rows, columns: n), Matrix(uninitializedRows: rows, columns: n)]
-        guard rows > 0 && n > 0 else { return (outputs[0], outputs[1], inverse) }
+        var outputs = [Matrix(uninitializedRows: rows, columns: n)]
+        guard rows > 0 && n > 0 else { return (outputs[0], inverse) }
         Matrix.withBuffers(reading: [x, mean, inverse, gamma, beta], writing: &outputs) { b in
             compute.forEachChunk(count: rows, chunkSize: max(1, elementwiseChunk / n)) { range in
-                let (x, mu, inv, g, bias, y, xn) = (b.read[0], b.read[1], b.read[2], b.read[3], b.read[4], b.write[0], b.write[1])
+                let (x, mu, inv, g, bias, y) = (b.read[0], b.read[1], b.read[2], b.read[3], b.read[4], b.write[0])
                 for r in range {
                     for j in stride(from: 0, to: n, by: 8) {
                         let h = (Lanes.load(x + r * n, j, count: n) - Lanes.load(mu, j, count: n)) * Lanes.load(inv, j, count: n)
-                        h.store(xn + r * n, j, count: n)
                         (Lanes.load(g, j, count: n) * h + Lanes.load(bias, j, count: n)).store(y + r * n, j, count: n)
                     }
                 }
+                activation?.apply(y + range.lowerBound * n, count: range.count * n, kernels: kernels)
             }
         }
-        return (outputs[0], outputs[1], inverse)
+        return (outputs[0], inverse)
+    }
+
+    /// Where a pullback pass finds x̂: stored (layer norm's fallback), or the input x with each
+    /// column's μ and 1 / √(σ² + ε), x̂ = (x − μ) · inv recomputed as the forward pass computed it.
+    public struct Centered: Sendable {
+        let source: Matrix, mean: Matrix?, inverseStd: Matrix?
+
+        /// x̂ as stored.
+        public init(normalized: Matrix) { source = normalized; mean = nil; inverseStd = nil }
+
+        /// x̂ from the input and its column statistics.
+        public init(input: Matrix, mean: Matrix, inverseStd: Matrix) { source = input; self.mean = mean; self.inverseStd = inverseStd }
+
+        /// The buffers a pass reads: the source, then μ and inv (the source again when stored).
+        var buffers: [Matrix] { [source, mean ?? source, inverseStd ?? source] }
+        var recomputes: Bool { mean != nil }
     }
 
     /// Each column's Σ g (row 0: β's gradient) and Σ g·x̂ (row 1: γ's), which the input gradient needs too.
-    public static func gradientSums(_ g: Matrix, normalized xn: Matrix, compute: Compute) -> Matrix {
-        let rows = g.rows, n = g.columns
+    /// With `activation`, g is the gradient of f's output y and its pullback g ⊙ f′ is taken on the fly, never stored.
+    public static func gradientSums(_ g: Matrix, normalized xn: Centered, activation: (kind: PointwiseActivation, output: Matrix)? = nil,
+                                    compute: Compute) -> Matrix {
+        let rows = g.rows, n = g.columns, f = activation?.kind, centers = xn.recomputes
         var columnSums = [Matrix(rows: 2, columns: n)]
         guard rows > 0 && n > 0 else { return columnSums[0] }
-        Matrix.withBuffers(reading: [g, xn], writing: &columnSums) { b in
+        Matrix.withBuffers(reading: [g, activation?.output ?? g] + xn.buffers, writing: &columnSums) { b in
             compute.forEachChunk(count: (n + 15) / 16, chunkSize: 1) { groups in
-                let (g, xn, sums) = (b.read[0], b.read[1], b.write[0])
+                let (g, y, xs, mu, inv, sums) = (b.read[0], b.read[1], b.read[2], b.read[3], b.read[4], b.write[0])
                 for j in groups.map({ $0 * 16 }) {
+                    let (mu0, mu1) = centers ? (load(mu, row: 0, j, columns: n), load(mu, row: 0, j + 8, columns: n)) : (Lanes(), Lanes())
+                    let (inv0, inv1) = centers ? (load(inv, row: 0, j, columns: n), load(inv, row: 0, j + 8, columns: n)) : (Lanes(), Lanes())
                     var s0 = Lanes(), s1 = Lanes(), d0 = Lanes(), d1 = Lanes()
                     for r in 0..<rows {
-                        let g0 = load(g, row: r, j, columns: n), g1 = load(g, row: r, j + 8, columns: n)
+                        var g0 = load(g, row: r, j, columns: n), g1 = load(g, row: r, j + 8, columns: n)
+                        if let f {
+                            g0 = f.pullback(g0, output: load(y, row: r, j, columns: n)); g1 = f.pullback(g1, output: load(y, row: r, j + 8, columns: n))
+                        }
+                        var x0 = load(xs, row: r, j, columns: n), x1 = load(xs, row: r, j + 8, columns: n)
+                        if centers { x0 = (x0 - mu0) * inv0; x1 = (x1 - mu1) * inv1 }
                         s0 += g0; s1 += g1
-                        d0 += g0 * load(xn, row: r, j, columns: n); d1 += g1 * load(xn, row: r, j + 8, columns: n)
+                        d0 += g0 * x0; d1 += g1 * x1
                     }
                     s0.store(sums, j, count: n); d0.store(sums + n, j, count: n)
                     if j + 8 < n { s1.store(sums, j + 8, count: n); d1.store(sums + n, j + 8, count: n) }
@@ -212,20 +240,23 @@ public enum BatchNormKernels {
         return columnSums[0]
     }
 
-    /// d/dx when μ and σ² are the batch's own: γ/√(σ²+ε)/N · (N·g − Σ g − x̂ · Σ g·x̂) per column, given `gradientSums`.
-    public static func inputGradient(_ g: Matrix, normalized xn: Matrix, inverseStd: Matrix, scale gamma: Matrix, sums: Matrix,
-                                     compute: Compute) -> Matrix {
-        let rows = g.rows, n = g.columns, count = Float(rows)
+    /// d/dx when μ and σ² are the batch's own: γ/√(σ²+ε)/N · (N·g − Σ g − x̂ · Σ g·x̂) per column, given `gradientSums`
+    /// (with `activation`, of g ⊙ f′ again taken on the fly), x̂ recomputed from the input x.
+    public static func inputGradient(_ g: Matrix, input x: Matrix, mean: Matrix, inverseStd: Matrix, scale gamma: Matrix, sums: Matrix,
+                                     activation: (kind: PointwiseActivation, output: Matrix)? = nil, compute: Compute) -> Matrix {
+        let rows = g.rows, n = g.columns, count = Float(rows), f = activation?.kind
         var outputs = [Matrix(uninitializedRows: rows, columns: n)]
         guard rows > 0 && n > 0 else { return outputs[0] }
-        Matrix.withBuffers(reading: [g, xn, inverseStd, gamma, sums], writing: &outputs) { b in
+        Matrix.withBuffers(reading: [g, x, inverseStd, gamma, sums, activation?.output ?? g, mean], writing: &outputs) { b in
             compute.forEachChunk(count: rows, chunkSize: max(1, elementwiseChunk / n)) { range in
-                let (g, xn, inv, scale, sums, out) = (b.read[0], b.read[1], b.read[2], b.read[3], b.read[4], b.write[0])
+                let (g, x, inv, scale, sums, y, mu, out) = (b.read[0], b.read[1], b.read[2], b.read[3], b.read[4], b.read[5], b.read[6], b.write[0])
                 for r in range {
                     for j in stride(from: 0, to: n, by: 8) {
                         let k = Lanes.load(scale, j, count: n) * Lanes.load(inv, j, count: n) / count
-                        let d = count * Lanes.load(g + r * n, j, count: n) - Lanes.load(sums, j, count: n)
-                            - Lanes.load(xn + r * n, j, count: n) * Lanes.load(sums + n, j, count: n)
+                        var gr = Lanes.load(g + r * n, j, count: n)
+                        if let f { gr = f.pullback(gr, output: Lanes.load(y + r * n, j, count: n)) }
+                        let xn = (Lanes.load(x + r * n, j, count: n) - Lanes.load(mu, j, count: n)) * Lanes.load(inv, j, count: n)
+                        let d = count * gr - Lanes.load(sums, j, count: n) - xn * Lanes.load(sums + n, j, count: n)
                         (k * d).store(out + r * n, j, count: n)
                     }
                 }

@@ -29,13 +29,15 @@ public struct BatchNorm: Sendable {
         parameters.addStatistic("\(prefix).running_var", Matrix(rows: 1, columns: width, repeating: 1))
     }
 
-    /// The normalised batch: its own statistics while `training` (recording the running ones'
-    /// new values on the tape), the running ones otherwise. A training batch has at least two rows
-    /// (a positive brings its negatives); torch refuses one, whose variance is 0.
-    public func callAsFunction(_ x: Variable, _ p: [String: Variable], tape: Tape, training: Bool) -> Variable {
+    /// The normalised batch, or f of it with an `activation` (one op, the same values): its own
+    /// statistics while `training` (recording the running ones' new values on the tape), the
+    /// running ones otherwise. A training batch has at least two rows (a positive brings its
+    /// negatives); torch refuses one, whose variance is 0.
+    public func callAsFunction(_ x: Variable, _ p: [String: Variable], tape: Tape, training: Bool,
+                               activation: PointwiseActivation? = nil) -> Variable {
         let mean = p["\(prefix).running_mean"]!.value, variance = p["\(prefix).running_var"]!.value
         let (y, batchMean, batchVariance) = tape.batchNorm(x, scale: p["\(prefix).weight"]!, shift: p["\(prefix).bias"]!, eps: Self.eps,
-                                                           statistics: training ? nil : (mean, variance))
+                                                           activation: activation, statistics: training ? nil : (mean, variance))
         if training {
             // A layer run twice on one tape (two calls of `logits` in one loss) moves twice, as torch's would.
             let meanName = "\(prefix).running_mean", varianceName = "\(prefix).running_var"

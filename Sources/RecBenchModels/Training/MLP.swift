@@ -199,6 +199,15 @@ public enum HiddenActivation: String, Sendable {
         }
     }
 
+    /// As a kernel's fused step (batch norm's).
+    public var pointwise: PointwiseActivation {
+        switch self {
+        case .relu: .relu
+        case .tanh: .tanh
+        case .sigmoid: .sigmoid
+        }
+    }
+
     /// On every element of `m` (tanh and σ through their vector kernels).
     public func apply(_ m: Matrix, compute: Compute) -> Matrix {
         switch self {
@@ -210,11 +219,5 @@ public enum HiddenActivation: String, Sendable {
 
     /// On eight lanes.
     @inline(__always)
-    public func apply(_ x: Lanes) -> Lanes {
-        switch self {
-        case .relu: Lanes.relu(x)
-        case .tanh: Lanes.tanh(x)
-        case .sigmoid: Lanes.sigmoid(x)
-        }
-    }
+    public func apply(_ x: Lanes) -> Lanes { pointwise.apply(x) }
 }
