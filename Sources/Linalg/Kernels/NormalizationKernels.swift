@@ -128,9 +128,9 @@ extension LayerNormKernels {
     }
 }
 
-/// Column-wise batch normalisation (torch's BatchNorm1d over a batch's rows). Column sums run
-/// over groups of 16 columns (one cache line of a row), each column's down its rows in order,
-/// so no result depends on how workers split the groups; elementwise parts split the rows.
+/// Column-wise batch normalisation (torch's BatchNorm1d over a batch's rows). Column sums split
+/// the columns into one contiguous block per worker, each column's sum down its rows in order,
+/// so no result depends on the split; elementwise parts split the rows.
 public enum BatchNormKernels {
     /// Lanes `j ..< j + 8` of row `r` (zeros past the row's end).
     @inline(__always)
@@ -144,27 +144,37 @@ public enum BatchNormKernels {
         var outputs = [Matrix(rows: 1, columns: n), Matrix(rows: 1, columns: n)]
         guard rows > 0 && n > 0 else { return (outputs[0], outputs[1]) }
         Matrix.withBuffers(reading: [x], writing: &outputs) { b in
-            compute.forEachChunk(count: (n + 15) / 16, chunkSize: 1) { groups in
-                let (x, mean, variance) = (b.read[0], b.write[0], b.write[1])
-                for j in groups.map({ $0 * 16 }) {
-                    var m0 = SIMD8<Double>(), m1 = SIMD8<Double>()
-                    for r in 0..<rows {
-                        m0 += SIMD8<Double>(load(x, row: r, j, columns: n)); m1 += SIMD8<Double>(load(x, row: r, j + 8, columns: n))
-                    }
-                    m0 /= Double(rows); m1 /= Double(rows)
-                    var q0 = SIMD8<Double>(), q1 = SIMD8<Double>()
-                    for r in 0..<rows {
-                        let d0 = SIMD8<Double>(load(x, row: r, j, columns: n)) - m0, d1 = SIMD8<Double>(load(x, row: r, j + 8, columns: n)) - m1
-                        q0 += d0 * d0; q1 += d1 * d1
-                    }
-                    for l in 0..<min(16, n - j) {
-                        mean[j + l] = Float(l < 8 ? m0[l] : m1[l - 8])
-                        variance[j + l] = Float((l < 8 ? q0[l] : q1[l - 8]) / Double(rows))
-                    }
+            forEachColumnBlock(n, compute: compute, accumulators: 2, of: SIMD8<Double>.self) { block, acc in
+                let (x, mean, variance, groups) = (b.read[0], b.write[0], b.write[1], (block.count + 7) / 8)
+                let (m, q) = (acc, acc + groups)
+                for r in 0..<rows { for k in 0..<groups { m[k] += SIMD8<Double>(load(x, row: r, block.lowerBound + 8 * k, columns: n)) } }
+                for k in 0..<groups { m[k] /= Double(rows) }
+                for r in 0..<rows {
+                    for k in 0..<groups { let d = SIMD8<Double>(load(x, row: r, block.lowerBound + 8 * k, columns: n)) - m[k]; q[k] += d * d }
+                }
+                for j in block {
+                    let (k, l) = ((j - block.lowerBound) / 8, (j - block.lowerBound) % 8)
+                    mean[j] = Float(m[k][l]); variance[j] = Float(q[k][l] / Double(rows))
                 }
             }
         }
         return (outputs[0], outputs[1])
+    }
+
+    /// body(columns, accumulators) for contiguous blocks of columns (whole groups of eight), one
+    /// per worker, each with `accumulators` zeroed lane groups per eight columns of its block. A
+    /// block walks its rows in order, reading each row's block contiguously, so every column's
+    /// sum is added in row order whatever the split: the same bits on any worker count.
+    static func forEachColumnBlock<T: SIMD>(_ n: Int, compute: Compute, accumulators: Int, of: T.Type,
+                                            _ body: @Sendable (Range<Int>, UnsafeMutablePointer<T>) -> Void) where T.Scalar: FloatingPoint {
+        let groups = (n + 7) / 8, perBlock = (groups + compute.activeWorkers - 1) / compute.activeWorkers
+        compute.forEachChunk(count: groups, chunkSize: perBlock) { range in
+            let block = (range.lowerBound * 8)..<min(n, range.upperBound * 8), count = accumulators * range.count
+            withUnsafeTemporaryAllocation(of: T.self, capacity: count) { acc in
+                acc.initialize(repeating: T())
+                body(block, acc.baseAddress!)
+            }
+        }
     }
 
     /// y = γ ⊙ x̂ + β for x̂ = (x − μ) / √(σ² + ε) per column, or f(γ ⊙ x̂ + β) with an
@@ -216,25 +226,20 @@ public enum BatchNormKernels {
         var columnSums = [Matrix(rows: 2, columns: n)]
         guard rows > 0 && n > 0 else { return columnSums[0] }
         Matrix.withBuffers(reading: [g, activation?.output ?? g] + xn.buffers, writing: &columnSums) { b in
-            compute.forEachChunk(count: (n + 15) / 16, chunkSize: 1) { groups in
-                let (g, y, xs, mu, inv, sums) = (b.read[0], b.read[1], b.read[2], b.read[3], b.read[4], b.write[0])
-                for j in groups.map({ $0 * 16 }) {
-                    let (mu0, mu1) = centers ? (load(mu, row: 0, j, columns: n), load(mu, row: 0, j + 8, columns: n)) : (Lanes(), Lanes())
-                    let (inv0, inv1) = centers ? (load(inv, row: 0, j, columns: n), load(inv, row: 0, j + 8, columns: n)) : (Lanes(), Lanes())
-                    var s0 = Lanes(), s1 = Lanes(), d0 = Lanes(), d1 = Lanes()
-                    for r in 0..<rows {
-                        var g0 = load(g, row: r, j, columns: n), g1 = load(g, row: r, j + 8, columns: n)
-                        if let f {
-                            g0 = f.pullback(g0, output: load(y, row: r, j, columns: n)); g1 = f.pullback(g1, output: load(y, row: r, j + 8, columns: n))
-                        }
-                        var x0 = load(xs, row: r, j, columns: n), x1 = load(xs, row: r, j + 8, columns: n)
-                        if centers { x0 = (x0 - mu0) * inv0; x1 = (x1 - mu1) * inv1 }
-                        s0 += g0; s1 += g1
-                        d0 += g0 * x0; d1 += g1 * x1
+            forEachColumnBlock(n, compute: compute, accumulators: 2, of: Lanes.self) { block, acc in
+                let (g, y, xs, mu, inv, sums, groups) = (b.read[0], b.read[1], b.read[2], b.read[3], b.read[4], b.write[0], (block.count + 7) / 8)
+                let (s, d) = (acc, acc + groups)
+                for r in 0..<rows {
+                    for k in 0..<groups {
+                        let j = block.lowerBound + 8 * k
+                        var gr = load(g, row: r, j, columns: n)
+                        if let f { gr = f.pullback(gr, output: load(y, row: r, j, columns: n)) }
+                        var x = load(xs, row: r, j, columns: n)
+                        if centers { x = (x - load(mu, row: 0, j, columns: n)) * load(inv, row: 0, j, columns: n) }
+                        s[k] += gr; d[k] += gr * x
                     }
-                    s0.store(sums, j, count: n); d0.store(sums + n, j, count: n)
-                    if j + 8 < n { s1.store(sums, j + 8, count: n); d1.store(sums + n, j + 8, count: n) }
                 }
+                for k in 0..<groups { s[k].store(sums, block.lowerBound + 8 * k, count: n); d[k].store(sums + n, block.lowerBound + 8 * k, count: n) }
             }
         }
         return columnSums[0]
