@@ -418,7 +418,7 @@ import Autodiff
             t.batchNorm(v[0], scale: v[1], shift: v[2], eps: 0.1, statistics: fixed).output
         }
         let fixedWide = (mean: m(1, 21, 43), variance: Matrix(rows: 1, columns: 21, values: (0..<21).map { 0.5 + Float($0) / 10 }))
-        // 21 columns: two groups of 16 in the column sums, partial lanes at the end of each row.
+        // 21 columns: two workers' blocks of the column sums (16 and 5 columns), partial lanes at the end of each row.
         check([m(5, 21, 28, scale: 2), m(1, 21, 29), m(1, 21, 30)]) { t, v in t.batchNorm(v[0], scale: v[1], shift: v[2], eps: 0.1).output }
         // 4,000 rows over two workers: the same outputs and gradients as one worker's (several chunks of rows and of columns).
         let big = m(4000, 21, 39, scale: 2), upstream = Fixtures.randomMatrix(rows: 4000, columns: 21, seed: 40)

@@ -63,6 +63,28 @@ import Linalg
         return sum
     }
 
+    /// Batch norm's forward with an activation inside equals batch norm then the activation's
+    /// own kernel, bit for bit, in each kernel build (the tape's fused op runs only the current
+    /// one): 21 columns (a partial group of lanes), 4,000 rows (several chunks), one and two workers.
+    @Test(arguments: KernelSet.available)
+    func batchNormWithItsActivationEqualsTheTwoPasses(kernels: KernelSet) {
+        let x = Fixtures.randomMatrix(rows: 4_000, columns: 21, seed: 61), gamma = Fixtures.randomMatrix(rows: 1, columns: 21, seed: 62)
+        let beta = Fixtures.randomMatrix(rows: 1, columns: 21, seed: 63)
+        for compute in [Compute.serial, Compute(workers: 2, blasThreads: 1)] {
+            let (mean, variance) = BatchNormKernels.statistics(x, compute: compute)
+            let plain = BatchNormKernels.forward(x, mean: mean, variance: variance, scale: gamma, shift: beta, eps: 1e-5, compute: compute,
+                                                 kernels: kernels).value
+            let twoPasses: [PointwiseActivation: Matrix] = [.relu: plain.map(compute) { Lanes.relu($0) },
+                                                            .tanh: ActivationKernels.tanh(plain, compute: compute, kernels: kernels),
+                                                            .sigmoid: ActivationKernels.sigmoid(plain, compute: compute, kernels: kernels)]
+            for (f, expected) in twoPasses {
+                let fused = BatchNormKernels.forward(x, mean: mean, variance: variance, scale: gamma, shift: beta, eps: 1e-5, activation: f,
+                                                     compute: compute, kernels: kernels).value
+                #expect(fused.values == expected.values, "\(kernels), \(f), \(compute)")
+            }
+        }
+    }
+
     /// Dense layers' products (short k, narrow n, many rows): in the AVX2 build each entry is
     /// the k-term fused multiply-add chain in order (then + c when β = 1), bit for bit, with
     /// b or bᵀ, into rows of a larger c, from `aRows`, on one worker or two; every build within

@@ -167,6 +167,7 @@ public enum BatchNormKernels {
     /// sum is added in row order whatever the split: the same bits on any worker count.
     static func forEachColumnBlock<T: SIMD>(_ n: Int, compute: Compute, accumulators: Int, of: T.Type,
                                             _ body: @Sendable (Range<Int>, UnsafeMutablePointer<T>) -> Void) where T.Scalar: FloatingPoint {
+        guard n > 0 else { return }
         let groups = (n + 7) / 8, perBlock = (groups + compute.activeWorkers - 1) / compute.activeWorkers
         compute.forEachChunk(count: groups, chunkSize: perBlock) { range in
             let block = (range.lowerBound * 8)..<min(n, range.upperBound * 8), count = accumulators * range.count
