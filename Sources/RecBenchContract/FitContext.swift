@@ -34,6 +34,10 @@ public struct FitContext: Sendable {
     /// A search's pruner: asked after each validation with (epoch, best validation value so
     /// far); true ends training there (nil: never).
     public var prune: (@Sendable (Int, Double) -> Bool)? = nil
+    /// Decimal places at which early stopping compares validation values: RecBole's evaluator
+    /// rounds every metric to `metric_decimal_place` before its trainer compares, so a value
+    /// equal to the best at those places counts as an improvement (nil: exact values).
+    public var validDecimals: Int? = nil
     /// The threads of the training loop and its validation passes.
     public var trainingCompute: Compute { threadSplit.training(compute) }
 

@@ -38,14 +38,16 @@ struct ScriptedModel: LearnedModel {
 }
 
 struct TrainerTests {
-    func train(_ scores: [Double], stoppingStep: Int, bigger: Bool = true, checkpoints: String? = nil) throws -> (TrainingSummary, Float) {
+    func train(_ scores: [Double], stoppingStep: Int, bigger: Bool = true, decimals: Int? = nil,
+               checkpoints: String? = nil) throws -> (TrainingSummary, Float) {
         let (split, d) = try blockFixture()
         var model = ScriptedModel()
-        let context = FitContext(
+        var context = FitContext(
             seed: 1, compute: .serial, logger: Logger(label: "test"),
             training: TrainingSettings(epochs: scores.count, stoppingStep: stoppingStep, checkpointDirectory: checkpoints),
             validate: { scorer, _ in scores[Int((scorer as! ScriptedModel).parameters["epochs"].values[0]) - 1] },
             validMetricBigger: bigger, checkpointName: "scripted")
+        context.validDecimals = decimals
         try model.fit(TrainingData(dataset: d, split: split), context: context)
         return (model.trainingSummary!, model.parameters["epochs"].values[0])
     }
@@ -65,6 +67,23 @@ struct TrainerTests {
         let (summary, restored) = try train([0.3, 0.3, 0.3, 0.3], stoppingStep: 0)
         #expect(summary.epochsRun == 4 && !summary.stoppedEarly)
         #expect(summary.bestEpoch == 4 && restored == 4)
+    }
+
+    @Test func valuesAreComparedAtTheMetricsDecimalPlaces() throws {
+        // RecBole rounds each metric to metric_decimal_place before comparing: 0.17876 and
+        // 0.17884 are both 0.1788, a tie, so the later epoch is kept and the patience restarts;
+        // 0.17849 is 0.1785, worse. Compared exactly, epoch 2 is already worse than epoch 1.
+        let scores = [0.17884, 0.17876, 0.17849, 0.17849, 0.1, 0.1]
+        let (rounded, restored) = try train(scores, stoppingStep: 1, decimals: 4)
+        #expect(rounded.bestEpoch == 2 && restored == 2 && rounded.epochsRun == 4 && rounded.stoppedEarly)
+        #expect(rounded.bestValid == 0.17876)
+        let (exact, _) = try train(scores, stoppingStep: 1)
+        #expect(exact.bestEpoch == 1 && exact.epochsRun == 3)
+        // Python's round(0.00015, 4) is 0.0001: the double is just below the half, though 0.00015 · 10⁴ rounds to 1.5 (a
+        // naive rounding of the product gives 0.0002 and keeps epoch 1); round(0.00025, 4) is 0.0003 (just above).
+        #expect(try train([0.00015, 0.0001], stoppingStep: 5, decimals: 4).0.bestEpoch == 2)
+        #expect(try train([0.00025, 0.0003], stoppingStep: 5, decimals: 4).0.bestEpoch == 2)
+        #expect(try train([0.00025, 0.0002], stoppingStep: 5, decimals: 4).0.bestEpoch == 1)
     }
 
     @Test func smallerIsBetterWhenAsked() throws {

@@ -101,7 +101,9 @@ public enum ConfigKeys {
         ConfigKey("valid_metric_bigger", "bool", .bool(true), "Whether a larger validation metric is better."),
         ConfigKey("tail_ratio", "float", .double(0.1),
                   "TailPercentage: ≤ 1, the least popular share of train items counts as tail; > 1, items with at most this many train interactions."),
-        ConfigKey("metric_decimal_place", "int", .int(4), "Decimal places in printed tables (stored results keep full precision)."),
+        ConfigKey("metric_decimal_place", "int", .int(4), 
+                  "Decimal places in printed tables (stored results keep full precision) and in early stopping's comparison, "
+                    + "as RecBole's evaluator rounds."),
         ConfigKey("eval_batch_size", "int", .int(4096), "Users scored per batch during evaluation, at most (see eval_memory_mb)."),
         ConfigKey("eval_memory_mb", "int", .int(1024),
                   "Memory for one batch of scores during evaluation, in MiB: a batch holds min(eval_batch_size, this ÷ (4 B × items)) users, "
@@ -114,7 +116,8 @@ public enum ConfigKeys {
         ConfigKey("weight_decay", "float", .double(0), "L2 weight decay (learned models)."),
         ConfigKey("eval_step", "int", .int(1), "Validate every this many epochs (learned models)."),
         ConfigKey("stopping_step", "int", .int(10),
-                  "Stop when more than this many validations in a row bring no improvement (RecBole's rule; learned models)."),
+                  "Stop when more than this many validations in a row bring no improvement, values compared at `metric_decimal_place` "
+                    + "places (RecBole's rule; learned models)."),
         ConfigKey("train_neg_sample_args", "map or null", .map(["distribution": .string("uniform"), "sample_num": .int(1)]),
                   "Negative sampling for pairwise models: `{distribution: uniform, sample_num: N}` "
                   + "(`alpha`, `dynamic: false`, `candidate_num` accepted at RecBole's defaults); null: none."),

@@ -27,7 +27,7 @@ public struct Trainer {
         var rng = SeededGenerator(seed: context.seed, stream: M.randomStreams.initialization)
         let settings = context.training
         var state = TrainingState(parameters: model.prepare(data, context: context, rng: &rng), compute: compute)
-        var stopping = EarlyStopping(patience: settings.stoppingStep, biggerIsBetter: context.validMetricBigger)
+        var stopping = EarlyStopping(patience: settings.stoppingStep, biggerIsBetter: context.validMetricBigger, decimals: context.validDecimals)
         var records: [TrainingSummary.Epoch] = []
         var checkpoint: String?, prunedAt: Int?
         let trainingStart = ContinuousClock.now
@@ -144,21 +144,26 @@ struct TrainingState {
     }
 }
 
-/// RecBole's early stopping: a value at least as good as the best is an improvement; stop
-/// once `patience` + 1 validations in a row brought none.
+/// RecBole's early stopping: a value at least as good as the best, both rounded to `decimals`
+/// places as RecBole's evaluator rounds them, is an improvement (so a tie keeps the later
+/// epoch); stop once `patience` + 1 validations in a row brought none.
 struct EarlyStopping {
     let patience: Int
     let biggerIsBetter: Bool
+    let decimals: Int?
     private(set) var bestScore = 0.0
     private(set) var bestEpoch = 0
     private var stale = 0
     private var seen = false
 
-    init(patience: Int, biggerIsBetter: Bool) { self.patience = patience; self.biggerIsBetter = biggerIsBetter }
+    init(patience: Int, biggerIsBetter: Bool, decimals: Int? = nil) {
+        self.patience = patience; self.biggerIsBetter = biggerIsBetter; self.decimals = decimals
+    }
 
     /// Records a validation value; returns whether it improved on the best.
     mutating func record(_ value: Double, epoch: Int) -> Bool {
-        guard !seen || (biggerIsBetter ? value >= bestScore : value <= bestScore) else {
+        let (new, best) = (compared(value), compared(bestScore))
+        guard !seen || (biggerIsBetter ? new >= best : new <= best) else {
             stale += 1
             return false
         }
@@ -168,6 +173,17 @@ struct EarlyStopping {
 
     /// Whether training should stop.
     var shouldStop: Bool { stale > patience }
+
+    /// A value as the comparison sees it: Python's `round(x, d)`, the exact binary value
+    /// rounded to d places, ties to even. When x · 10ᵈ rounds to a half, the product's exact
+    /// residual (one fused multiply-add) says on which side of it x · 10ᵈ really lies.
+    func compared(_ value: Double) -> Double {
+        guard let decimals, value.isFinite else { return value }
+        let scale = pow(10, Double(decimals)), product = value * scale
+        guard abs(product - product.rounded(.towardZero)) == 0.5 else { return product.rounded(.toNearestOrEven) / scale }
+        let residual = (-product).addingProduct(value, scale)
+        return (residual > 0 ? product.rounded(.up) : residual < 0 ? product.rounded(.down) : product.rounded(.toNearestOrEven)) / scale
+    }
 }
 
 extension LearnedModel {

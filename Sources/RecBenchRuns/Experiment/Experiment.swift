@@ -409,7 +409,7 @@ public enum Experiment {
                 return score
             }
         }
-        return FitContext(
+        var context = FitContext(
             seed: plan.seed, compute: compute, logger: logger, training: plan.training, validate: validate,
             validMetricBigger: evaluation.validMetricBigger, validMetric: evaluation.validMetric,
             onEpoch: { log?.epochEnded($0); onEvent(.epoch($0)) },
@@ -417,6 +417,8 @@ public enum Experiment {
                 onEvent(.batch(done: done, of: total, elapsed: clock.elapsed(restartingWhen: done == 1)))
             },
             checkpointName: "\(plan.modelType.name)-\(plan.data.dataset)-seed\(plan.seed)", profile: profile, threadSplit: plan.threadSplit)
+        context.validDecimals = evaluation.decimalPlaces
+        return context
     }
 
     /// Keys that do not change a run's metrics, left out of its identity (`data_path`: the
