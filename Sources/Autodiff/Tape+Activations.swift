@@ -90,3 +90,14 @@ extension Tape {
         return record(out) { a.accumulate(ActivationKernels.sigmoidGradient(out.grad!, output: out.value, compute: compute)) }
     }
 }
+
+extension PointwiseActivation {
+    /// f on the tape, as its own op.
+    public func callAsFunction(_ x: Variable, tape: Tape) -> Variable {
+        switch self {
+        case .relu: tape.relu(x)
+        case .tanh: tape.tanh(x)
+        case .sigmoid: tape.sigmoid(x)
+        }
+    }
+}

@@ -470,7 +470,7 @@ import Autodiff
                 let a = tape.parameter(x), g = tape.parameter(m(1, 21, 52)), b = tape.parameter(m(1, 21, 53))
                 let y = fused
                     ? tape.batchNorm(a, scale: g, shift: b, eps: 0.1, activation: f, statistics: statistics).output
-                    : activate(f, tape.batchNorm(a, scale: g, shift: b, eps: 0.1, statistics: statistics).output, tape)
+                    : f(tape.batchNorm(a, scale: g, shift: b, eps: 0.1, statistics: statistics).output, tape: tape)
                 tape.backward(tape.mean(tape.mul(y, tape.constant(upstream))))
                 return [y.value.values, a.grad!.values, g.grad!.values, b.grad!.values]
             }
@@ -479,14 +479,6 @@ import Autodiff
                 #expect(run(.serial, fused: true, statistics: statistics) == composed, "\(f), fixed \(statistics != nil)")
                 #expect(run(Compute(workers: 2, blasThreads: 1), fused: true, statistics: statistics) == composed, "\(f), two workers")
             }
-        }
-    }
-
-    func activate(_ f: PointwiseActivation, _ x: Variable, _ tape: Tape) -> Variable {
-        switch f {
-        case .relu: tape.relu(x)
-        case .tanh: tape.tanh(x)
-        case .sigmoid: tape.sigmoid(x)
         }
     }
 

@@ -118,6 +118,15 @@ public enum PointwiseActivation: String, Sendable {
         }
     }
 
+    /// f on every element of `m` (tanh and σ through their vector kernels).
+    public func apply(_ m: Matrix, compute: Compute) -> Matrix {
+        switch self {
+        case .relu: m.map(compute) { Lanes.relu($0) }
+        case .tanh: ActivationKernels.tanh(m, compute: compute)
+        case .sigmoid: ActivationKernels.sigmoid(m, compute: compute)
+        }
+    }
+
     /// f per lane (the baseline build's).
     @inline(__always)
     public func apply(_ x: Lanes) -> Lanes {

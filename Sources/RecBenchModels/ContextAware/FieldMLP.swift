@@ -94,7 +94,7 @@ public struct FieldMLP: Sendable {
         let training = rng != nil
         for l in 0..<hidden.count {
             h = tape.linear(Dropout.apply(h, rate: dropout, tape: tape, rng: &rng), p["\(prefix).\(l).weight"]!, p["\(prefix).\(l).bias"]!)
-            h = batchNorm ? norm(l)(h, p, tape: tape, training: training, activation: activation.pointwise) : activation(h, tape: tape)
+            h = batchNorm ? norm(l)(h, p, tape: tape, training: training, activation: activation) : activation(h, tape: tape)
         }
         return h
     }

@@ -186,38 +186,6 @@ public struct SplitMLP: Sendable {
     }
 }
 
-/// The activation after each hidden layer of an MLP.
-public enum HiddenActivation: String, Sendable {
-    case relu, tanh, sigmoid
-
-    /// On the tape.
-    public func callAsFunction(_ x: Variable, tape: Tape) -> Variable {
-        switch self {
-        case .relu: tape.relu(x)
-        case .tanh: tape.tanh(x)
-        case .sigmoid: tape.sigmoid(x)
-        }
-    }
-
-    /// As a kernel's fused step (batch norm's).
-    public var pointwise: PointwiseActivation {
-        switch self {
-        case .relu: .relu
-        case .tanh: .tanh
-        case .sigmoid: .sigmoid
-        }
-    }
-
-    /// On every element of `m` (tanh and σ through their vector kernels).
-    public func apply(_ m: Matrix, compute: Compute) -> Matrix {
-        switch self {
-        case .relu: m.map(compute) { Lanes.relu($0) }
-        case .tanh: ActivationKernels.tanh(m, compute: compute)
-        case .sigmoid: ActivationKernels.sigmoid(m, compute: compute)
-        }
-    }
-
-    /// On eight lanes.
-    @inline(__always)
-    public func apply(_ x: Lanes) -> Lanes { pointwise.apply(x) }
-}
+/// The activation after each hidden layer of an MLP: Linalg's, whose kernels fuse it into batch norm, with its tape op
+/// in Autodiff.
+public typealias HiddenActivation = PointwiseActivation
