@@ -9,11 +9,14 @@
 # TAG.json, TAG.log, and while a run is unfinished its TAG.state.pth. A job whose JSON exists
 # is skipped, so the same command after a session ends continues where the queue stopped
 # (scripts/recbole-resumable.py resumes the run in progress after its last finished epoch).
+# RB_LANE=1 skips the one-job-at-a-time wait so that a second queue with a disjoint job list can
+# run beside this one (set OMP_NUM_THREADS=1 for both: RecBole's small CPU ops gain little from
+# a second thread, so two one-thread lanes finish more runs an hour than one two-thread queue).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 cd "${RB_WORK:?set RB_WORK to the RecBole working folder}"
 PY=${RB_PYTHON:-$HOME/.cache/recbole-1.2.1/pinned/bin/python}
-while pgrep -f 'run_rb.py|recbole-resumable.py' > /dev/null; do sleep 20; done   # one RecBole job at a time
+[ "${RB_LANE:-0}" = 1 ] || while pgrep -f 'run_rb.py|recbole-resumable.py' > /dev/null; do sleep 20; done   # one job at a time
 for job in "$@"; do
   IFS=: read -r m s kind <<< "$job"
   dir=general; extra="seed=$s"
