@@ -252,6 +252,32 @@ import Autodiff
         #expect(abs(y.values[0] - 1 / x.values[0].squareRoot()) < 1e-6 && abs(y.values[5] - 1 / Float(0.05).squareRoot()) < 1e-6)
     }
 
+    /// DGCF's per-factor propagation and edge dots (K = 2 groups of 2 columns) on a small directed
+    /// graph with a node of no edges and a repeated pair: gradients, and values against the sums.
+    @Test func factorPropagationAndEdgeDots() {
+        let edges = EdgeIndex(nodes: 5, heads: [0, 2, 0, 3, 2, 0], tails: [2, 0, 3, 0, 1, 2])
+        ops.check([ops.m(5, 4, 150), ops.m(6, 2, 151)]) { t, v in t.factorPropagation(v[0], weights: v[1], over: edges) }
+        ops.check([ops.m(5, 4, 152), ops.m(5, 4, 153)]) { t, v in t.edgeFactorDots(v[0], v[1], over: edges, factors: 2) }
+        let x = ops.m(5, 4, 154), w = ops.m(6, 2, 155), y = ops.m(5, 4, 156)
+        let f = Tape(compute: .serial).factorPropagation(Variable(x), weights: Variable(w), over: edges).value
+        let d = Tape(compute: .serial).edgeFactorDots(Variable(x), Variable(y), over: edges, factors: 2).value
+        for node in 0..<5 {
+            for c in 0..<4 {
+                let expected = edges.heads.indices.filter { edges.heads[$0] == node }
+                    .reduce(0.0) { $0 + Double(w[$1, c / 2]) * Double(x[Int(edges.tails[$1]), c]) }
+                #expect(abs(Double(f[node, c]) - expected) < 1e-5, "node \(node), column \(c)")
+            }
+        }
+        #expect(f.row(4).allSatisfy { $0 == 0 } && f.row(1).allSatisfy { $0 == 0 })   // nodes 1 and 4 head no edge
+        for e in 0..<6 {
+            for k in 0..<2 {
+                let (h, t) = (Int(edges.heads[e]), Int(edges.tails[e]))
+                let expected = (2 * k..<2 * k + 2).reduce(0.0) { $0 + Double(x[h, $1]) * Double(y[t, $1]) }
+                #expect(abs(Double(d[e, k]) - expected) < 1e-5, "edge \(e), factor \(k)")
+            }
+        }
+    }
+
     @Test func distanceCorrelation() {
         ops.check([ops.m(6, 2, 98), ops.m(6, 3, 99)]) { t, v in t.distanceCorrelation(v[0], v[1]) }
         // Against the textbook statistic (Székely et al. 2007) in Double, where the floors are

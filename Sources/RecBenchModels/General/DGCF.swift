@@ -77,7 +77,7 @@ public struct DGCF: LearnedModel, ScoresWhenPrepared {
     /// The mean of E_0 (every node's embedding) and every layer's routed propagation.
     func propagated(_ e0: Variable, tape: Tape) -> Variable {
         var e = e0, sum = e0
-        var a = tape.constant(Matrix(rows: routing.edges, columns: factors, values: [Float](repeating: 1, count: routing.edges * factors)))
+        var a = tape.constant(Matrix(rows: routing.edgeCount, columns: factors, repeating: 1))
         for l in 0..<layers {
             // The last layer's last agreement would feed no later weighting: not computed.
             let routed = l < layers - 1 ? iterations : iterations - 1
@@ -129,39 +129,34 @@ public struct DGCF: LearnedModel, ScoresWhenPrepared {
 
 /// DGCF's per-factor graph weighting over the directed edges of a `UserItemGraph`.
 struct IntentRouting: Sendable {
-    let heads: [Int32], tails: [Int32], nodes: Int, factors: Int, width: Int
+    let edges: EdgeIndex, factors: Int, width: Int
     /// nodes × edges, 1 where the edge leaves the node (sums over a node's edges), and its transpose.
     let outgoing: SparseMatrix, outgoingT: SparseMatrix
-    /// factors × width, 1 where the column belongs to the factor (spreads a per-factor weight over its columns).
-    let spread: Matrix
 
     init() {
-        heads = []; tails = []; nodes = 0; factors = 1; width = 1
-        outgoing = SparseMatrix(rows: 0, columns: 0); outgoingT = outgoing; spread = Matrix(rows: 1, columns: 1)
+        edges = EdgeIndex(nodes: 0, heads: [], tails: []); factors = 1; width = 1
+        outgoing = SparseMatrix(rows: 0, columns: 0); outgoingT = outgoing
     }
 
     init(_ graph: UserItemGraph, factors: Int, width: Int) {
-        heads = graph.heads; tails = graph.tails; nodes = graph.nodeCount; self.factors = factors; self.width = width
-        outgoing = SparseMatrix(rows: nodes, columns: heads.count, rowIndices: heads, columnIndices: (0..<Int32(heads.count)).map { $0 })
+        edges = EdgeIndex(nodes: graph.nodeCount, heads: graph.heads, tails: graph.tails); self.factors = factors; self.width = width
+        outgoing = SparseMatrix(rows: graph.nodeCount, columns: edges.count, rowIndices: graph.heads,
+                                columnIndices: (0..<Int32(edges.count)).map { $0 })
         outgoingT = outgoing.transposed()
-        var s = Matrix(rows: factors, columns: width)
-        for c in 0..<width { s[c / (width / factors), c] = 1 }
-        spread = s
     }
 
-    var edges: Int { heads.count }
+    var edgeCount: Int { edges.count }
 
     /// w_ek = S_ek / √(d_k(head) d_k(tail)), S = softmax over the factors of A, d_k(n) = Σ_{e from n} S_ek (clamped at 1e−8).
     func weights(_ a: Variable, tape: Tape) -> Variable {
         let s = tape.exp(tape.logSoftmaxRows(a))
         let inverse = tape.reciprocalSqrt(tape.matmul(outgoing, s, transposed: outgoingT), floor: 1e-8)
-        return tape.mul(tape.mul(s, tape.gather(inverse, rows: heads)), tape.gather(inverse, rows: tails))
+        return tape.mul(tape.mul(s, tape.gather(inverse, rows: edges.heads)), tape.gather(inverse, rows: edges.tails))
     }
 
-    /// F(h) = Σ_{e: h → t} w_e ⊙ E(t), each factor's weight over its columns.
+    /// F(h)_k = Σ_{e: h → t} w_ek E_k(t), each factor over its own weights.
     func propagate(_ e: Variable, weights w: Variable, tape: Tape) -> Variable {
-        let messages = tape.mul(tape.gather(e, rows: tails), tape.matmul(w, tape.constant(spread)))
-        return tape.matmul(outgoing, messages, transposed: outgoingT)
+        tape.factorPropagation(e, weights: w, over: edges)
     }
 
     /// tanh(normalise(E_k)) per factor, for the tails of the routing's agreement.
@@ -171,8 +166,7 @@ struct IntentRouting: Sendable {
 
     /// ⟨normalise(F_k(head)), tanh(normalise(E_k(tail)))⟩ per edge and factor.
     func agreement(_ f: Variable, _ tails: Variable, tape: Tape) -> Variable {
-        let product = tape.mul(tape.gather(factorNormalised(f, tape: tape), rows: heads), tape.gather(tails, rows: self.tails))
-        return tape.matmul(product, tape.constant(spread.transposed()))
+        tape.edgeFactorDots(factorNormalised(f, tape: tape), tails, over: edges, factors: factors)
     }
 
     /// Each factor's columns of each row scaled to unit length.
