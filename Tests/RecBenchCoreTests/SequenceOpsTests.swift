@@ -278,6 +278,31 @@ import Autodiff
         }
     }
 
+    /// The same ops at DGCF's shapes (whole and partial lane groups: 8 and 12 columns a factor, and
+    /// one factor), over many chunks of nodes and edges: gradient-checked on a small graph, and on a
+    /// large one the same bits on two workers as on one; no edges gives zeros.
+    @Test func factorPropagationAtWiderFactorsAndOnTwoWorkers() {
+        let small = EdgeIndex(nodes: 4, heads: [0, 1, 3, 1], tails: [1, 0, 1, 3])
+        for (width, factors, seed) in [(24, 2, UInt64(160)), (24, 3, 162), (5, 1, 164)] {
+            ops.check([ops.m(4, width, seed), ops.m(4, factors, seed + 1)]) { t, v in t.factorPropagation(v[0], weights: v[1], over: small) }
+            ops.check([ops.m(4, width, seed), ops.m(4, width, seed + 1)]) { t, v in t.edgeFactorDots(v[0], v[1], over: small, factors: factors) }
+        }
+        var rng = SeededGenerator(seed: 7)
+        let nodes = 300, heads = (0..<5000).map { _ in Int32.random(in: 0..<300, using: &rng) }
+        let edges = EdgeIndex(nodes: nodes, heads: heads, tails: heads.map { _ in Int32.random(in: 0..<300, using: &rng) })
+        func run(_ compute: Compute) -> [[Float]] {
+            let tape = Tape(compute: compute)
+            let x = tape.parameter(ops.m(nodes, 64, 170)), w = tape.parameter(ops.m(5000, 4, 171)), y = tape.parameter(ops.m(nodes, 64, 172))
+            let f = tape.factorPropagation(x, weights: w, over: edges), d = tape.edgeFactorDots(f, y, over: edges, factors: 4)
+            tape.backward(tape.mean(d))
+            return [f.value.values, d.value.values, x.grad!.values, w.grad!.values, y.grad!.values]
+        }
+        #expect(run(Compute(workers: 2, blasThreads: 1)) == run(.serial))
+        let none = EdgeIndex(nodes: 3, heads: [], tails: [])
+        let zero = Tape(compute: .serial).factorPropagation(Variable(ops.m(3, 8, 173)), weights: Variable(Matrix(rows: 0, columns: 2)), over: none)
+        #expect(zero.value.rows == 3 && zero.value.values.allSatisfy { $0 == 0 })
+    }
+
     @Test func distanceCorrelation() {
         ops.check([ops.m(6, 2, 98), ops.m(6, 3, 99)]) { t, v in t.distanceCorrelation(v[0], v[1]) }
         // Against the textbook statistic (Székely et al. 2007) in Double, where the floors are

@@ -10,7 +10,8 @@ public struct EdgeIndex: Sendable {
 
     /// Edge e runs from `heads[e]` to `tails[e]`, both below `nodes`.
     public init(nodes: Int, heads: [Int32], tails: [Int32]) {
-        precondition(heads.count == tails.count && (heads + tails).allSatisfy { $0 >= 0 && Int($0) < nodes }, "EdgeIndex: an end outside the nodes")
+        precondition(heads.count == tails.count && (heads + tails).allSatisfy { $0 >= 0 && Int($0) < nodes },
+                     "EdgeIndex: heads and tails differ in count, or an end is outside the nodes")
         self.nodes = nodes; self.heads = heads; self.tails = tails
         byHead = Groups(keys: heads, nodes: nodes); byTail = Groups(keys: tails, nodes: nodes)
     }

@@ -110,8 +110,8 @@ public struct DGCF: LearnedModel, ScoresWhenPrepared {
         return loss
     }
 
-    /// Per batch: T·L routed propagations over the 2R edges (gather, scale, scatter, and the
-    /// routing's two gathers: ~4 multiply-adds per edge and column), forward and backward;
+    /// Per batch: T·L routed propagations over the 2R edges (the propagation and the agreement's
+    /// edge dots, each ~2 multiply-adds per edge and column), forward and backward;
     /// validation: users × items × width.
     public func cost(_ s: WorkShape) -> ModelCost? {
         let perBatch = Double(iterations * layers) * 2 * Double(s.trainPairs) * Double(width) * 4 * 2 * 3
