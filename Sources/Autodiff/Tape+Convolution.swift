@@ -10,19 +10,45 @@ extension Tape {
     /// The taps are copied side by side (im2col) a block of sequences at a time, each block one
     /// GEMM on one worker while its taps are in cache (`ConvolutionKernels`).
     public func causalConvolution(_ x: Variable, weight: Variable, bias: Variable, steps: Int, dilation: Int) -> Variable {
-        let c = x.value.columns, kernel = weight.value.rows / max(1, c), compute = self.compute
-        precondition(kernel * c == weight.value.rows && steps > 0 && x.value.rows % steps == 0 && dilation > 0,
-                     "causalConvolution: weight rows must be kernel × channels, rows whole sequences of \(steps) steps")
-        let shifts = (0..<kernel).map { (kernel - 1 - $0) * dilation }
+        let shifts = Self.convolutionShifts(x, weight: weight, steps: steps, dilation: dilation)
         let value = ConvolutionKernels.forward(x.value, weight: weight.value, bias: bias.value, steps: steps, shifts: shifts, compute: compute)
         let out = Variable(value, requiresGrad: x.requiresGrad || weight.requiresGrad || bias.requiresGrad)
-        return record(out) {
-            let g = out.grad!
-            let grads = ConvolutionKernels.backward(g, x: x.value, weight: weight.value, steps: steps, shifts: shifts, input: x.requiresGrad,
-                                                    weight: weight.requiresGrad, compute: compute)
-            if let dw = grads.weight { weight.accumulate(dw) }
-            if bias.requiresGrad { bias.accumulate(g.columnSums(compute)) }
-            if let dx = grads.x { x.accumulate(dx) }
+        return record(out) { self.convolutionPullback(out.grad!, x, weight: weight, bias: bias, steps: steps, shifts: shifts) }
+    }
+
+    /// LN(`causalConvolution`) with the layer norm's scale and shift (and a relu after it when
+    /// asked: NextItNet's relu(LN(conv(x)))) as one op: each block of the convolution is
+    /// normalised while in cache and never stored. The same values and gradients as the two ops.
+    public func causalConvolution(_ x: Variable, weight: Variable, bias: Variable, steps: Int, dilation: Int,
+                                  layerNorm gamma: Variable, _ beta: Variable, eps: Float, relu: Bool) -> Variable {
+        let shifts = Self.convolutionShifts(x, weight: weight, steps: steps, dilation: dilation)
+        let (value, normalized, inverseStd) = ConvolutionKernels.forwardNormalized(
+            x.value, weight: weight.value, bias: bias.value, steps: steps, shifts: shifts, scale: gamma.value, shift: beta.value, eps: eps,
+            relu: relu, compute: compute)
+        let out = Variable(value, requiresGrad: [x, weight, bias, gamma, beta].contains { $0.requiresGrad })
+        return record(out, op: "causalConvolutionLayerNorm") {
+            let convolved = x.requiresGrad || weight.requiresGrad || bias.requiresGrad
+            let d = LayerNormKernels.backward(out.grad!, output: relu ? out.value : nil, normalized: normalized, inverseStd: inverseStd,
+                                              scale: gamma.value, keep: nil, inputs: convolved, compute: self.compute)
+            if gamma.requiresGrad { gamma.accumulate(d.sums.rows(1..<2)) }   // Σ g·x̂
+            if beta.requiresGrad { beta.accumulate(d.sums.rows(0..<1)) }     // Σ g
+            if let dy = d.dx { self.convolutionPullback(dy, x, weight: weight, bias: bias, steps: steps, shifts: shifts) }
         }
+    }
+
+    private static func convolutionShifts(_ x: Variable, weight: Variable, steps: Int, dilation: Int) -> [Int] {
+        let c = x.value.columns, kernel = weight.value.rows / max(1, c)
+        precondition(kernel * c == weight.value.rows && steps > 0 && x.value.rows % steps == 0 && dilation > 0,
+                     "causalConvolution: weight rows must be kernel × channels, rows whole sequences of \(steps) steps")
+        return (0..<kernel).map { (kernel - 1 - $0) * dilation }
+    }
+
+    /// The convolution's gradients given dL/dy `g`.
+    private func convolutionPullback(_ g: Matrix, _ x: Variable, weight: Variable, bias: Variable, steps: Int, shifts: [Int]) {
+        let grads = ConvolutionKernels.backward(g, x: x.value, weight: weight.value, steps: steps, shifts: shifts, input: x.requiresGrad,
+                                                weight: weight.requiresGrad, compute: compute)
+        if let dw = grads.weight { weight.accumulate(dw) }
+        if bias.requiresGrad { bias.accumulate(g.columnSums(compute)) }
+        if let dx = grads.x { x.accumulate(dx) }
     }
 }

@@ -194,6 +194,29 @@ import Autodiff
         for (p, q) in zip(run(.baseline), run(.avx2)) { #expect(zip(p.values, q.values).allSatisfy { abs($0 - $1) <= 1e-4 * max(1, abs($0)) }) }
     }
 
+    /// relu(LN(conv)) as one op against the convolution and the layer norm as two, bit for bit:
+    /// values and every gradient, on one worker and two, in this process's kernel build (checked with
+    /// `RECBENCH_KERNELS=baseline` too when written), at NextItNet's
+    /// width (64 channels, 50 steps, 30 sequences: a full and a short block) and at an odd one
+    /// (5 → 3 channels, whose rows end in a partial lane group); with and without the relu.
+    @Test func causalConvolutionWithItsLayerNormEqualsTheTwoOps() {
+        for (c, o, relu, seed) in [(64, 64, true, UInt64(180)), (5, 3, false, 186)] {
+            let (sequences, steps) = (30, 50)
+            let inputs = [ops.m(sequences * steps, c, seed), ops.m(3 * c, o, seed + 1), ops.m(1, o, seed + 2), ops.m(1, o, seed + 3),
+                          ops.m(1, o, seed + 4), ops.m(sequences * steps, o, seed + 5)]
+            func run(_ compute: Compute, fused: Bool) -> [[Float]] {
+                let tape = Tape(compute: compute)
+                let v = inputs.prefix(5).map { tape.parameter($0) }
+                let y = fused ? tape.causalConvolution(v[0], weight: v[1], bias: v[2], steps: steps, dilation: 4, layerNorm: v[3], v[4], eps: 1e-8, relu: relu)
+                    : tape.layerNorm(tape.causalConvolution(v[0], weight: v[1], bias: v[2], steps: steps, dilation: 4), scale: v[3], shift: v[4], eps: 1e-8,
+                                     relu: relu)
+                tape.backward(tape.mean(tape.mul(y, tape.constant(inputs[5]))))
+                return [y.value.values] + v.map { $0.grad!.values }
+            }
+            for compute in [Compute.serial, Compute(threads: 2)] { #expect(run(compute, fused: true) == run(compute, fused: false), "\(c) channels") }
+        }
+    }
+
     @Test func causalConvolution() {
         // Two sequences of 5 steps, 2 channels in, 3 out, kernel 3, dilation 2.
         ops.check([ops.m(10, 2, 87), ops.m(6, 3, 88), ops.m(1, 3, 89)]) { t, v in

@@ -20,27 +20,72 @@ public enum ConvolutionKernels {
     /// y = taps · W + b over every sequence (rows × C′).
     public static func forward(_ x: Matrix, weight w: Matrix, bias: Matrix, steps: Int, shifts: [Int], compute: Compute,
                                kernels: KernelSet = .current) -> Matrix {
-        let c = x.columns, width = shifts.count * c, n = w.columns, sequences = steps == 0 ? 0 : x.rows / steps
-        precondition(steps > 0 && x.rows % steps == 0 && w.rows == width && bias.columns == n, "causal convolution: shapes do not match")
-        var outputs = [Matrix(uninitializedRows: x.rows, columns: n)]
-        guard x.rows > 0 && n > 0 && c > 0 else { outputs[0].fillRows(with: bias, compute: compute); return outputs[0] }
-        let packed = registerKernel(kernels, inner: width, columns: n) ? SmallProducts.pack(w, transposed: false, k: width, n: n) : nil
-        Matrix.withBuffers(reading: [x, w, bias, packed ?? w], writing: &outputs) { p in
-            OpenBLASThreads.shared.run(threads: 1) {
-                compute.forEachChunk(count: sequences, chunkSize: sequencesPerBlock(steps: steps)) { range in
-                    let rows = range.count * steps, first = range.lowerBound * steps, out = p.write[0] + first * n
-                    var taps = [Float](unsafeUninitializedCapacity: rows * width) { _, count in count = rows * width }
-                    taps.withUnsafeMutableBufferPointer { t in
-                        fill(t.baseAddress!, from: p.read[0] + first * c, sequences: range.count, steps: steps, channels: c, shifts: shifts)
-                        if packed != nil { return recbench_gemm_rows_avx2(rows, n, width, t.baseAddress!, width, p.read[3], out, n, 0, p.read[2]) }
-                        for r in 0..<rows { (out + r * n).update(from: p.read[2], count: n) }
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(rows), Int32(n), Int32(width), 1,
-                                    t.baseAddress!, Int32(width), p.read[1], Int32(n), 1, out, Int32(n))
+        var outputs = [Matrix(uninitializedRows: x.rows, columns: w.columns)]
+        guard x.rows > 0 && w.columns > 0 && x.columns > 0 else { outputs[0].fillRows(with: bias, compute: compute); return outputs[0] }
+        Matrix.withBuffers(reading: [], writing: &outputs) { out in
+            let y = UnsafeShared(out.write[0])   // blocks write disjoint rows
+            forEachBlock(x, weight: w, bias: bias, steps: steps, shifts: shifts, compute: compute, kernels: kernels) { first, rows, product in
+                product(y.value + first * w.columns)
+            }
+        }
+        return outputs[0]
+    }
+
+    /// The layer norm of `LayerNormKernels.forward` (its x̂, 1 / std and γ ⊙ x̂ + β, or that
+    /// output's relu) of y = taps · W + b, each block's rows normalised while in cache: y is
+    /// never stored. The same values as the two ops (the same sums in the same order).
+    public static func forwardNormalized(_ x: Matrix, weight w: Matrix, bias: Matrix, steps: Int, shifts: [Int], scale gamma: Matrix,
+                                         shift beta: Matrix, eps: Float, relu: Bool, compute: Compute,
+                                         kernels: KernelSet = .current) -> (value: Matrix, normalized: Matrix, inverseStd: Matrix) {
+        let rows = x.rows, n = w.columns
+        precondition(gamma.values.count == n && beta.values.count == n, "causal convolution: the layer norm's scale and shift are not 1 × \(n)")
+        var outputs = [Matrix(uninitializedRows: rows, columns: n), Matrix(uninitializedRows: rows, columns: n), Matrix(rows: rows, columns: 1)]
+        guard rows > 0 && n > 0 && x.columns > 0 else {
+            let plain = forward(x, weight: w, bias: bias, steps: steps, shifts: shifts, compute: compute, kernels: kernels)
+            return LayerNormKernels.forward(plain, scale: gamma, shift: beta, eps: eps, relu: relu, compute: compute)
+        }
+        Matrix.withBuffers(reading: [gamma, beta], writing: &outputs) { b in
+            let p = UnsafeShared((b.read[0], b.read[1], b.write[0], b.write[1], b.write[2]))   // blocks write disjoint rows
+            forEachBlock(x, weight: w, bias: bias, steps: steps, shifts: shifts, compute: compute, kernels: kernels) { first, count, product in
+                let (g, shift, y, xn, inv) = p.value
+                var block = [Float](unsafeUninitializedCapacity: count * n) { _, c in c = count * n }
+                block.withUnsafeMutableBufferPointer { z in
+                    product(z.baseAddress!)
+                    for r in 0..<count {
+                        let at = (first + r) * n
+                        inv[first + r] = LayerNormKernels.normalize(z.baseAddress! + r * n, into: xn + at, output: y + at, scale: g, shift: shift,
+                                                                    count: n, eps: eps, relu: relu)
                     }
                 }
             }
         }
-        return outputs[0]
+        return (outputs[0], outputs[1], outputs[2])
+    }
+
+    /// body(first row, rows, product) for each block of whole sequences, on the workers: `product(to)`
+    /// writes the block's taps · W + b (rows × C′) at `to`, its taps built in cache just before.
+    static func forEachBlock(_ x: Matrix, weight w: Matrix, bias: Matrix, steps: Int, shifts: [Int], compute: Compute, kernels: KernelSet,
+                             _ body: @Sendable (Int, Int, (UnsafeMutablePointer<Float>) -> Void) -> Void) {
+        let c = x.columns, width = shifts.count * c, n = w.columns, sequences = steps == 0 ? 0 : x.rows / steps
+        precondition(steps > 0 && x.rows % steps == 0 && w.rows == width && bias.columns == n, "causal convolution: shapes do not match")
+        let packed = registerKernel(kernels, inner: width, columns: n) ? SmallProducts.pack(w, transposed: false, k: width, n: n) : nil
+        Matrix.withBuffers(reading: [x, w, bias, packed ?? w]) { p in
+            OpenBLASThreads.shared.run(threads: 1) {
+                compute.forEachChunk(count: sequences, chunkSize: sequencesPerBlock(steps: steps)) { range in
+                    let rows = range.count * steps, first = range.lowerBound * steps
+                    var taps = [Float](unsafeUninitializedCapacity: rows * width) { _, count in count = rows * width }
+                    taps.withUnsafeMutableBufferPointer { t in
+                        fill(t.baseAddress!, from: p.read[0] + first * c, sequences: range.count, steps: steps, channels: c, shifts: shifts)
+                        body(first, rows) { out in
+                            if packed != nil { return recbench_gemm_rows_avx2(rows, n, width, t.baseAddress!, width, p.read[3], out, n, 0, p.read[2]) }
+                            for r in 0..<rows { (out + r * n).update(from: p.read[2], count: n) }
+                            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(rows), Int32(n), Int32(width), 1,
+                                        t.baseAddress!, Int32(width), p.read[1], Int32(n), 1, out, Int32(n))
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Whether a product of this inner width and output width runs in the register kernel.

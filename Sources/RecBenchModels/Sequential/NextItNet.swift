@@ -72,11 +72,13 @@ public struct NextItNet: TiedNextItemModel {
         let input = batch.padded(to: sequences?.maxLength ?? batch.width), steps = input.width
         var x = tape.gather(p["item_embedding"]!, rows: input.items, padding: input.padding, readsPaddingRow: true)
         for (b, d) in dilations.enumerated() {
-            let conv = { (name: String, x: Variable, dilation: Int) in
-                tape.causalConvolution(x, weight: p["block.\(b).\(name).weight"]!, bias: p["block.\(b).\(name).bias"]!, steps: steps, dilation: dilation)
+            // relu(LN(conv(·))) as one op: each block of the convolution is normalised while in cache.
+            let convNorm = { (conv: String, norm: String, x: Variable, dilation: Int) in
+                tape.causalConvolution(x, weight: p["block.\(b).\(conv).weight"]!, bias: p["block.\(b).\(conv).bias"]!, steps: steps, dilation: dilation,
+                                       layerNorm: p["block.\(b).\(norm).weight"]!, p["block.\(b).\(norm).bias"]!, eps: 1e-8, relu: true)
             }
-            let a = LayerNormParameters.apply("block.\(b).ln1", conv("conv1", x, d), p, eps: 1e-8, tape: tape, relu: true)
-            x = tape.add(LayerNormParameters.apply("block.\(b).ln2", conv("conv2", a, 2 * d), p, eps: 1e-8, tape: tape, relu: true), x)
+            let a = convNorm("conv1", "ln1", x, d)
+            x = tape.add(convNorm("conv2", "ln2", a, 2 * d), x)
         }
         let last = tape.gather(x, rows: (0..<input.count).map { Int32($0 * steps + steps - 1) })
         return tape.linear(last, p["final.weight"]!, p["final.bias"]!)
