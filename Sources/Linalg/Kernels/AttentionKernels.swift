@@ -89,16 +89,15 @@ public enum AttentionKernels {
                         let (queries, lq) = gatherQueries(s, b, q, ld, into: gathered)
                         for h in 0..<s.heads {
                             let input = s.offsets[b] * ld + h * dh, at = s.weightOffsets[b] + h * m * t, p = weights + at
-                            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(m), Int32(t), Int32(dh), scale,
-                                        queries + h * dh, Int32(lq), k + input, Int32(ld), 0, p, Int32(t))
+                            product(false, true, m: m, n: t, k: dh, alpha: scale, a: (queries + h * dh, lq), b: (k + input, ld), c: (p, t))
                             softmaxRows(p, rows: m, steps: t, causal: causal) { s.position(b, $0) }
                             var attention = UnsafePointer(p)
                             if keep != nil {
                                 for i in 0..<(m * t) { dropped[i] = p[i] * drop[at + i] }
                                 attention = UnsafePointer(dropped)
                             }
-                            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(m), Int32(dh), Int32(t), 1,
-                                        attention, Int32(t), v + input, Int32(ld), 0, out + s.queryOffsets[b] * d + h * dh, Int32(d))
+                            product(false, false, m: m, n: dh, k: t, alpha: 1, a: (attention, t), b: (v + input, ld),
+                                    c: (out + s.queryOffsets[b] * d + h * dh, d))
                         }
                     }
                 }
@@ -205,10 +204,10 @@ public enum AttentionKernels {
                              k: UnsafePointer<Float>, v: UnsafePointer<Float>, ld: Int, p: UnsafePointer<Float>, factors: UnsafePointer<Float>?,
                              dq: (UnsafeMutablePointer<Float>, Int), dk: UnsafeMutablePointer<Float>, dv: UnsafeMutablePointer<Float>,
                              scratch: UnsafeMutablePointer<Float>) {
-        let attention = scratch, dWeights = scratch + m * t, (gd, l) = (Int32(g.1), Int32(ld))
+        let attention = scratch, dWeights = scratch + m * t
         for i in 0..<(m * t) { attention[i] = p[i] * (factors?[i] ?? 1) }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(m), Int32(t), Int32(dh), 1, g.0, gd, v, l, 0, dWeights, Int32(t))
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(m), 1, attention, Int32(t), g.0, gd, 0, dv, l)
+        product(false, true, m: m, n: t, k: dh, alpha: 1, a: g, b: (v, ld), c: (dWeights, t))
+        product(true, false, m: t, n: dh, k: m, alpha: 1, a: (UnsafePointer(attention), t), b: g, c: (dv, ld))
         for i in 0..<m {
             var dot: Float = 0
             for j in 0..<t {
@@ -218,7 +217,31 @@ public enum AttentionKernels {
             }
             for j in 0..<t { dWeights[i * t + j] = p[i * t + j] * (dWeights[i * t + j] - dot) }
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(m), Int32(dh), Int32(t), scale, dWeights, Int32(t), k, l, 0, dq.0, Int32(dq.1))
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(t), Int32(dh), Int32(m), scale, dWeights, Int32(t), q.0, Int32(q.1), 0, dk, l)
+        product(false, false, m: m, n: dh, k: t, alpha: scale, a: (UnsafePointer(dWeights), t), b: (k, ld), c: dq)
+        product(true, false, m: t, n: dh, k: m, alpha: scale, a: (UnsafePointer(dWeights), t), b: q, c: (dk, ld))
     }
+
+    /// c = α · op(a) · op(b) (m × n, inner k; op transposes when asked; c's old values unread) for
+    /// one head of one sequence: OpenBLAS, but plain loops summing in inner order for products as
+    /// small as a context model's fields (AutoInt: 7 × 7 × 8), where a call's overhead was most of
+    /// its time (≈ 2 million calls an epoch).
+    static func product(_ transposeA: Bool, _ transposeB: Bool, m: Int, n: Int, k: Int, alpha: Float, a: (UnsafePointer<Float>, Int),
+                        b: (UnsafePointer<Float>, Int), c: (UnsafeMutablePointer<Float>, Int)) {
+        guard max(m, n, k) <= smallProduct else {
+            return cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans, Int32(m), Int32(n),
+                               Int32(k), alpha, a.0, Int32(a.1), b.0, Int32(b.1), 0, c.0, Int32(c.1))
+        }
+        let (ap, lda, bp, ldb) = (a.0, a.1, b.0, b.1)
+        for i in 0..<m {
+            for j in 0..<n {
+                var sum: Float = 0
+                for p in 0..<k { sum += (transposeA ? ap[p * lda + i] : ap[i * lda + p]) * (transposeB ? bp[j * ldb + p] : bp[p * ldb + j]) }
+                c.0[i * c.1 + j] = alpha * sum
+            }
+        }
+    }
+
+    /// The largest m, n and k of a head's product that `product` runs in its loops (the sequential
+    /// transformers' heads, 32 wide, stay with OpenBLAS).
+    static let smallProduct = 16
 }
