@@ -232,11 +232,18 @@ public enum AttentionKernels {
                                Int32(k), alpha, a.0, Int32(a.1), b.0, Int32(b.1), 0, c.0, Int32(c.1))
         }
         let (ap, lda, bp, ldb) = (a.0, a.1, b.0, b.1)
-        for i in 0..<m {
-            for j in 0..<n {
-                var sum: Float = 0
-                for p in 0..<k { sum += (transposeA ? ap[p * lda + i] : ap[i * lda + p]) * (transposeB ? bp[j * ldb + p] : bp[p * ldb + j]) }
-                c.0[i * c.1 + j] = alpha * sum
+        if transposeB {   // c_ij = α · a_i · b_j, both rows k wide (a is never transposed with b here)
+            precondition(!transposeA, "attention: a product with both factors transposed")
+            for i in 0..<m {
+                for j in 0..<n { c.0[i * c.1 + j] = alpha * Lanes.dot(ap + i * lda, bp + j * ldb, count: k) }
+            }
+            return
+        }
+        for i in 0..<m {   // row i of c = α · Σ_p a_ip · (row p of b), eight columns at a time
+            for j in stride(from: 0, to: n, by: 8) {
+                var sum = Lanes()
+                for p in 0..<k { sum += (transposeA ? ap[p * lda + i] : ap[i * lda + p]) * Lanes.load(bp + p * ldb, j, count: n) }
+                (alpha * sum).store(c.0 + i * c.1, j, count: n)
             }
         }
     }
