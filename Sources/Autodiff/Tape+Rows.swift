@@ -55,35 +55,20 @@ extension Tape {
         }
     }
 
-    /// Each row's outer product of a's row and b's, flattened: out[r, h · m + j] = a[r, h] · b[r, j]
-    /// for m = b's columns (xDeepFM's CIN, channel h · m + j).
-    public func rowOuter(_ a: Variable, _ b: Variable) -> Variable {
-        let rows = a.value.rows, ha = a.value.columns, hb = b.value.columns
-        precondition(b.value.rows == rows, "rowOuter: row counts differ")
-        var value = Matrix(uninitializedRows: rows, columns: ha * hb)
-        for r in 0..<rows {
-            for h in 0..<ha {
-                let x = a.value.values[r * ha + h]
-                for j in 0..<hb { value.values[(r * ha + h) * hb + j] = x * b.value.values[r * hb + j] }
-            }
-        }
-        let out = Variable(value, requiresGrad: a.requiresGrad || b.requiresGrad)
+    /// xDeepFM's CIN layer, relu((x ⊗ x₀) · W + b) with row r of x ⊗ x₀ the outer product of x's
+    /// row and x₀'s (column h · F + m = x[r, h] · x₀[r, m]), as one op: the outer products are
+    /// built in cache a block of rows at a time and never stored (`CINKernels`).
+    public func compressedInteraction(_ x: Variable, _ x0: Variable, weight w: Variable, bias b: Variable) -> Variable {
+        let compute = self.compute
+        let value = CINKernels.forward(x.value, x0.value, weight: w.value, bias: b.value, compute: compute)
+        let out = Variable(value, requiresGrad: [x, x0, w, b].contains { $0.requiresGrad })
         return record(out) {
-            let g = out.grad!
-            var ga = Matrix(rows: a.requiresGrad ? rows : 0, columns: ha), gb = Matrix(rows: b.requiresGrad ? rows : 0, columns: hb)
-            for r in 0..<rows {
-                for h in 0..<ha {
-                    let x = a.value.values[r * ha + h], base = (r * ha + h) * hb
-                    var dot: Float = 0
-                    for j in 0..<hb {
-                        dot += g.values[base + j] * b.value.values[r * hb + j]
-                        if b.requiresGrad { gb.values[r * hb + j] += g.values[base + j] * x }
-                    }
-                    if a.requiresGrad { ga.values[r * ha + h] = dot }
-                }
-            }
-            if a.requiresGrad { a.accumulate(ga) }
-            if b.requiresGrad { b.accumulate(gb) }
+            let d = CINKernels.backward(out.grad!, output: out.value, x.value, x0.value, weight: w.value, inputs: (x.requiresGrad, x0.requiresGrad),
+                                        weight: w.requiresGrad || b.requiresGrad, compute: compute)
+            if let dx = d.x { x.accumulate(dx) }
+            if let dx0 = d.x0 { x0.accumulate(dx0) }
+            if w.requiresGrad { w.accumulate(d.weight!) }
+            if b.requiresGrad { b.accumulate(d.bias!) }
         }
     }
 

@@ -402,12 +402,58 @@ import Autodiff
         }
     }
 
-    @Test func rowOuter() {
-        check([m(3, 2, 28), m(3, 4, 29)]) { t, v in t.rowOuter(v[0], v[1]) }
-        check([m(3, 3, 30)]) { t, v in t.rowOuter(v[0], v[0]) }
+    @Test func compressedInteraction() {
+        check([m(3, 2, 28), m(3, 4, 29), m(8, 3, 30), m(1, 3, 31)]) { t, v in t.compressedInteraction(v[0], v[1], weight: v[2], bias: v[3]) }
+        // Seeds whose pre-activations stay off relu's kink by more than the difference step.
+        check([m(3, 3, 42), m(9, 2, 43), m(1, 2, 44)]) { t, v in t.compressedInteraction(v[0], v[0], weight: v[1], bias: v[2]) }   // layer 0: x = x₀
+        // One row: [2, 3] ⊗ [1, 5, 7] = [2, 10, 14, 3, 15, 21]; column 0 of W picks entries 0 and 4, column 1 negates entry 5.
+        var w = Matrix(rows: 6, columns: 2)
+        (w[0, 0], w[4, 0], w[5, 1]) = (1, 1, -1)
         let tape = Tape(compute: .serial)
-        let out = tape.rowOuter(tape.constant(Matrix(rows: 1, columns: 2, values: [2, 3])), tape.constant(Matrix(rows: 1, columns: 3, values: [1, 5, 7])))
-        #expect(out.value.values == [2, 10, 14, 3, 15, 21])
+        let (x, x0) = (Matrix(rows: 1, columns: 2, values: [2, 3]), Matrix(rows: 1, columns: 3, values: [1, 5, 7]))
+        let out = tape.compressedInteraction(tape.constant(x), tape.constant(x0), weight: tape.constant(w),
+                                             bias: tape.constant(Matrix(rows: 1, columns: 2, values: [0.5, 1])))
+        #expect(out.value.values == [17.5, 0])   // 2 + 15 + 0.5; relu(−21 + 1)
+    }
+
+    /// More rows than a block of the kernel (192: here 500, the last block short), x one lane
+    /// group and a tail wide: the value and all four gradients against the sums written out in
+    /// Double, the same bits on one worker and two, and OpenBLAS's products (`baseline`) within
+    /// rounding of the register kernel's.
+    @Test func compressedInteractionOverManyBlocks() {
+        let (rows, h, f, n) = (500, 11, 7, 6)
+        let (x, x0, w, b, g) = (m(rows, h, 35), m(rows, f, 36), m(h * f, n, 37), m(1, n, 38), m(rows, n, 39))
+        func run(_ compute: Compute, _ kernels: KernelSet = .current) -> [Matrix] {
+            let z = CINKernels.forward(x, x0, weight: w, bias: b, compute: compute, kernels: kernels)
+            let d = CINKernels.backward(g, output: z, x, x0, weight: w, inputs: (true, true), weight: true, compute: compute, kernels: kernels)
+            return [z, d.x!, d.x0!, d.weight!, d.bias!]
+        }
+        let serial = run(.serial)
+        #expect(zip(serial, run(Compute(threads: 2))).allSatisfy { $0.values == $1.values })
+        var z = [Double](repeating: 0, count: rows * n), dx = [Double](repeating: 0, count: rows * h), dx0 = [Double](repeating: 0, count: rows * f)
+        var dw = [Double](repeating: 0, count: h * f * n), db = [Double](repeating: 0, count: n)
+        for r in 0..<rows {
+            for j in 0..<n {
+                var s = Double(b[0, j])
+                for a in 0..<h { for c in 0..<f { s += Double(x[r, a]) * Double(x0[r, c]) * Double(w[a * f + c, j]) } }
+                z[r * n + j] = max(0, s)
+                guard s > 0 else { continue }
+                let gj = Double(g[r, j])
+                db[j] += gj
+                for a in 0..<h {
+                    for c in 0..<f {
+                        dw[(a * f + c) * n + j] += gj * Double(x[r, a]) * Double(x0[r, c])
+                        dx[r * h + a] += gj * Double(w[a * f + c, j]) * Double(x0[r, c])
+                        dx0[r * f + c] += gj * Double(w[a * f + c, j]) * Double(x[r, a])
+                    }
+                }
+            }
+        }
+        for (got, expected) in zip(serial, [z, dx, dx0, dw, db]) {
+            #expect(zip(got.values, expected).allSatisfy { abs(Double($0) - $1) < 1e-3 * max(1, abs($1)) })
+        }
+        guard KernelSet.available.contains(.avx2) else { return }
+        for (p, q) in zip(run(.serial, .baseline), serial) { #expect(zip(p.values, q.values).allSatisfy { abs($0 - $1) <= 1e-4 * max(1, abs($0)) }) }
     }
 
     @Test func batchNorm() {

@@ -88,14 +88,14 @@ public struct xDeepFM: ContextModel, ScoresWhenPrepared {
     }
 
     /// w_c · p + b_c for the rows' field embeddings (each B × d). Rows of X_l are (dimension k,
-    /// row b), k-major, so a layer is one row-wise outer product and one GEMM, and p is the
-    /// sum over the d blocks of rows.
+    /// row b), k-major, so a layer is one op (row-wise outer products times W, built in cache),
+    /// and p is the sum over the d blocks of rows.
     func cin(_ e: [Variable], _ p: [String: Variable], tape: Tape) -> Variable {
         let rows = e[0].value.rows, d = deep.embeddingSize
         let x0 = tape.concatColumns(e.map { tape.reshaped(tape.transpose($0), rows: d * rows, columns: 1) })
         var x = x0, pooled: [Variable] = []
         for (l, size) in sizes.enumerated() {
-            let z = tape.relu(tape.linear(tape.rowOuter(x, x0), p["cin.\(l).weight"]!, p["cin.\(l).bias"]!))
+            let z = tape.compressedInteraction(x, x0, weight: p["cin.\(l).weight"]!, bias: p["cin.\(l).bias"]!)
             if direct || l == sizes.count - 1 {
                 x = z
                 pooled.append(z)
