@@ -424,6 +424,40 @@ import Autodiff
         }
     }
 
+    /// 8-wide heads over at most eight steps run in CLanes' short-attention kernel (AutoInt's
+    /// shape): gradients against central differences through the tape, and against the general
+    /// loops (`baseline`) over many chunks of sequences of 7, 0, 8, 3 and 1 steps, with and
+    /// without dropout factors, Q, K and V apart and side by side; the same bits on two workers.
+    @Test func shortHeadAttentionAgreesWithTheGeneralLoops() {
+        guard KernelSet.available.contains(.avx2) else { return }
+        ops.check([ops.m(10, 48, 70)]) { t, v in t.selfAttention(qkv: v[0], heads: 2, lengths: [7, 3], causal: false, keep: nil) }
+        let lengths = (0..<300).map { [7, 0, 8, 3, 1][$0 % 5] }, rows = lengths.reduce(0, +)
+        let shape = AttentionKernels.Shape(lengths: lengths, heads: 2, width: 16)
+        let keep = Matrix(rows: shape.weightCount, columns: 1, values: (0..<shape.weightCount).map { $0 % 7 == 0 ? 0 : 1.25 })
+        let (qkv, g) = (ops.m(rows, 48, 71, scale: 2), ops.m(rows, 16, 72))
+        func columns(_ m: Matrix, _ r: Range<Int>) -> Matrix {
+            Matrix(rows: m.rows, columns: r.count, values: (0..<m.rows * r.count).map { m[$0 / r.count, r.lowerBound + $0 % r.count] })
+        }
+        let (q, k, v) = (columns(qkv, 0..<16), columns(qkv, 16..<32), columns(qkv, 32..<48))
+        for factors in [nil, keep] {
+            func run(_ kernels: KernelSet, _ compute: Compute) -> [Matrix] {
+                let (out, weights) = AttentionKernels.forward(qkv: qkv, shape: shape, causal: false, keep: factors, compute: compute, kernels: kernels)
+                let apart = AttentionKernels.forward(q: q, k: k, v: v, shape: shape, causal: false, keep: factors, compute: compute, kernels: kernels)
+                let d = AttentionKernels.backward(g, qkv: qkv, weights: weights, keep: factors, shape: shape, compute: compute, kernels: kernels)
+                let dApart = AttentionKernels.backward(g, q: q, k: k, v: v, weights: weights, keep: factors, shape: shape, compute: compute, kernels: kernels)
+                #expect(out.values == apart.output.values && weights.values == apart.weights.values)
+                #expect(columns(d, 0..<16).values == dApart.q.values && columns(d, 32..<48).values == dApart.v.values)
+                return [out, weights, d]
+            }
+            let short = run(.avx2, .serial)
+            #expect(zip(short, run(.avx2, Compute(threads: 2))).allSatisfy { $0.values == $1.values })
+            for (p, r) in zip(short, run(.baseline, .serial)) {
+                let size = max(1, r.values.map(abs).max() ?? 0)
+                #expect(zip(p.values, r.values).allSatisfy { abs($0 - $1) <= 1e-5 * size }, "dropout \(factors != nil)")
+            }
+        }
+    }
+
     @Test func selfAttentionEqualsTheFormula() {
         // One head, one sequence of 2 steps, causal: step 0 sees itself only.
         let q = ops.m(2, 2, 58), k = ops.m(2, 2, 59), v = ops.m(2, 2, 60)

@@ -55,25 +55,30 @@ public enum AttentionKernels {
     /// before dropout (kept for the pullback). `keep` (one factor per weight: 0 or 1/(1 − p), the
     /// shape's `weightCount` of them) applies dropout to the weights.
     public static func forward(q: Matrix, k: Matrix, v: Matrix, shape s: Shape, causal: Bool, keep: Matrix?,
-                               compute: Compute) -> (output: Matrix, weights: Matrix) {
+                               compute: Compute, kernels: KernelSet = .current) -> (output: Matrix, weights: Matrix) {
         precondition(q.rows == s.rows, "attention: \(q.rows) rows for sequences of \(s.rows)")
-        return forward([q, k, v], columns: [0, 0, 0], shape: s, causal: causal, keep: keep, compute: compute)
+        return forward([q, k, v], columns: [0, 0, 0], shape: s, causal: causal, keep: keep, compute: compute, kernels: kernels)
     }
 
     /// As above with Q, K and V side by side in one rows × 3D matrix (one input GEMM for all three).
-    public static func forward(qkv: Matrix, shape s: Shape, causal: Bool, keep: Matrix?, compute: Compute) -> (output: Matrix, weights: Matrix) {
+    public static func forward(qkv: Matrix, shape s: Shape, causal: Bool, keep: Matrix?, compute: Compute,
+                               kernels: KernelSet = .current) -> (output: Matrix, weights: Matrix) {
         precondition(qkv.rows == s.rows && qkv.columns == 3 * s.width, "attention: a \(qkv.rows) × \(qkv.columns) QKV for \(s.rows) × 3·\(s.width)")
-        return forward([qkv, qkv, qkv], columns: [0, s.width, 2 * s.width], shape: s, causal: causal, keep: keep, compute: compute)
+        return forward([qkv, qkv, qkv], columns: [0, s.width, 2 * s.width], shape: s, causal: causal, keep: keep, compute: compute, kernels: kernels)
     }
 
     /// Q, K and V at column offsets `columns` of `sources` (each of one row stride). With the
     /// shape's `queries`, a sequence's query rows are gathered first (all heads' columns) and
     /// only they are scored and written.
     static func forward(_ sources: [Matrix], columns: [Int], shape s: Shape, causal: Bool, keep: Matrix?,
-                        compute: Compute) -> (output: Matrix, weights: Matrix) {
+                        compute: Compute, kernels: KernelSet) -> (output: Matrix, weights: Matrix) {
         precondition(keep.map { $0.values.count == s.weightCount } ?? true,
                      "attention: \(keep?.values.count ?? 0) dropout factors for \(s.weightCount) weights")
         var outputs = [Matrix(uninitializedRows: s.outputRows, columns: s.width), Matrix(uninitializedRows: max(1, s.weightCount), columns: 1)]
+        if shortHeads(s, causal: causal, kernels: kernels) {
+            shortForward(sources, columns: columns, shape: s, keep: keep, into: &outputs, compute: compute)
+            return (outputs[0], outputs[1])
+        }
         let dh = s.headWidth, d = s.width, ld = sources[0].columns, scale = 1 / Float(dh).squareRoot()
         let longest = s.lengths.max() ?? 0
         Matrix.withBuffers(reading: sources + [keep ?? Matrix(rows: 1, columns: 1)], writing: &outputs) { buffers in
@@ -123,6 +128,7 @@ public enum AttentionKernels {
         for i in 0..<rows {
             let row = p + i * t, at = position(i)
             if causal { for j in (at + 1)..<max(at + 1, t) { row[j] += masked } }
+            if t <= 8 { softmaxShortRow(row, steps: t); continue }
             var top = Lanes(repeating: -.infinity)
             for j in stride(from: 0, to: t, by: 8) { top = Lanes.maximum(top, Lanes.load(row, j, count: t, padding: -.infinity)) }
             let shift = Lanes(repeating: top.max())   // SIMD.max(): the largest lane
@@ -138,20 +144,31 @@ public enum AttentionKernels {
         }
     }
 
+    /// A row of at most eight steps (AutoInt's fields) in one register: loaded and stored once,
+    /// where the loop above goes over it three times. The same operations in the same order.
+    @inline(__always) static func softmaxShortRow(_ row: UnsafeMutablePointer<Float>, steps t: Int) {
+        let x = Lanes.load(row, 0, count: t, padding: -.infinity)
+        let half = x.lowHalf.replacing(with: x.highHalf, where: x.highHalf .> x.lowHalf)
+        let top = Swift.max(Swift.max(half[0], half[1]), Swift.max(half[2], half[3]))
+        let e = Lanes.expNonPositive(x - Lanes(repeating: top))   // the padding's −∞ gives 0
+        (e * Lanes(repeating: 1 / e.total)).store(row, 0, count: t)
+    }
+
     /// The gradients of q, k and v given the output's gradient `g`, the forward's weights
     /// and dropout factors.
     public static func backward(_ g: Matrix, q: Matrix, k: Matrix, v: Matrix, weights: Matrix, keep: Matrix?, shape s: Shape,
-                                compute: Compute) -> (q: Matrix, k: Matrix, v: Matrix) {
+                                compute: Compute, kernels: KernelSet = .current) -> (q: Matrix, k: Matrix, v: Matrix) {
         var grads = (0..<3).map { _ in Matrix(uninitializedRows: s.rows, columns: s.width) }
-        backward(g, [q, k, v], columns: [0, 0, 0], weights: weights, keep: keep, shape: s, into: &grads, compute: compute)
+        backward(g, [q, k, v], columns: [0, 0, 0], weights: weights, keep: keep, shape: s, into: &grads, compute: compute, kernels: kernels)
         return (grads[0], grads[1], grads[2])
     }
 
     /// The gradient of a side-by-side QKV (rows × 3D, as `forward(qkv:…)` read it).
-    public static func backward(_ g: Matrix, qkv: Matrix, weights: Matrix, keep: Matrix?, shape s: Shape, compute: Compute) -> Matrix {
+    public static func backward(_ g: Matrix, qkv: Matrix, weights: Matrix, keep: Matrix?, shape s: Shape, compute: Compute,
+                                kernels: KernelSet = .current) -> Matrix {
         var grads = [Matrix(uninitializedRows: s.rows, columns: 3 * s.width)]
         let columns = [0, s.width, 2 * s.width]
-        backward(g, [qkv, qkv, qkv], columns: columns, weights: weights, keep: keep, shape: s, into: &grads, compute: compute)
+        backward(g, [qkv, qkv, qkv], columns: columns, weights: weights, keep: keep, shape: s, into: &grads, compute: compute, kernels: kernels)
         return grads[0]
     }
 
@@ -159,9 +176,12 @@ public enum AttentionKernels {
     /// holding all three side by side, as the sources are laid out). With the shape's `queries`,
     /// `g` has a row per query, and rows that are no query get dQ = 0.
     static func backward(_ g: Matrix, _ sources: [Matrix], columns: [Int], weights: Matrix, keep: Matrix?, shape s: Shape,
-                         into grads: inout [Matrix], compute: Compute) {
+                         into grads: inout [Matrix], compute: Compute, kernels: KernelSet) {
         precondition(g.rows == s.outputRows && g.columns == s.width && (keep.map { $0.values.count == s.weightCount } ?? true),
                      "attention: the gradient or the dropout factors do not match the shape")
+        if shortHeads(s, causal: false, kernels: kernels) {
+            return shortBackward(g, sources, columns: columns, weights: weights, keep: keep, shape: s, into: &grads, compute: compute)
+        }
         let dh = s.headWidth, d = s.width, ld = sources[0].columns, scale = 1 / Float(dh).squareRoot()
         let longest = s.lengths.max() ?? 0, fused = grads.count == 1
         Matrix.withBuffers(reading: [g] + sources + [weights, keep ?? Matrix(rows: 1, columns: 1)], writing: &grads) { buffers in
