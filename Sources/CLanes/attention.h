@@ -38,42 +38,79 @@ static inline void recbench_head_rows8(const float *x, long ld, long t, recbench
     for (long j = 0; j < 8; j++) rows[j] = j < t ? *(const recbench_v8u *)(x + j * ld) : (recbench_v8)0.0f;
 }
 
-/// Σ_c a[c] · cols[c]: a row times an 8 × 8 matrix held as its columns' lanes (or rows'), a[c]
+/// Σ_c a[c] · m[c]: a row times an 8 × 8 matrix held as its columns' lanes (or rows'), a[c]
 /// broadcast from memory.
 __attribute__((target("avx2,fma"), always_inline))
-static inline recbench_v8 recbench_row_times8(const float *a, const recbench_v8 *m, long count) {
+static inline recbench_v8 recbench_row_times8(const float *a, const recbench_v8 *m) {
     recbench_v8 s = 0.0f;
-    for (long c = 0; c < count; c++) s = __builtin_elementwise_fma((recbench_v8)a[c], m[c], s);
+    for (long c = 0; c < 8; c++) s = __builtin_elementwise_fma((recbench_v8)a[c], m[c], s);
     return s;
+}
+
+/// Lane c of v in every lane (a register permute: reading the lane back from a stack copy
+/// stalls on store forwarding).
+#define RECBENCH_LANE8(v, c) __builtin_shufflevector(v, v, c, c, c, c, c, c, c, c)
+
+/// Σ_c a[c] · m[c] with a in a register (lanes past a row's steps are 0, as are m's rows there).
+__attribute__((target("avx2,fma"), always_inline))
+static inline recbench_v8 recbench_lanes_times8(recbench_v8 a, const recbench_v8 *m) {
+    recbench_v8 s = RECBENCH_LANE8(a, 0) * m[0];
+    s = __builtin_elementwise_fma(RECBENCH_LANE8(a, 1), m[1], s);
+    s = __builtin_elementwise_fma(RECBENCH_LANE8(a, 2), m[2], s);
+    s = __builtin_elementwise_fma(RECBENCH_LANE8(a, 3), m[3], s);
+    s = __builtin_elementwise_fma(RECBENCH_LANE8(a, 4), m[4], s);
+    s = __builtin_elementwise_fma(RECBENCH_LANE8(a, 5), m[5], s);
+    s = __builtin_elementwise_fma(RECBENCH_LANE8(a, 6), m[6], s);
+    return __builtin_elementwise_fma(RECBENCH_LANE8(a, 7), m[7], s);
+}
+
+/// acc[j] += a[j] · x for the eight j (a rank-one update, a in a register).
+__attribute__((target("avx2,fma"), always_inline))
+static inline void recbench_outer_add8(recbench_v8 a, recbench_v8 x, recbench_v8 *acc) {
+    acc[0] = __builtin_elementwise_fma(RECBENCH_LANE8(a, 0), x, acc[0]);
+    acc[1] = __builtin_elementwise_fma(RECBENCH_LANE8(a, 1), x, acc[1]);
+    acc[2] = __builtin_elementwise_fma(RECBENCH_LANE8(a, 2), x, acc[2]);
+    acc[3] = __builtin_elementwise_fma(RECBENCH_LANE8(a, 3), x, acc[3]);
+    acc[4] = __builtin_elementwise_fma(RECBENCH_LANE8(a, 4), x, acc[4]);
+    acc[5] = __builtin_elementwise_fma(RECBENCH_LANE8(a, 5), x, acc[5]);
+    acc[6] = __builtin_elementwise_fma(RECBENCH_LANE8(a, 6), x, acc[6]);
+    acc[7] = __builtin_elementwise_fma(RECBENCH_LANE8(a, 7), x, acc[7]);
 }
 
 /// One sequence of t ≤ 8 rows, `heads` heads of 8 columns: per head P = softmax(Q Kᵀ · scale) row
 /// by row (written to weights, t × t a head), out = (P ⊙ keep) V. q, k and v have row stride ld,
-/// out ldo; keep (t × t a head, or null) the dropout factors.
+/// out ldo; keep (t × t a head, or null) the dropout factors. The softmax runs on the scores
+/// transposed (a lane per row), so every row's max, exponentials and sum are vertical and
+/// independent: row by row, each row was one long chain of dependent horizontal steps.
 __attribute__((target("avx2,fma")))
 static inline void recbench_short_attention_avx2(long t, long heads, float scale, const float *q, const float *k, const float *v, long ld,
                                                  const float *keep, float *weights, float *out, long ldo) {
     const recbench_i8 valid = recbench_lanes_below(t);
-    const recbench_v8 low = -87.336544f, none = -__builtin_inff();
+    const recbench_v8 low = -87.336544f;
     const float *factors = keep ? keep : recbench_no_dropout8;
     const long step = keep ? 1 : 0;
     for (long h = 0; h < heads; h++) {
-        recbench_v8 rows[8], kt[8], vr[8];
+        recbench_v8 rows[8], kt[8], vr[8], st[8], p[8];
         recbench_head_rows8(k + h * 8, ld, t, rows);
         recbench_transpose8x8(rows, kt);   // kt[c] lane j = K[j, c]
         recbench_head_rows8(v + h * 8, ld, t, vr);
-        for (long i = 0; i < t; i++) {
-            recbench_v8 s = scale * recbench_row_times8(q + i * ld + h * 8, kt, 8);
-            s = (recbench_v8)(((recbench_i8)s & valid) | ((recbench_i8)none & ~valid));
-            const float top = __builtin_reduce_max(s);
-            const recbench_v8 x = s - top;   // ≤ 0; −∞ past t
+        for (long i = 0; i < 8; i++) rows[i] = i < t ? scale * recbench_row_times8(q + i * ld + h * 8, kt) : (recbench_v8)0.0f;
+        recbench_transpose8x8(rows, st);   // st[j] lane i = S[i, j]
+        recbench_v8 top = st[0], total = 0.0f;
+        for (long j = 1; j < t; j++) top = __builtin_elementwise_max(top, st[j]);
+        for (long j = 0; j < 8; j++) {
+            const recbench_v8 x = st[j] - top;   // ≤ 0
             const recbench_v8 e = (recbench_v8)((recbench_i8)recbench_exp_in_range_avx2(__builtin_elementwise_max(x, low)) & ~(x < low));
-            const recbench_v8 p = e * (1.0f / recbench_tree_sum8(e));
-            float *row = weights + (h * t + i) * t;
-            recbench_store_first8(row, t, p);
-            float a[8];
-            *(recbench_v8u *)a = p * recbench_load_masked(factors + step * (h * t + i) * t, valid);
-            *(recbench_v8u *)(out + i * ldo + h * 8) = recbench_row_times8(a, vr, t);
+            st[j] = j < t ? e : (recbench_v8)0.0f;
+            total += st[j];
+        }
+        const recbench_v8 inverse = 1.0f / total;
+        for (long j = 0; j < 8; j++) st[j] *= inverse;
+        recbench_transpose8x8(st, p);   // p[i] lane j = P[i, j]
+        for (long i = 0; i < t; i++) {
+            recbench_store_first8(weights + (h * t + i) * t, t, p[i]);
+            const recbench_v8 a = p[i] * recbench_load_masked(factors + step * (h * t + i) * t, valid);
+            *(recbench_v8u *)(out + i * ldo + h * 8) = recbench_lanes_times8(a, vr);
         }
     }
 }
@@ -99,13 +136,11 @@ static inline void recbench_short_attention_backward_avx2(long t, long heads, fl
             const recbench_v8 grow = *(const recbench_v8u *)gi, qi = *(const recbench_v8u *)(q + i * ld + h * 8);
             const recbench_v8 p = recbench_load_masked(weights + (h * t + i) * t, valid);
             const recbench_v8 factor = recbench_load_masked(factors + step * (h * t + i) * t, valid);
-            const recbench_v8 dp = recbench_row_times8(gi, vt, 8) * factor;
-            float a[8], ds[8];
-            *(recbench_v8u *)a = p * factor;
-            for (long j = 0; j < t; j++) dvs[j] = __builtin_elementwise_fma((recbench_v8)a[j], grow, dvs[j]);
-            *(recbench_v8u *)ds = scale * p * (dp - recbench_tree_sum8(p * dp));
-            *(recbench_v8u *)(dq + i * ldd + h * 8) = recbench_row_times8(ds, kr, t);
-            for (long j = 0; j < t; j++) dks[j] = __builtin_elementwise_fma((recbench_v8)ds[j], qi, dks[j]);
+            const recbench_v8 dp = recbench_row_times8(gi, vt) * factor;
+            recbench_outer_add8(p * factor, grow, dvs);
+            const recbench_v8 ds = scale * p * (dp - recbench_tree_sum8(p * dp));
+            *(recbench_v8u *)(dq + i * ldd + h * 8) = recbench_lanes_times8(ds, kr);
+            recbench_outer_add8(ds, qi, dks);
         }
         for (long j = 0; j < t; j++) {
             *(recbench_v8u *)(dk + j * ldd + h * 8) = dks[j];
