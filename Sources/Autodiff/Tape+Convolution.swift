@@ -30,8 +30,7 @@ extension Tape {
             let convolved = x.requiresGrad || weight.requiresGrad || bias.requiresGrad
             let d = LayerNormKernels.backward(out.grad!, output: relu ? out.value : nil, normalized: normalized, inverseStd: inverseStd,
                                               scale: gamma.value, keep: nil, inputs: convolved, compute: self.compute)
-            if gamma.requiresGrad { gamma.accumulate(d.sums.rows(1..<2)) }   // Σ g·x̂
-            if beta.requiresGrad { beta.accumulate(d.sums.rows(0..<1)) }     // Σ g
+            Self.accumulateAffine(d.sums, scale: gamma, shift: beta)
             if let dy = d.dx { self.convolutionPullback(dy, x, weight: weight, bias: bias, steps: steps, shifts: shifts) }
         }
     }

@@ -95,11 +95,17 @@ extension Tape {
             let inputs = a.requiresGrad || y?.requiresGrad == true
             let d = LayerNormKernels.backward(out.grad!, output: relu ? out.value : nil, normalized: normalized, inverseStd: inverseStd,
                                               scale: gamma.value, keep: y?.requiresGrad == true ? keep : nil, inputs: inputs, compute: compute)
-            if gamma.requiresGrad { gamma.accumulate(d.sums.rows(1..<2)) }   // Σ g·x̂
-            if beta.requiresGrad { beta.accumulate(d.sums.rows(0..<1)) }     // Σ g
+            Self.accumulateAffine(d.sums, scale: gamma, shift: beta)
             if a.requiresGrad, let dx = d.dx { a.accumulate(dx) }
             if let y, y.requiresGrad, let dx = d.dx { y.accumulate(d.dy ?? dx) }
         }
+    }
+
+    /// A normalisation's scale and shift gradients from its pullback's column sums: Σ g (row 0)
+    /// to the shift, Σ g · x̂ (row 1) to the scale.
+    static func accumulateAffine(_ sums: Matrix, scale gamma: Variable, shift beta: Variable) {
+        if gamma.requiresGrad { gamma.accumulate(sums.rows(1..<2)) }
+        if beta.requiresGrad { beta.accumulate(sums.rows(0..<1)) }
     }
 
     /// Column-wise batch normalisation with a learned 1 × n scale and shift (torch's BatchNorm1d,
@@ -120,8 +126,7 @@ extension Tape {
             let g = out.grad!, activated = f.map { ($0, out.value) }
             let sums = gamma.requiresGrad || beta.requiresGrad || !fixed   // Σ g; Σ g·x̂
                 ? BatchNormKernels.gradientSums(g, normalized: normalized, activation: activated, compute: compute) : Matrix(rows: 2, columns: g.columns)
-            if gamma.requiresGrad { gamma.accumulate(sums.rows(1..<2)) }
-            if beta.requiresGrad { beta.accumulate(sums.rows(0..<1)) }
+            Self.accumulateAffine(sums, scale: gamma, shift: beta)
             guard a.requiresGrad else { return }
             if fixed {
                 let g = f.map { f in g.zipMap(out.value, compute) { f.pullback($0, output: $1) } } ?? g
