@@ -64,7 +64,7 @@ extension Tape {
         let out = Variable(value, requiresGrad: [x, x0, w, b].contains { $0.requiresGrad })
         return record(out) {
             let d = CINKernels.backward(out.grad!, output: out.value, x.value, x0.value, weight: w.value, inputs: (x.requiresGrad, x0.requiresGrad),
-                                        weight: w.requiresGrad || b.requiresGrad, compute: compute)
+                                        weight: w.requiresGrad, bias: b.requiresGrad, compute: compute)
             if let dx = d.x { x.accumulate(dx) }
             if let dx0 = d.x0 { x0.accumulate(dx0) }
             if w.requiresGrad { w.accumulate(d.weight!) }

@@ -99,7 +99,7 @@ static inline void recbench_short_attention_avx2(long t, long heads, float scale
         recbench_v8 top = st[0], total = 0.0f;
         for (long j = 1; j < t; j++) top = __builtin_elementwise_max(top, st[j]);
         for (long j = 0; j < 8; j++) {
-            const recbench_v8 x = st[j] - top;   // ≤ 0
+            const recbench_v8 x = st[j] - top;   // ≤ 0 for j < t; padding columns (j ≥ t) are zeroed below, whatever their exp
             const recbench_v8 e = (recbench_v8)((recbench_i8)recbench_exp_in_range_avx2(__builtin_elementwise_max(x, low)) & ~(x < low));
             st[j] = j < t ? e : (recbench_v8)0.0f;
             total += st[j];

@@ -425,7 +425,8 @@ import Autodiff
         let (x, x0, w, b, g) = (m(rows, h, 35), m(rows, f, 36), m(h * f, n, 37), m(1, n, 38), m(rows, n, 39))
         func run(_ compute: Compute, _ kernels: KernelSet = .current) -> [Matrix] {
             let z = CINKernels.forward(x, x0, weight: w, bias: b, compute: compute, kernels: kernels)
-            let d = CINKernels.backward(g, output: z, x, x0, weight: w, inputs: (true, true), weight: true, compute: compute, kernels: kernels)
+            let d = CINKernels.backward(g, output: z, x, x0, weight: w, inputs: (true, true), weight: true, bias: true, compute: compute,
+                                        kernels: kernels)
             return [z, d.x!, d.x0!, d.weight!, d.bias!]
         }
         let serial = run(.serial)
@@ -452,6 +453,11 @@ import Autodiff
         for (got, expected) in zip(serial, [z, dx, dx0, dw, db]) {
             #expect(zip(got.values, expected).allSatisfy { abs(Double($0) - $1) < 1e-3 * max(1, abs($1)) })
         }
+        // Only some gradients asked for: the same bits for those, nil for the rest.
+        let some = CINKernels.backward(g, output: serial[0], x, x0, weight: w, inputs: (false, true), weight: false, bias: true, compute: .serial)
+        #expect(some.x == nil && some.weight == nil && some.x0?.values == serial[2].values && some.bias?.values == serial[4].values)
+        let weightOnly = CINKernels.backward(g, output: serial[0], x, x0, weight: w, inputs: (false, false), weight: true, bias: false, compute: .serial)
+        #expect(weightOnly.x0 == nil && weightOnly.bias == nil && weightOnly.weight?.values == serial[3].values)
         guard KernelSet.available.contains(.avx2) else { return }
         for (p, q) in zip(run(.serial, .baseline), serial) { #expect(zip(p.values, q.values).allSatisfy { abs($0 - $1) <= 1e-4 * max(1, abs($0)) }) }
     }

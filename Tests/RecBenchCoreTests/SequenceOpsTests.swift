@@ -446,7 +446,8 @@ import Autodiff
                 let d = AttentionKernels.backward(g, qkv: qkv, weights: weights, keep: factors, shape: shape, compute: compute, kernels: kernels)
                 let dApart = AttentionKernels.backward(g, q: q, k: k, v: v, weights: weights, keep: factors, shape: shape, compute: compute, kernels: kernels)
                 #expect(out.values == apart.output.values && weights.values == apart.weights.values)
-                #expect(columns(d, 0..<16).values == dApart.q.values && columns(d, 32..<48).values == dApart.v.values)
+                #expect(columns(d, 0..<16).values == dApart.q.values && columns(d, 16..<32).values == dApart.k.values
+                        && columns(d, 32..<48).values == dApart.v.values)
                 return [out, weights, d]
             }
             let short = run(.avx2, .serial)
@@ -455,6 +456,22 @@ import Autodiff
                 let size = max(1, r.values.map(abs).max() ?? 0)
                 #expect(zip(p.values, r.values).allSatisfy { abs($0 - $1) <= 1e-5 * size }, "dropout \(factors != nil)")
             }
+        }
+        // A causal forward takes the general loops; the short pullback reads its weights as the general one does.
+        let causal = AttentionKernels.forward(qkv: qkv, shape: shape, causal: true, keep: nil, compute: .serial, kernels: .avx2)
+        #expect(causal.output.values == AttentionKernels.forward(qkv: qkv, shape: shape, causal: true, keep: nil, compute: .serial,
+                                                                   kernels: .baseline).output.values)
+        let pullbacks = [KernelSet.avx2, .baseline].map {
+            AttentionKernels.backward(g, qkv: qkv, weights: causal.weights, keep: nil, shape: shape, compute: .serial, kernels: $0)
+        }
+        #expect(zip(pullbacks[0].values, pullbacks[1].values).allSatisfy { abs($0 - $1) <= 1e-5 * max(1, abs($1)) })
+        // Heads 16 wide, or a sequence of 9 steps: the general loops, the same bits with either kernel set.
+        for (lengths, heads) in [([7, 3], 1), ([9, 7], 2)] {
+            let s = AttentionKernels.Shape(lengths: lengths, heads: heads, width: 16), x = ops.m(lengths.reduce(0, +), 48, 73)
+            let outputs = [KernelSet.avx2, .baseline].map {
+                AttentionKernels.forward(qkv: x, shape: s, causal: false, keep: nil, compute: .serial, kernels: $0).output
+            }
+            #expect(outputs[0].values == outputs[1].values, "\(lengths), \(heads) heads")
         }
     }
 

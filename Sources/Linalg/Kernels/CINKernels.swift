@@ -8,7 +8,7 @@ import Foundation
 /// buffer that stays in cache and multiplied at once on that worker, so the whole batch's are never
 /// stored (they were 57 MB a layer at RecBole's batch), and the pullback builds them again. Blocks
 /// have a fixed row count, so a block's rows, and the weight gradient's sum over blocks in block
-/// order, do not depend on the worker count. The buffer holds each row's products x₀-major
+/// order (within fixed groups of blocks, then over the groups), do not depend on the worker count. The buffer holds each row's products x₀-major
 /// (column m·H + h, W's rows reordered to match once per call), so they are built and unfolded
 /// eight lanes of x at a time. Each row's forward sum is the dense layers' (the register kernel
 /// with AVX2 for widths up to 512, else OpenBLAS).
@@ -16,6 +16,9 @@ public enum CINKernels {
     /// Rows a block holds: its outer products (rows × H·F) and their gradient stay within a
     /// core's L2 at H·F = 350; a multiple of the register kernel's row groups.
     static let blockRows = 192
+    /// Blocks a worker takes at once in the pullback, their weight gradients summed into one
+    /// partial (so partials number rows / 1,536, not rows / 192: 27 of 350 × 100 at RecBole's batch).
+    static let groupBlocks = 8
 
     /// relu((x ⊗ x₀) · W + b): rows × W.columns.
     public static func forward(_ x: Matrix, _ x0: Matrix, weight w: Matrix, bias: Matrix, compute: Compute,
@@ -53,54 +56,54 @@ public enum CINKernels {
     }
 
     /// Gradients given dL/dz `g` and the forward's output `z`: dL/dx, dL/dx₀ (each when asked),
-    /// dL/dW and dL/db (when `weight`), the bias's as the column sums of relu′ ⊙ g.
+    /// dL/dW (when `weight`) and dL/db (when `bias`: the column sums of relu′ ⊙ g).
     public static func backward(_ g: Matrix, output z: Matrix, _ x: Matrix, _ x0: Matrix, weight w: Matrix, inputs: (x: Bool, x0: Bool),
-                                weight: Bool, compute: Compute, kernels: KernelSet = .current)
+                                weight: Bool, bias: Bool, compute: Compute, kernels: KernelSet = .current)
         -> (x: Matrix?, x0: Matrix?, weight: Matrix?, bias: Matrix?) {
         let (rows, h, f, n, k) = (x.rows, x.columns, x0.columns, w.columns, x.columns * x0.columns)
         precondition(g.rows == rows && g.columns == n && z.rows == rows && z.columns == n, "CIN layer: the gradient's shape does not match")
         let gz = g.zipMap(z, compute) { g, y in Lanes.reluGradient(g, output: y) }
-        guard rows > 0 && n > 0 && k > 0 else {
+        let dBias = bias ? gz.columnSums(compute) : nil
+        guard rows > 0 && n > 0 && k > 0 && (inputs.x || inputs.x0 || weight) else {
             return (inputs.x ? Matrix(rows: rows, columns: h) : nil, inputs.x0 ? Matrix(rows: rows, columns: f) : nil,
-                    weight ? Matrix(rows: k, columns: n) : nil, weight ? gz.columnSums(compute) : nil)
+                    weight ? Matrix(rows: k, columns: n) : nil, dBias)
         }
         // A gradient not asked for is a 1 × 1 stand-in, never written.
         var outputs = [Matrix(uninitializedRows: inputs.x ? rows : 1, columns: inputs.x ? h : 1),
                        Matrix(uninitializedRows: inputs.x0 ? rows : 1, columns: inputs.x0 ? f : 1)]
-        let wanted = inputs.x || inputs.x0
-        let wm = reordered(w, h: h, f: f, toMMajor: true)
+        let wm = reordered(w, h: h, f: f, toMMajor: true), wanted = inputs.x || inputs.x0
         let packed = wanted && registerKernel(kernels, inner: n, columns: k) ? SmallProducts.pack(wm, transposed: true, k: n, n: k) : nil   // Wᵀ
         let partials: [Matrix?] = Matrix.withBuffers(reading: [gz, x, x0, wm, packed ?? wm], writing: &outputs) { p in
-            let d = UnsafeShared((inputs.x ? p.write[0] : nil, inputs.x0 ? p.write[1] : nil))   // blocks write disjoint rows
+            let d = UnsafeShared((inputs.x ? p.write[0] : nil, inputs.x0 ? p.write[1] : nil))   // groups write disjoint rows
             return OpenBLASThreads.shared.run(threads: 1) {
-                compute.mapChunks(count: rows, chunkSize: blockRows) { range -> Matrix? in
-                    let gBlock = p.read[0] + range.lowerBound * n
-                    var dWeight: Matrix?
-                    withOuterProducts(p.read[1], p.read[2], rows: range, h: h, f: f) { outer in
-                        if weight {
-                            var partial = Matrix(uninitializedRows: k, columns: n)
-                            partial.values.withUnsafeMutableBufferPointer { dw in
-                                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(k), Int32(n), Int32(range.count), 1,
-                                            outer, Int32(k), gBlock, Int32(n), 0, dw.baseAddress!, Int32(n))
+                compute.mapChunks(count: rows, chunkSize: blockRows * groupBlocks) { group -> Matrix? in
+                    var dWeight = weight ? Matrix(uninitializedRows: k, columns: n) : nil
+                    for first in stride(from: group.lowerBound, to: group.upperBound, by: blockRows) {
+                        let range = first..<min(group.upperBound, first + blockRows), gBlock = p.read[0] + first * n
+                        withOuterProducts(p.read[1], p.read[2], rows: range, h: h, f: f) { outer in
+                            if weight {   // the group's blocks added in order: β = 0 for its first
+                                dWeight!.values.withUnsafeMutableBufferPointer { dw in
+                                    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(k), Int32(n), Int32(range.count), 1,
+                                                outer, Int32(k), gBlock, Int32(n), first == group.lowerBound ? 0 : 1, dw.baseAddress!, Int32(n))
+                                }
                             }
-                            dWeight = partial
+                            guard wanted else { return }
+                            // The outer products are spent: their gradient g · Wᵀ takes the buffer.
+                            if packed != nil {
+                                recbench_gemm_rows_avx2(range.count, k, n, gBlock, n, p.read[4], outer, k, 0, nil)
+                            } else {
+                                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(range.count), Int32(k), Int32(n), 1,
+                                            gBlock, Int32(n), p.read[3], Int32(n), 0, outer, Int32(k))
+                            }
+                            unfold(outer, p.read[1], p.read[2], rows: range, h: h, f: f, into: d.value)
                         }
-                        guard wanted else { return }
-                        // The outer products are spent: their gradient g · Wᵀ takes the buffer.
-                        if packed != nil {
-                            recbench_gemm_rows_avx2(range.count, k, n, gBlock, n, p.read[4], outer, k, 0, nil)
-                        } else {
-                            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(range.count), Int32(k), Int32(n), 1,
-                                        gBlock, Int32(n), p.read[3], Int32(n), 0, outer, Int32(k))
-                        }
-                        unfold(outer, p.read[1], p.read[2], rows: range, h: h, f: f, into: d.value)
                     }
                     return dWeight
                 }
             }
         }
         let dWeight = weight ? reordered(sum(partials, rows: k, columns: n), h: h, f: f, toMMajor: false) : nil
-        return (inputs.x ? outputs[0] : nil, inputs.x0 ? outputs[1] : nil, dWeight, weight ? gz.columnSums(compute) : nil)
+        return (inputs.x ? outputs[0] : nil, inputs.x0 ? outputs[1] : nil, dWeight, dBias)
     }
 
     /// Whether a product of this inner width and output width runs in the register kernel.
