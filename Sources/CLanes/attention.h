@@ -8,8 +8,7 @@
 #include "activations.h"
 
 #if defined(__x86_64__)
-/// Dropout factors of 1: without dropout every row reads its factors here (stride 0), so the
-/// loops below need no branch on it.
+/// Dropout factors of 1, read for a row without dropout.
 static const float recbench_no_dropout8[8] = {1, 1, 1, 1, 1, 1, 1, 1};
 
 /// rows[0..<8] (8 × 8) transposed: out[c] lane j = rows[j] lane c.
@@ -36,6 +35,21 @@ static inline void recbench_transpose8x8(const recbench_v8 *r, recbench_v8 *out)
 __attribute__((target("avx2,fma"), always_inline))
 static inline void recbench_head_rows8(const float *x, long ld, long t, recbench_v8 *rows) {
     for (long j = 0; j < 8; j++) rows[j] = j < t ? *(const recbench_v8u *)(x + j * ld) : (recbench_v8)0.0f;
+}
+
+/// One head's operands: `transposed`'s rows 0..<t as their columns' lanes (cols[c] lane j = x[j, c])
+/// and `plain`'s rows as they are, both 8 columns, row stride ld.
+__attribute__((target("avx2,fma"), always_inline))
+static inline void recbench_head_operands8(const float *transposed, const float *plain, long ld, long t, recbench_v8 *cols, recbench_v8 *rows) {
+    recbench_v8 r[8];
+    recbench_head_rows8(transposed, ld, t, r);
+    recbench_transpose8x8(r, cols);
+    recbench_head_rows8(plain, ld, t, rows);
+}
+
+/// Row i of head h's dropout factors (t × t a head), or ones without dropout.
+static inline const float *recbench_dropout_row8(const float *keep, long h, long t, long i) {
+    return keep ? keep + (h * t + i) * t : recbench_no_dropout8;
 }
 
 /// Σ_c a[c] · m[c]: a row times an 8 × 8 matrix held as its columns' lanes (or rows'), a[c]
@@ -87,13 +101,9 @@ static inline void recbench_short_attention_avx2(long t, long heads, float scale
                                                  const float *keep, float *weights, float *out, long ldo) {
     const recbench_i8 valid = recbench_lanes_below(t);
     const recbench_v8 low = -87.336544f;
-    const float *factors = keep ? keep : recbench_no_dropout8;
-    const long step = keep ? 1 : 0;
     for (long h = 0; h < heads; h++) {
         recbench_v8 rows[8], kt[8], vr[8], st[8], p[8];
-        recbench_head_rows8(k + h * 8, ld, t, rows);
-        recbench_transpose8x8(rows, kt);   // kt[c] lane j = K[j, c]
-        recbench_head_rows8(v + h * 8, ld, t, vr);
+        recbench_head_operands8(k + h * 8, v + h * 8, ld, t, kt, vr);   // kt[c] lane j = K[j, c]
         for (long i = 0; i < 8; i++) rows[i] = i < t ? scale * recbench_row_times8(q + i * ld + h * 8, kt) : (recbench_v8)0.0f;
         recbench_transpose8x8(rows, st);   // st[j] lane i = S[i, j]
         recbench_v8 top = st[0], total = 0.0f;
@@ -109,7 +119,7 @@ static inline void recbench_short_attention_avx2(long t, long heads, float scale
         recbench_transpose8x8(st, p);   // p[i] lane j = P[i, j]
         for (long i = 0; i < t; i++) {
             recbench_store_first8(weights + (h * t + i) * t, t, p[i]);
-            const recbench_v8 a = p[i] * recbench_load_masked(factors + step * (h * t + i) * t, valid);
+            const recbench_v8 a = p[i] * recbench_load_masked(recbench_dropout_row8(keep, h, t, i), valid);
             *(recbench_v8u *)(out + i * ldo + h * 8) = recbench_lanes_times8(a, vr);
         }
     }
@@ -123,19 +133,15 @@ static inline void recbench_short_attention_backward_avx2(long t, long heads, fl
                                                           const float *v, long ld, const float *keep, const float *weights, float *dq, float *dk,
                                                           float *dv, long ldd) {
     const recbench_i8 valid = recbench_lanes_below(t);
-    const float *factors = keep ? keep : recbench_no_dropout8;
-    const long step = keep ? 1 : 0;
     for (long h = 0; h < heads; h++) {
-        recbench_v8 rows[8], vt[8], kr[8], dks[8], dvs[8];
-        recbench_head_rows8(v + h * 8, ld, t, rows);
-        recbench_transpose8x8(rows, vt);   // vt[c] lane j = V[j, c]
-        recbench_head_rows8(k + h * 8, ld, t, kr);
+        recbench_v8 vt[8], kr[8], dks[8], dvs[8];
+        recbench_head_operands8(v + h * 8, k + h * 8, ld, t, vt, kr);   // vt[c] lane j = V[j, c]
         for (long j = 0; j < 8; j++) dks[j] = dvs[j] = 0.0f;
         for (long i = 0; i < t; i++) {
             const float *gi = g + i * ldg + h * 8;
             const recbench_v8 grow = *(const recbench_v8u *)gi, qi = *(const recbench_v8u *)(q + i * ld + h * 8);
             const recbench_v8 p = recbench_load_masked(weights + (h * t + i) * t, valid);
-            const recbench_v8 factor = recbench_load_masked(factors + step * (h * t + i) * t, valid);
+            const recbench_v8 factor = recbench_load_masked(recbench_dropout_row8(keep, h, t, i), valid);
             const recbench_v8 dp = recbench_row_times8(gi, vt) * factor;
             recbench_outer_add8(p * factor, grow, dvs);
             const recbench_v8 ds = scale * p * (dp - recbench_tree_sum8(p * dp));

@@ -128,7 +128,6 @@ public enum AttentionKernels {
         for i in 0..<rows {
             let row = p + i * t, at = position(i)
             if causal { for j in (at + 1)..<max(at + 1, t) { row[j] += masked } }
-            if t <= 8 { softmaxShortRow(row, steps: t); continue }
             var top = Lanes(repeating: -.infinity)
             for j in stride(from: 0, to: t, by: 8) { top = Lanes.maximum(top, Lanes.load(row, j, count: t, padding: -.infinity)) }
             let shift = Lanes(repeating: top.max())   // SIMD.max(): the largest lane
@@ -142,16 +141,6 @@ public enum AttentionKernels {
             let inverse = Lanes(repeating: 1 / total.total)
             for j in stride(from: 0, to: t, by: 8) { (Lanes.load(row, j, count: t) * inverse).store(row, j, count: t) }
         }
-    }
-
-    /// A row of at most eight steps (AutoInt's fields) in one register: loaded and stored once,
-    /// where the loop above goes over it three times. The same operations in the same order.
-    @inline(__always) static func softmaxShortRow(_ row: UnsafeMutablePointer<Float>, steps t: Int) {
-        let x = Lanes.load(row, 0, count: t, padding: -.infinity)
-        let half = x.lowHalf.replacing(with: x.highHalf, where: x.highHalf .> x.lowHalf)
-        let top = Swift.max(Swift.max(half[0], half[1]), Swift.max(half[2], half[3]))
-        let e = Lanes.expNonPositive(x - Lanes(repeating: top))   // the padding's −∞ gives 0
-        (e * Lanes(repeating: 1 / e.total)).store(row, 0, count: t)
     }
 
     /// The gradients of q, k and v given the output's gradient `g`, the forward's weights

@@ -31,7 +31,7 @@ public enum CINKernels {
             return outputs[0].map(compute) { Lanes.relu($0) }
         }
         let wm = reordered(w, h: h, f: f, toMMajor: true)
-        let packed = registerKernel(kernels, inner: h * f, columns: n) ? SmallProducts.pack(wm, transposed: false, k: h * f, n: n) : nil
+        let packed = SmallProducts.registerKernel(kernels, inner: h * f, columns: n) ? SmallProducts.pack(wm, transposed: false, k: h * f, n: n) : nil
         Matrix.withBuffers(reading: [x, x0, wm, bias, packed ?? wm], writing: &outputs) { p in
             let z = UnsafeShared(p.write[0])   // blocks write disjoint rows
             OpenBLASThreads.shared.run(threads: 1) {
@@ -72,7 +72,7 @@ public enum CINKernels {
         var outputs = [Matrix(uninitializedRows: inputs.x ? rows : 1, columns: inputs.x ? h : 1),
                        Matrix(uninitializedRows: inputs.x0 ? rows : 1, columns: inputs.x0 ? f : 1)]
         let wm = reordered(w, h: h, f: f, toMMajor: true), wanted = inputs.x || inputs.x0
-        let packed = wanted && registerKernel(kernels, inner: n, columns: k) ? SmallProducts.pack(wm, transposed: true, k: n, n: k) : nil   // Wᵀ
+        let packed = wanted && SmallProducts.registerKernel(kernels, inner: n, columns: k) ? SmallProducts.pack(wm, transposed: true, k: n, n: k) : nil   // Wᵀ
         let partials: [Matrix?] = Matrix.withBuffers(reading: [gz, x, x0, wm, packed ?? wm], writing: &outputs) { p in
             let d = UnsafeShared((inputs.x ? p.write[0] : nil, inputs.x0 ? p.write[1] : nil))   // groups write disjoint rows
             return OpenBLASThreads.shared.run(threads: 1) {
@@ -102,13 +102,8 @@ public enum CINKernels {
                 }
             }
         }
-        let dWeight = weight ? reordered(sum(partials, rows: k, columns: n), h: h, f: f, toMMajor: false) : nil
+        let dWeight = weight ? reordered(SmallProducts.sum(partials, rows: k, columns: n), h: h, f: f, toMMajor: false) : nil
         return (inputs.x ? outputs[0] : nil, inputs.x0 ? outputs[1] : nil, dWeight, dBias)
-    }
-
-    /// Whether a product of this inner width and output width runs in the register kernel.
-    static func registerKernel(_ kernels: KernelSet, inner: Int, columns: Int) -> Bool {
-        kernels == .avx2 && inner <= SmallProducts.maxInner && columns <= SmallProducts.maxColumns
     }
 
     /// W's rows from h-major (h·F + m, RecBole's order) to x₀-major (m·H + h), or back.
@@ -157,14 +152,5 @@ public enum CINKernels {
                 sum.store(dx + r * h, j, count: h)
             }
         }
-    }
-
-    /// The blocks' weight gradients added in block order.
-    static func sum(_ partials: [Matrix?], rows: Int, columns: Int) -> Matrix {
-        var total = Matrix(rows: rows, columns: columns)
-        total.values.withUnsafeMutableBufferPointer { s in
-            for partial in partials { partial!.values.withUnsafeBufferPointer { q in for i in 0..<s.count { s[i] += q[i] } } }
-        }
-        return total
     }
 }

@@ -68,7 +68,7 @@ public enum ConvolutionKernels {
                              _ body: @Sendable (Int, Int, (UnsafeMutablePointer<Float>) -> Void) -> Void) {
         let c = x.columns, width = shifts.count * c, n = w.columns, sequences = steps == 0 ? 0 : x.rows / steps
         precondition(steps > 0 && x.rows % steps == 0 && w.rows == width && bias.columns == n, "causal convolution: shapes do not match")
-        let packed = registerKernel(kernels, inner: width, columns: n) ? SmallProducts.pack(w, transposed: false, k: width, n: n) : nil
+        let packed = SmallProducts.registerKernel(kernels, inner: width, columns: n) ? SmallProducts.pack(w, transposed: false, k: width, n: n) : nil
         Matrix.withBuffers(reading: [x, w, bias, packed ?? w]) { p in
             OpenBLASThreads.shared.run(threads: 1) {
                 compute.forEachChunk(count: sequences, chunkSize: sequencesPerBlock(steps: steps)) { range in
@@ -88,11 +88,6 @@ public enum ConvolutionKernels {
         }
     }
 
-    /// Whether a product of this inner width and output width runs in the register kernel.
-    static func registerKernel(_ kernels: KernelSet, inner: Int, columns: Int) -> Bool {
-        kernels == .avx2 && inner <= SmallProducts.maxInner && columns <= SmallProducts.maxColumns
-    }
-
     /// dL/dx (when `input`) and dL/dW (when `weight`) given dL/dy `g`.
     public static func backward(_ g: Matrix, x: Matrix, weight w: Matrix, steps: Int, shifts: [Int], input: Bool, weight: Bool,
                                 compute: Compute, kernels: KernelSet = .current) -> (x: Matrix?, weight: Matrix?) {
@@ -102,7 +97,7 @@ public enum ConvolutionKernels {
         guard x.rows > 0 && n > 0 && c > 0 && (input || weight) else {
             return (input ? Matrix(rows: x.rows, columns: c) : nil, weight ? Matrix(rows: width, columns: n) : nil)
         }
-        let packed = input && registerKernel(kernels, inner: n, columns: width) ? SmallProducts.pack(w, transposed: true, k: n, n: width) : nil   // Wᵀ
+        let packed = input && SmallProducts.registerKernel(kernels, inner: n, columns: width) ? SmallProducts.pack(w, transposed: true, k: n, n: width) : nil   // Wᵀ
         let partials: [Matrix?] = Matrix.withBuffers(reading: [g, x, w, packed ?? w], writing: &outputs) { p in
             OpenBLASThreads.shared.run(threads: 1) {
                 compute.mapChunks(count: sequences, chunkSize: sequencesPerBlock(steps: steps)) { range -> Matrix? in
@@ -133,15 +128,7 @@ public enum ConvolutionKernels {
                 }
             }
         }
-        var dWeight: Matrix?
-        if weight {
-            var sum = Matrix(rows: width, columns: n)
-            for partial in partials { sum.values.withUnsafeMutableBufferPointer { s in partial!.values.withUnsafeBufferPointer { q in
-                for i in 0..<s.count { s[i] += q[i] }
-            } } }
-            dWeight = sum
-        }
-        return (input ? outputs[0] : nil, dWeight)
+        return (input ? outputs[0] : nil, weight ? SmallProducts.sum(partials, rows: width, columns: n) : nil)
     }
 
     /// Calls `body(row, k, source)` for every row of the block and tap k: `source` is the row

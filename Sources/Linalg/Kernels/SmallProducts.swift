@@ -15,6 +15,22 @@ enum SmallProducts {
         kernels == .avx2 && !transposeA && alpha == 1 && (beta == 0 || beta == 1) && k <= maxInner && n <= maxColumns && m >= 16 && k > 0 && n > 0
     }
 
+    /// Whether a kernel that builds its left factor in cache (a convolution's taps, CIN's outer
+    /// products) multiplies it here: AVX2 and k, n within the kernel's blocks.
+    static func registerKernel(_ kernels: KernelSet, inner: Int, columns: Int) -> Bool {
+        kernels == .avx2 && inner <= maxInner && columns <= maxColumns
+    }
+
+    /// Per-block weight gradients (each rows × columns) added in block order: the sum such kernels
+    /// return, the same for any worker count.
+    static func sum(_ partials: [Matrix?], rows: Int, columns: Int) -> Matrix {
+        var total = Matrix(rows: rows, columns: columns)
+        total.values.withUnsafeMutableBufferPointer { s in
+            for partial in partials { partial!.values.withUnsafeBufferPointer { q in for i in 0..<s.count { s[i] += q[i] } } }
+        }
+        return total
+    }
+
     /// op(b) (k × n: b, or bᵀ when `transposed`) in the kernel's 16-column panels, the columns past n zero.
     static func pack(_ b: Matrix, transposed: Bool, k: Int, n: Int) -> Matrix {
         let panels = (n + Int(RECBENCH_GEMM_PANEL) - 1) / Int(RECBENCH_GEMM_PANEL)
