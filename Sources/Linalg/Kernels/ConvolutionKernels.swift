@@ -97,7 +97,8 @@ public enum ConvolutionKernels {
         guard x.rows > 0 && n > 0 && c > 0 && (input || weight) else {
             return (input ? Matrix(rows: x.rows, columns: c) : nil, weight ? Matrix(rows: width, columns: n) : nil)
         }
-        let packed = input && SmallProducts.registerKernel(kernels, inner: n, columns: width) ? SmallProducts.pack(w, transposed: true, k: n, n: width) : nil   // Wᵀ
+        let small = input && SmallProducts.registerKernel(kernels, inner: n, columns: width)
+        let packed = small ? SmallProducts.pack(w, transposed: true, k: n, n: width) : nil   // Wᵀ
         let partials: [Matrix?] = Matrix.withBuffers(reading: [g, x, w, packed ?? w], writing: &outputs) { p in
             OpenBLASThreads.shared.run(threads: 1) {
                 compute.mapChunks(count: sequences, chunkSize: sequencesPerBlock(steps: steps)) { range -> Matrix? in
