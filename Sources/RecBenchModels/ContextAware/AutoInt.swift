@@ -101,20 +101,24 @@ public struct AutoInt: ContextModel, ScoresWhenPrepared {
     func attention(_ e: [Variable], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
         let rows = e[0].value.rows, fields = e.count
         let x = tape.reshaped(tape.concatColumns(e), rows: rows * fields, columns: deep.embeddingSize)
-        var t = tape.linear(x, p["att_embedding.weight"]!, p["att_embedding.bias"]!)
+        // Each map into a layer's in-projection (the field embedding's, the last layer's out-projection) feeds only
+        // that projection, so it is folded into it: (x W + b) W' + b' = x (W W') + (b W' + b'), one product of the rows fewer.
+        var t = x, pending = (weight: p["att_embedding.weight"]!, bias: p["att_embedding.bias"]!)
         let lengths = [Int](repeating: fields, count: rows)
         for l in 0..<layers {
-            func linear(_ input: Variable, _ name: String) -> Variable {
-                tape.linear(input, p["attention.\(l).\(name).weight"]!, p["attention.\(l).\(name).bias"]!)
-            }
+            let names = ["query", "key", "value"].map { "attention.\(l).\($0)" }
+            let packed = tape.concatColumns(names.map { p["\($0).weight"]! })   // Q, K and V from one 3A-wide product (torch's in-projection)
+            let bias = tape.add(tape.matmul(pending.bias, packed), tape.concatColumns(names.map { p["\($0).bias"]! }))
             var keep: Matrix?
             if var draws = rng, attentionDropout > 0 {
                 keep = MLP.dropoutMask(rows: rows * heads * fields * fields, columns: 1, rate: attentionDropout, rng: &draws, compute: tape.compute)
                 rng = draws
             }
-            t = linear(tape.selfAttention(linear(t, "query"), linear(t, "key"), linear(t, "value"), heads: heads, lengths: lengths, causal: false,
-                                          keep: keep), "output")
+            t = tape.selfAttention(qkv: tape.linear(t, tape.matmul(pending.weight, packed), bias), heads: heads, lengths: lengths, causal: false,
+                                   keep: keep)
+            pending = (p["attention.\(l).output.weight"]!, p["attention.\(l).output.bias"]!)
         }
+        t = tape.linear(t, pending.weight, pending.bias)
         if residual { t = tape.add(t, tape.linear(x, p["residual.weight"]!, p["residual.bias"]!)) }
         let flat = tape.reshaped(tape.relu(t), rows: rows, columns: fields * width)
         return tape.linear(flat, p["attn_fc.weight"]!, p["attn_fc.bias"]!)
