@@ -101,7 +101,7 @@ public struct AutoInt: ContextModel, ScoresWhenPrepared {
     func attention(_ e: [Variable], _ p: [String: Variable], tape: Tape, dropout rng: inout SeededGenerator?) -> Variable {
         let rows = e[0].value.rows, fields = e.count
         let x = tape.reshaped(tape.concatColumns(e), rows: rows * fields, columns: deep.embeddingSize)
-        // Each map into a layer's in-projection (the field embedding's, the last layer's out-projection) feeds only
+        // Each map into a layer's in-projection (the field embedding's, each earlier layer's out-projection) feeds only
         // that projection, so it is folded into it: (x W + b) W' + b' = x (W W') + (b W' + b'), one product of the rows fewer.
         var t = x, pending = (weight: p["att_embedding.weight"]!, bias: p["att_embedding.bias"]!)
         let lengths = [Int](repeating: fields, count: rows)
