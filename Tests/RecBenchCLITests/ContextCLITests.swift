@@ -57,7 +57,7 @@ import Testing
     }
 
     /// GRU4RecF's selected_features against the .item file: a misspelt column is named with
-    /// the file and a suggestion, a float column needs numerical_features (RecBole's rule),
+    /// the file, a suggestion and the setting that picks a column, a float column needs numerical_features (RecBole's rule),
     /// and items without a row train with padding features and a note that counts them.
     @Test func gru4RecFChecksItsSelectedFeatures() throws {
         let typo = try workspace(extra: "selected_features: [genr]")
@@ -65,6 +65,7 @@ import Testing
         #expect(misspelt.status != 0 && misspelt.stderr.contains("tiny.item: 'genr'") && misspelt.stderr.contains("did you mean 'genre'"),
                 "\(misspelt.stderr)")
         #expect(misspelt.stderr.split(separator: "\n").count == 1 && typo.resultFiles.isEmpty)
+        #expect(misspelt.stderr.contains("e.g. --set 'selected_features=[genre]'"), "the fix, spelt out: \(misspelt.stderr)")
         let float = try workspace(itemColumns: "item_id, genre, price", extra: "selected_features: [genre, price]")
         let unlisted = try float.run(["run", "--model", "GRU4RecF", "--config", "run.yml"])
         #expect(unlisted.status != 0 && unlisted.stderr.contains("'price'") && unlisted.stderr.contains("numerical_features"), "\(unlisted.stderr)")

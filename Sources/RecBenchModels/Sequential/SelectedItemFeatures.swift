@@ -54,8 +54,9 @@ public struct SelectedItemFeatures: Sendable {
         let context = "selected_features of \(model)"
         guard let field = table.header.first(where: { $0.name == name }) else {
             let columns = table.header.map(\.name).filter { $0 != dataset.itemField }
+            let choice = columns.first.map { "; choose among them, e.g. --set 'selected_features=[\($0)]'" } ?? ""
             return RecBenchError.file(table.path, field: name, "no such column (\(context))\(Suggestion.hint(for: name, in: columns)); "
-                                      + "its columns: \(columns.joined(separator: ", "))")
+                                      + "its columns: \(columns.joined(separator: ", "))\(choice)")
         }
         if !table.fields.contains(where: { $0.name == name }) {
             return RecBenchError.file(table.path, field: name, "column not loaded (\(context)): add it to load_col.item")
