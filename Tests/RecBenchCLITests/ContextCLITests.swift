@@ -81,6 +81,24 @@ import Testing
         #expect(unloaded.status != 0 && unloaded.stderr.contains("load_col") && unloaded.stderr.contains("tiny.item"), "\(unloaded.stderr)")
     }
 
+    /// A scalar float column is value · e under every pooling mode, as RecBole pools only
+    /// sequences (max pooling once gave i0, whose price is 0, an empty bag's −1e9); max pooling of
+    /// a float_seq column (RecBole: the largest value × e per dimension) is refused, not approximated.
+    @Test func gru4RecFPoolsNoScalarFloat() throws {
+        let metrics = try ["sum", "mean", "max"].map { mode in
+            let w = try workspace(itemColumns: "item_id, price", extra: "selected_features: [price]\nnumerical_features: [price]\npooling_mode: \(mode)")
+            let out = try w.run(["run", "--model", "GRU4RecF", "--config", "run.yml"])
+            #expect(out.status == 0, "\(mode): \(out.stderr)")
+            return out.stdout.split(separator: "\n").filter { $0.hasPrefix("  ndcg") || $0.hasPrefix("  recall") || $0.hasPrefix("  mrr") }
+        }
+        #expect(!metrics[0].isEmpty && metrics[1] == metrics[0] && metrics[2] == metrics[0], "\(metrics)")
+        let w = try workspace(itemColumns: "item_id, prices", extra: "selected_features: [prices]\nnumerical_features: [prices]\npooling_mode: max")
+        try ("item_id:token\tprices:float_seq\n" + (0..<5).map { "i\($0)\t\($0) 1.5\n" }.joined())
+            .write(toFile: w.root + "/data/tiny/tiny.item", atomically: true, encoding: .utf8)
+        let refused = try w.run(["run", "--model", "GRU4RecF", "--config", "run.yml"])
+        #expect(refused.status != 0 && refused.stderr.contains("pooling_mode") && refused.stderr.contains("prices"), "\(refused.stderr)")
+    }
+
     @Test func theReportGroupsRowsByFamily() throws {
         let w = try workspace()
         #expect(try w.run(["sweep", "--config", "run.yml", "--models", "FM,Pop,EASE", "--quiet"]).status == 0)

@@ -8,13 +8,15 @@ import Autodiff
 /// The block fixture's interactions with side files: `.user` (a token, a float that is not
 /// numerical) missing users u12…u15, and `.item` (a token sequence, empty for i3; a
 /// numerical float).
-func featureFixture(numerical: [String] = ["price"]) throws -> (SplitData, Dataset) {
+func featureFixture(numerical: [String] = ["price"], noPrice: Set<Int> = [], noRow: Set<Int> = []) throws -> (SplitData, Dataset) {
     let dir = Fixtures.temporaryDirectory()
     let folder = Fixtures.writeInter(blockRows(), in: dir)
     var users = "user_id:token\tage:token\theight:float\n"
     for u in 0..<12 { users += "u\(u)\t\(["young", "old", "mid"][u % 3])\t\(150 + u)\n" }
     var items = "item_id:token\tgenre:token_seq\tprice:float\n"
-    for i in 0..<12 { items += "i\(i)\t\(i == 3 ? "" : (i < 6 ? "comedy drama" : "horror"))\t\(Double(i) / 4)\n" }
+    for i in 0..<12 where !noRow.contains(i) {
+        items += "i\(i)\t\(i == 3 ? "" : (i < 6 ? "comedy drama" : "horror"))\t\(noPrice.contains(i) ? "" : "\(Double(i) / 4)")\n"
+    }
     try users.write(toFile: "\(folder)/tiny.user", atomically: true, encoding: .utf8)
     try items.write(toFile: "\(folder)/tiny.item", atomically: true, encoding: .utf8)
     let cfg = try Fixtures.config(dataPath: dir, extra: [
@@ -68,6 +70,20 @@ func featureFixture(numerical: [String] = ["price"]) throws -> (SplitData, Datas
         let u13 = Int(d.userIDs["u13"]!), u1 = Int(d.userIDs["u1"]!)
         #expect(features.sums[age].columns(ofRow: u13).elementsEqual([0]))
         #expect(features.sums[age].columns(ofRow: u1).count == 1 && features.sums[age].columns(ofRow: u1).first! > 0)
+    }
+
+    /// A float column's missing values (an empty field, an item without a row) are the column's
+    /// mean over the items that have one, as RecBole's `_fill_nan` fills them (they were NaN and 0).
+    @Test func missingFloatsAreTheColumnsMean() throws {
+        let (_, d) = try featureFixture(noPrice: [5], noRow: [9])
+        let features = FeatureFields(d), price = features.fields.firstIndex { $0.name == "price" }!
+        let given = (0..<12).filter { $0 != 5 && $0 != 9 }.map { Double($0) / 4 }
+        let mean = Float(given.reduce(0, +) / Double(given.count))
+        for i in [5, 9] { #expect(features.sums[price][Int(d.itemIDs["i\(i)"]!), 0] == mean, "i\(i)") }
+        #expect(features.sums[price][Int(d.itemIDs["i8"]!), 0] == 2)
+        #expect(features.sums[price].values.allSatisfy { $0.isFinite })
+        // RecBole's table for a float field has two rows (its bucket count), which set the init's std.
+        #expect(features.fields[price].declaredRows == 2 && features.fields[price].cardinality == 1)
     }
 
     @Test func numericalFeaturesMustBeFloatColumns() throws {

@@ -19,6 +19,11 @@ public struct FeatureField: Sendable, Equatable {
     /// Embedding rows the field owns: distinct values + 1 (row 0 is padding: no row in the
     /// side file, an empty value); 1 for a float field.
     public let cardinality: Int
+
+    /// The rows RecBole 1.2.1 declares in the field's embedding table, which set its xavier
+    /// std: a float field's 2 (its bucket count without `discretization`; row 1 is read), else
+    /// `cardinality`.
+    public var declaredRows: Int { type == .float ? 2 : cardinality }
 }
 
 /// Every model input field of a dataset and, per field, the value of every user or item as a
@@ -96,7 +101,7 @@ public struct FeatureFields: Sendable {
             let bags = Bags(values, rows: rowIDs, count: count)
             return (.tokenSequence, bags.matrix(mean: false), bags.matrix(mean: true))
         case .float(let values) where numerical:
-            let m = floatBags(values.map { [$0] }, rows: rowIDs, count: count, mean: false)
+            let m = floatBags(values.map { $0.isNaN ? [] : [$0] }, rows: rowIDs, count: count, mean: false, fillWithMean: true)
             return (.float, m, m)
         case .floatSequence(let values) where numerical:
             return (.float, floatBags(values, rows: rowIDs, count: count, mean: false), floatBags(values, rows: rowIDs, count: count, mean: true))
@@ -105,13 +110,20 @@ public struct FeatureFields: Sendable {
         }
     }
 
-    /// A float column: each entity's values (summed or averaged) on its only embedding row.
-    static func floatBags(_ values: [[Double]], rows rowIDs: [Int32], count: Int, mean: Bool) -> SparseMatrix {
+    /// A float column: each entity's values (summed or averaged) on its only embedding row. With
+    /// `fillWithMean` (a scalar column), an entity without a value (no row, an empty field) gets
+    /// the mean over the entities that have one, as RecBole's `_fill_nan` fills a float column.
+    static func floatBags(_ values: [[Double]], rows rowIDs: [Int32], count: Int, mean: Bool, fillWithMean: Bool = false) -> SparseMatrix {
         var value = [Float](repeating: 0, count: count), seen = [Bool](repeating: false, count: count)
         for (r, entity) in rowIDs.enumerated() where entity >= 0 && !seen[Int(entity)] && !values[r].isEmpty {
             let total = values[r].reduce(0, +)
             value[Int(entity)] = Float(mean ? total / Double(values[r].count) : total)
             seen[Int(entity)] = true
+        }
+        let given = (0..<count).filter { seen[$0] }
+        if fillWithMean && !given.isEmpty && given.count < count {
+            let fill = Float(given.reduce(0.0) { $0 + Double(value[$1]) } / Double(given.count))
+            for e in 0..<count where !seen[e] { value[e] = fill }
         }
         let present = (0..<count).filter { value[$0] != 0 }
         return SparseMatrix(rows: count, columns: 1, rowIndices: present.map { Int32($0) },

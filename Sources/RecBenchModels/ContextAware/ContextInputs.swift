@@ -57,7 +57,7 @@ public struct ContextInputs: Sendable {
         let fields = features.fields, offsets = features.offsets
         var table = Matrix(rows: features.totalCardinality, columns: columns)
         for group in tableGroups {
-            let rows = group.reduce(0) { $0 + fields[$1].cardinality }
+            let rows = group.reduce(0) { $0 + fields[$1].declaredRows }
             let std = (2 / Float(rows + width)).squareRoot()
             for f in group {
                 let block = Initializer.normal(rows: fields[f].cardinality, columns: columns, std: std, rng: &rng)

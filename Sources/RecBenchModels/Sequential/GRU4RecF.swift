@@ -16,8 +16,9 @@ import RecBenchContract
 ///     loss = CE(s · Eᵀ, next item);  score(·) = s · E[items]ᵀ           (features only shape s)
 ///
 /// Columns in RecBole's order (tokens, token sequences, floats); an item without a row in
-/// `.item` has empty features (a note says how many). Mean pooling divides by the count, not
-/// RecBole's count + 1e-8; max pooling over no tokens gives RecBole's −1e9. Initialisation as
+/// `.item` has padding features (a note says how many): the padding token, an empty sequence,
+/// a float column's mean. Mean pooling divides by the count, not RecBole's count + 1e-8; max
+/// pooling over no tokens gives RecBole's −1e9; a scalar float is value · e under every mode. Initialisation as
 /// RecBole's: E, the feature tables (the token columns' shared table's std over all its rows)
 /// and W_d xavier normal, b_d 0, both GRUs torch's default U(±1/√H).
 public struct GRU4RecF: TiedNextItemModel {
@@ -65,6 +66,10 @@ public struct GRU4RecF: TiedNextItemModel {
     /// Checks the selected columns against the data (one clear error before any training).
     public mutating func fit(_ data: TrainingData, context: FitContext) throws {
         let features = try SelectedItemFeatures(data.dataset, selected: selected, model: Self.name)
+        if pooling == "max", let column = features.fields.first(where: \.floatSequence) {
+            throw RecBenchError.config("pooling_mode", "max pooling of the float_seq column \(column.name) is not built (RecBole 1.2.1 takes "
+                                       + "the largest value × embedding per dimension); use sum or mean, or leave the column out")
+        }
         for note in features.notes { context.logger.notice("\(Self.name): \(note)") }
         self.features = features
         trainingSummary = try Trainer(context: context).train(&self, data: data)
@@ -78,7 +83,7 @@ public struct GRU4RecF: TiedNextItemModel {
         var initial = Parameters()
         initial.add("item_embedding", Initializer.xavierNormal(fanIn: items + 1, fanOut: d, rng: &rng))   // row `items`: padding
         let tokenRows = fields.filter { $0.type == .token }.reduce(0) { $0 + $1.cardinality }
-        let floatRows = fields.filter { $0.type == .float }.reduce(0) { $0 + $1.cardinality }
+        let floatRows = fields.filter { $0.type == .float }.reduce(0) { $0 + $1.declaredRows }
         for (k, field) in fields.enumerated() {
             let tableRows = field.type == .token ? tokenRows : field.type == .float ? floatRows : field.cardinality
             initial.add("feature.\(k)", Initializer.normal(rows: field.cardinality, columns: d, std: (2 / Float(tableRows + d)).squareRoot(), rng: &rng))
@@ -101,7 +106,8 @@ public struct GRU4RecF: TiedNextItemModel {
         if training { x = Dropout.apply(x, rate: dropout, tape: tape, rng: &rng) }
         var f = tape.concatColumns(features!.fields.enumerated().map { k, field in
             switch pooling {
-            case "max": tape.pooledMax(p["feature.\(k)"]!, bags: field.sums, rows: packing.items, empty: -1e9)
+            case "max" where field.type != .float:   // RecBole pools no scalar float: value · e under every mode
+                tape.pooledMax(p["feature.\(k)"]!, bags: field.sums, rows: packing.items, empty: -1e9)
             case "mean": tape.pooledLookup(p["feature.\(k)"]!, [(bags: field.means, rows: packing.items)])
             default: tape.pooledLookup(p["feature.\(k)"]!, [(bags: field.sums, rows: packing.items)])
             }

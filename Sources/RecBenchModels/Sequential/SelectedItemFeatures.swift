@@ -17,10 +17,14 @@ public struct SelectedItemFeatures: Sendable {
         public let type: FieldType
         /// Rows of its embedding table.
         public let cardinality: Int
+        /// The rows RecBole declares for it (`FeatureField.declaredRows`: the init's std).
+        public let declaredRows: Int
         /// (items + 1) × cardinality: each item's rows with weight 1 (a float: its value).
         public let sums: SparseMatrix
         /// The same, each bag's weights divided by its length.
         public let means: SparseMatrix
+        /// A `float_seq` column (a float field whose items hold several values).
+        public let floatSequence: Bool
     }
 
     /// The selected fields, in RecBole's order.
@@ -43,8 +47,9 @@ public struct SelectedItemFeatures: Sendable {
         let order: [FieldType] = [.token, .tokenSequence, .float]
         let chosen = order.flatMap { type in names.compactMap { name in item.first { all.fields[$0].name == name && all.fields[$0].type == type } } }
         fields = chosen.map { f in
-            Field(name: all.fields[f].name, type: all.fields[f].type, cardinality: all.fields[f].cardinality,
-                  sums: all.sums[f].appendingEmptyRow(), means: all.means[f].appendingEmptyRow())
+            Field(name: all.fields[f].name, type: all.fields[f].type, cardinality: all.fields[f].cardinality, declaredRows: all.fields[f].declaredRows,
+                  sums: all.sums[f].appendingEmptyRow(), means: all.means[f].appendingEmptyRow(),
+                  floatSequence: { if case .floatSequence = table.columns[all.fields[f].name] { true } else { false } }())
         }
         notes = all.notes.filter { $0.contains("items have no row") }
     }
