@@ -8,7 +8,7 @@ import RecBenchContract
 /// NextItNet (Yuan et al. 2019, "A Simple Convolutional Generative Network for Next Item
 /// Recommendation"), as RecBole 1.2.1 builds it.
 ///
-///     x⁰_t = E[s_t] over all L = MAX_ITEM_LIST_LENGTH positions     (padding: the table's row, fixed)
+///     x⁰_t = E[s_t] over all L = MAX_ITEM_LIST_LENGTH positions     (padding: a row no lookup trains)
 ///     for each dilation d of `dilations` repeated `block_num` times:   (a residual block)
 ///         a = relu(LN₁(conv_d(x)));  x ← relu(LN₂(conv_2d(a))) + x      (causal, kernel `kernel_size`)
 ///     s = W_f x_{L−1} + b_f                                            (the last position, padding or not)
