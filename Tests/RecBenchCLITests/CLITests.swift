@@ -87,6 +87,20 @@ struct Workspace {
         #expect(w.allFiles.isEmpty)
     }
 
+    /// A sequential model trained with CE draws no negatives: said once, naming where
+    /// train_neg_sample_args came from (RecBole 1.2.1 refuses the pair); not said when it is
+    /// null, nor under loss_type BPR, which uses it.
+    @Test func aCESequentialModelSaysItDrawsNoNegatives() throws {
+        let w = try Workspace(config: Workspace.config + "\ntrain_neg_sample_args: {distribution: uniform, sample_num: 2}\nepochs: 1")
+        let ce = try w.run(["run", "--model", "STAMP", "--config", "run.yml"])
+        #expect(ce.status == 0 && ce.stderr.components(separatedBy: "draws no negatives").count == 2, "\(ce.stderr)")
+        #expect(ce.stderr.contains("train_neg_sample_args (run.yml:"), "\(ce.stderr)")
+        for extra in [["--set", "train_neg_sample_args=~"], ["--set", "loss_type=BPR"]] {
+            let out = try w.run(["run", "--model", "STAMP", "--config", "run.yml"] + extra)
+            #expect(out.status == 0 && !out.stderr.contains("draws no negatives"), "\(extra): \(out.stderr)")
+        }
+    }
+
     @Test func aRunPrintsTablesAndWritesOneResultFile() throws {
         let w = try Workspace()
         let out = try w.run(["run", "--model", "EASE", "--config", "run.yml"])

@@ -120,7 +120,8 @@ public enum ConfigKeys {
                     + "places (RecBole's rule; learned models)."),
         ConfigKey("train_neg_sample_args", "map or null", .map(["distribution": .string("uniform"), "sample_num": .int(1)]),
                   "Negative sampling for pairwise models: `{distribution: uniform, sample_num: N}` "
-                  + "(`alpha`, `dynamic: false`, `candidate_num` accepted at RecBole's defaults); null: none."),
+                  + "(`alpha`, `dynamic: false`, `candidate_num` accepted at RecBole's defaults); null: none. Sequential models "
+                  + "trained with CE draw none (a note says so; RecBole 1.2.1 refuses the pair)."),
         ConfigKey("clip_grad_norm", "map or null", .null, "Gradient clipping for learned models, e.g. `{max_norm: 5}`."),
         ConfigKey("checkpoint_dir", "str or null", .null, "Folder where learned models also write their best parameters (null: in memory only)."),
         // Run

@@ -124,9 +124,14 @@ public enum Experiment {
                                        + "each user's items in time order: use order: TO (RecBole: \"The ordering args for sequential "
                                        + "recommendation has to be 'TO'\")")
         }
+        let training = try TrainingSettings(config)
+        if modelType.family == .sequential, config["loss_type"] == .string("CE"), training.negativesPerPositive > 0 {
+            notices.append("\(modelType.name) trains with CE over every item, so train_neg_sample_args (\(config.origin(of: "train_neg_sample_args"))) "
+                           + "draws no negatives (RecBole 1.2.1 refuses the pair: set it to ~, or loss_type: BPR to use it)")
+        }
         return ExperimentPlan(
             modelType: modelType, config: config, data: try DataSettings(config), split: split,
-            evaluation: evaluation, training: try TrainingSettings(config), parameters: parameters, model: model,
+            evaluation: evaluation, training: training, parameters: parameters, model: model,
             seed: UInt64(bitPattern: Int64(try config.int("seed"))),
             threads: threads == 0 ? Compute.coreCount : threads, threadSplit: try threadSplit(config),
             resultsDirectory: try config.string("results_dir"),
