@@ -87,9 +87,9 @@ struct Workspace {
         #expect(w.allFiles.isEmpty)
     }
 
-    /// A sequential model trained with CE draws no negatives: said once, naming where
-    /// train_neg_sample_args came from (RecBole 1.2.1 refuses the pair); not said when it is
-    /// null, nor under loss_type BPR, which uses it.
+    /// A sequential model trained with CE draws no negatives: said once when a file or --set asks
+    /// for some, naming where (RecBole 1.2.1 refuses the pair); not said for the default, when it
+    /// is null, nor under loss_type BPR, which uses it.
     @Test func aCESequentialModelSaysItDrawsNoNegatives() throws {
         let w = try Workspace(config: Workspace.config + "\ntrain_neg_sample_args: {distribution: uniform, sample_num: 2}\nepochs: 1")
         let ce = try w.run(["run", "--model", "STAMP", "--config", "run.yml"])
@@ -99,6 +99,8 @@ struct Workspace {
             let out = try w.run(["run", "--model", "STAMP", "--config", "run.yml"] + extra)
             #expect(out.status == 0 && !out.stderr.contains("draws no negatives"), "\(extra): \(out.stderr)")
         }
+        let plain = try Workspace(config: Workspace.config + "\nepochs: 1").run(["run", "--model", "STAMP", "--config", "run.yml"])
+        #expect(plain.status == 0 && !plain.stderr.contains("draws no negatives"), "the default: \(plain.stderr)")
     }
 
     @Test func aRunPrintsTablesAndWritesOneResultFile() throws {

@@ -99,6 +99,19 @@ import Testing
         #expect(refused.status != 0 && refused.stderr.contains("pooling_mode") && refused.stderr.contains("prices"), "\(refused.stderr)")
     }
 
+    /// A float_seq column: FM reads it (its first-order term the mean of the values, as RecBole's);
+    /// FwFM refuses it with the column's name, where RecBole 1.2.1 fails in its pair loop.
+    @Test func floatSequencesAreReadOrRefused() throws {
+        let w = try workspace(itemColumns: "item_id, sizes", extra: "numerical_features: [sizes]")
+        try ("item_id:token\tsizes:float_seq\n" + (0..<5).map { "i\($0)\t\($0) 1.5\n" }.joined())
+            .write(toFile: w.root + "/data/tiny/tiny.item", atomically: true, encoding: .utf8)
+        let fm = try w.run(["run", "--model", "FM", "--config", "run.yml"])
+        #expect(fm.status == 0, "\(fm.stderr)")
+        let fwfm = try w.run(["run", "--model", "FwFM", "--config", "run.yml"])
+        #expect(fwfm.status != 0 && fwfm.stderr.contains("float_seq column sizes") && fwfm.stderr.contains("tiny.item"), "\(fwfm.stderr)")
+        #expect(fwfm.stderr.split(separator: "\n").count == 1)
+    }
+
     @Test func theReportGroupsRowsByFamily() throws {
         let w = try workspace()
         #expect(try w.run(["sweep", "--config", "run.yml", "--models", "FM,Pop,EASE", "--quiet"]).status == 0)

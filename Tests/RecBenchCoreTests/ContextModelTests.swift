@@ -8,21 +8,22 @@ import Autodiff
 /// The block fixture's interactions with side files: `.user` (a token, a float that is not
 /// numerical) missing users u12…u15, and `.item` (a token sequence, empty for i3; a
 /// numerical float).
-func featureFixture(numerical: [String] = ["price"], noPrice: Set<Int> = [], noRow: Set<Int> = []) throws -> (SplitData, Dataset) {
+func featureFixture(numerical: [String] = ["price"], noPrice: Set<Int> = [], noRow: Set<Int> = [], sizes: Bool = false) throws -> (SplitData, Dataset) {
     let dir = Fixtures.temporaryDirectory()
     let folder = Fixtures.writeInter(blockRows(), in: dir)
     var users = "user_id:token\tage:token\theight:float\n"
     for u in 0..<12 { users += "u\(u)\t\(["young", "old", "mid"][u % 3])\t\(150 + u)\n" }
-    var items = "item_id:token\tgenre:token_seq\tprice:float\n"
+    var items = "item_id:token\tgenre:token_seq\tprice:float" + (sizes ? "\tsizes:float_seq\n" : "\n")
     for i in 0..<12 where !noRow.contains(i) {
-        items += "i\(i)\t\(i == 3 ? "" : (i < 6 ? "comedy drama" : "horror"))\t\(noPrice.contains(i) ? "" : "\(Double(i) / 4)")\n"
+        items += "i\(i)\t\(i == 3 ? "" : (i < 6 ? "comedy drama" : "horror"))\t\(noPrice.contains(i) ? "" : "\(Double(i) / 4)")"
+            + (sizes ? "\t1 \(i + 2)\n" : "\n")
     }
     try users.write(toFile: "\(folder)/tiny.user", atomically: true, encoding: .utf8)
     try items.write(toFile: "\(folder)/tiny.item", atomically: true, encoding: .utf8)
     let cfg = try Fixtures.config(dataPath: dir, extra: [
         "load_col": .map(["inter": .list([.string("user_id"), .string("item_id"), .string("timestamp")]),
                           "user": .list([.string("user_id"), .string("age"), .string("height")]),
-                          "item": .list([.string("item_id"), .string("genre"), .string("price")])]),
+                          "item": .list([.string("item_id"), .string("genre"), .string("price")] + (sizes ? [.string("sizes")] : []))]),
         "numerical_features": .list(numerical.map { .string($0) }),
         "filter_inter_by_user_or_item": .bool(false),   // keep u12…u15 (RecBole drops them by default)
         "eval_args": .map(["order": .string("TO"), "split": .map(["LS": .string("test_only")])]),
@@ -84,6 +85,19 @@ func featureFixture(numerical: [String] = ["price"], noPrice: Set<Int> = [], noR
         #expect(features.sums[price].values.allSatisfy { $0.isFinite })
         // RecBole's table for a float field has two rows (its bucket count), which set the init's std.
         #expect(features.fields[price].declaredRows == 2 && features.fields[price].cardinality == 1)
+    }
+
+    /// A float_seq field: GRU4RecF's sum pooling reads Σ v (`sums`), the second-order embedding
+    /// and RecBole's first-order term (`FMFirstOrderLinear`, mode mean) the mean of the values.
+    @Test func aFloatSequenceIsAveragedInTheFirstOrderTerm() throws {
+        let (_, d) = try featureFixture(numerical: ["price", "sizes"], sizes: true)
+        let features = FeatureFields(d), inputs = ContextInputs(features)
+        let f = try #require(features.fields.firstIndex { $0.name == "sizes" }), i4 = Int(d.itemIDs["i4"]!)
+        #expect(features.fields[f].floatSequence && features.fields[f].type == .float)
+        #expect(features.sums[f][i4, 0] == 7 && features.means[f][i4, 0] == 3.5)   // values 1 and 6
+        #expect(inputs.sums[f].values[inputs.sums[f].entries(ofRow: i4)] == [3.5])
+        let price = features.fields.firstIndex { $0.name == "price" }!
+        #expect(inputs.sums[price].values[inputs.sums[price].entries(ofRow: i4)] == [1] && !features.fields[price].floatSequence)
     }
 
     @Test func numericalFeaturesMustBeFloatColumns() throws {

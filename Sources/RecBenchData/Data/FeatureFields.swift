@@ -19,6 +19,8 @@ public struct FeatureField: Sendable, Equatable {
     /// Embedding rows the field owns: distinct values + 1 (row 0 is padding: no row in the
     /// side file, an empty value); 1 for a float field.
     public let cardinality: Int
+    /// A `float_seq` column (a float field whose entities hold several values).
+    public var floatSequence = false
 
     /// The rows RecBole 1.2.1 declares in the field's embedding table, which set its xavier
     /// std: a float field's 2 (its bucket count without `discretization`; row 1 is read), else
@@ -77,7 +79,9 @@ public struct FeatureFields: Sendable {
                                  + "only numerical_features make float columns inputs, as in RecBole")
                     continue
                 }
-                fields.append(FeatureField(name: column.name, side: side, type: built.type, file: file, cardinality: built.sums.columns))
+                var field = FeatureField(name: column.name, side: side, type: built.type, file: file, cardinality: built.sums.columns)
+                if case .floatSequence = table.columns[column.name]! { field.floatSequence = true }
+                fields.append(field)
                 sums.append(built.sums); means.append(built.means)
             }
         }

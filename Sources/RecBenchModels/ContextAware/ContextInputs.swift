@@ -13,7 +13,8 @@ public struct ContextInputs: Sendable {
     public let features: FeatureFields
     /// Per field: entities × total rows, mean-pooling weights (second-order embeddings).
     public let means: [SparseMatrix]
-    /// Per field: entities × total rows, sum-pooling weights (RecBole's first-order term).
+    /// Per field: entities × total rows, the first-order term's weights, as RecBole's
+    /// `FMFirstOrderLinear` pools: a `token_seq` summed, a `float_seq` averaged.
     public let sums: [SparseMatrix]
     /// The fields of each side, in order.
     public let userFields: [Int], itemFields: [Int]
@@ -27,7 +28,7 @@ public struct ContextInputs: Sendable {
                          columnIndices: m.columnIndices.map { $0 + Int32(offset) }, values: m.values)
         }
         means = zip(features.means, offsets).map(stacked)
-        sums = zip(features.sums, offsets).map(stacked)
+        sums = features.fields.indices.map { f in stacked(features.fields[f].type == .float ? features.means[f] : features.sums[f], offsets[f]) }
         userFields = features.indices(of: .user)
         itemFields = features.indices(of: .item)
     }

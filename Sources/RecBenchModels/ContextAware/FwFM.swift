@@ -46,6 +46,16 @@ public struct FwFM: ContextModel, ScoresWhenPrepared {
         }
     }
 
+    /// Refuses a `float_seq` field before training: RecBole 1.2.1 counts it among the fields but
+    /// gives it no field number, so its pair loop fails (a KeyError in `fwfm.py`).
+    public mutating func fit(_ data: TrainingData, context: FitContext) throws {
+        if let field = FeatureFields(data.dataset).fields.first(where: \.floatSequence) {
+            throw RecBenchError.config("numerical_features", "FwFM cannot pair the float_seq column \(field.name) (\(field.file)): RecBole 1.2.1 "
+                                       + "counts it as a field but numbers none for it; leave it out of numerical_features")
+        }
+        trainingSummary = try Trainer(context: context).train(&self, data: data)
+    }
+
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
         let inputs = prepareInputs(data, context: context)
         var initial = Parameters()

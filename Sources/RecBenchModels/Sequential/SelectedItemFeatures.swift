@@ -49,7 +49,7 @@ public struct SelectedItemFeatures: Sendable {
         fields = chosen.map { f in
             Field(name: all.fields[f].name, type: all.fields[f].type, cardinality: all.fields[f].cardinality, declaredRows: all.fields[f].declaredRows,
                   sums: all.sums[f].appendingEmptyRow(), means: all.means[f].appendingEmptyRow(),
-                  floatSequence: { if case .floatSequence = table.columns[all.fields[f].name] { true } else { false } }())
+                  floatSequence: all.fields[f].floatSequence)
         }
         notes = all.notes.filter { $0.contains("items have no row") }
     }

@@ -125,7 +125,8 @@ public enum Experiment {
                                        + "recommendation has to be 'TO'\")")
         }
         let training = try TrainingSettings(config)
-        if modelType.family == .sequential, config["loss_type"] == .string("CE"), training.negativesPerPositive > 0 {
+        if modelType.family == .sequential, config["loss_type"] == .string("CE"), training.negativesPerPositive > 0,
+           config.origin(of: "train_neg_sample_args") != "default" {   // asked for, not merely RecBole's default
             notices.append("\(modelType.name) trains with CE over every item, so train_neg_sample_args (\(config.origin(of: "train_neg_sample_args"))) "
                            + "draws no negatives (RecBole 1.2.1 refuses the pair: set it to ~, or loss_type: BPR to use it)")
         }
