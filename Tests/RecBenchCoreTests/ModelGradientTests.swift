@@ -53,10 +53,13 @@ import Autodiff
                 }
                 let a = Double(analytic.values[i])
                 func agrees(_ n: Double) -> Bool { abs(a - n) <= 3e-3 + 5e-2 * abs(n) }
-                // A step across a kink (max pooling's winner changing) differs by chance; a step
-                // a fifth as long must then agree, as strictly.
+                // A step across a kink (max pooling's winner changing, a ReLU's input near 0) differs
+                // by chance; a step a fifth as long, or a twenty-fifth, must then agree, as strictly
+                // (PNN's outer-product fixture has a unit 1e-4 from its kink: 0.0592 at eps / 5,
+                // 0.0484 at eps / 50 against the analytic 0.0486).
                 var n = numeric(eps)
                 if !agrees(n) { n = numeric(eps / 5) }
+                if !agrees(n) { n = numeric(eps / 25) }
                 #expect(agrees(n), "\(M.name) \(overrides) \(name)[\(i)]: analytic \(a), numeric \(n)")
                 checked += 1
             }
