@@ -13,6 +13,8 @@ public struct TrainingSettings: Sendable, Equatable {
     public var negativesPerPositive: Int
     /// Where the best parameters are written, if anywhere.
     public var checkpointDirectory: String?
+    /// `clip_grad_norm`: every step's gradients rescaled as torch's `clip_grad_norm_` does, or nil.
+    public var clipping: GradientClipping?
 
     /// Settings for tests and benchmarks.
     public init(epochs: Int = 300, batchSize: Int = 2048, learner: String = "adam", learningRate: Float = 0.001,
@@ -37,6 +39,7 @@ public struct TrainingSettings: Sendable, Equatable {
         stoppingStep = try config.int("stopping_step", atLeast: 0)
         negativesPerPositive = try Self.negatives(config)
         checkpointDirectory = try config.optionalString("checkpoint_dir")
+        clipping = try GradientClipping(config)
     }
 
     /// `train_neg_sample_args`: null (or distribution none) → 0; uniform → `sample_num` ≥ 1.
@@ -49,6 +52,7 @@ public struct TrainingSettings: Sendable, Equatable {
             for entry in args.keys where !["distribution", "sample_num", "alpha", "dynamic", "candidate_num"].contains(entry) {
                 throw fail("unknown entry '\(entry)' (expected distribution, sample_num, alpha, dynamic, candidate_num)")
             }
+            if let d = args["distribution"], d != .null, d.stringValue == nil { throw fail("distribution must be a name such as uniform, got \(d)") }
             let distribution = args["distribution"]?.stringValue ?? "uniform"
             if distribution.lowercased() == "none" || args["distribution"] == .null { return 0 }
             guard distribution == "uniform" else { throw fail("only the uniform distribution is supported, got '\(distribution)'") }
@@ -61,3 +65,35 @@ public struct TrainingSettings: Sendable, Equatable {
         }
     }
 }
+
+/// RecBole's `clip_grad_norm` (the keyword arguments of torch's `clip_grad_norm_`): when the
+/// p-norm of all of a step's gradients together exceeds `maxNorm`, they are scaled by
+/// maxNorm / (norm + 1e-6).
+public struct GradientClipping: Sendable, Equatable {
+    public var maxNorm: Float
+    /// p of the norm (2 by default); `.infinity` for the largest magnitude.
+    public var normType: Float
+
+    /// Reads `clip_grad_norm` (null: no clipping).
+    public init?(_ config: Config) throws {
+        let key = "clip_grad_norm"
+        let fail = { (message: String) in RecBenchError.config(key, origin: config.origin(of: key), message) }
+        guard case .map(let args) = config[key] else {
+            if config[key] == .null { return nil }
+            throw config.typeError(key, "a map such as {max_norm: 5}")
+        }
+        for entry in args.keys where !["max_norm", "norm_type"].contains(entry) {
+            throw fail("unknown entry '\(entry)' (expected max_norm, norm_type)")
+        }
+        guard let norm = args["max_norm"]?.doubleValue, norm > 0, norm.isFinite else {
+            throw fail("max_norm must be a positive number, got \(args["max_norm"].map { "\($0)" } ?? "nothing")")
+        }
+        let p = args["norm_type"] ?? .int(2)
+        if p.stringValue?.lowercased() == "inf" || p.doubleValue == .infinity { normType = .infinity } else {
+            guard let value = p.doubleValue, value > 0, value.isFinite else { throw fail("norm_type must be a positive number or inf, got \(p)") }
+            normType = Float(value)
+        }
+        maxNorm = Float(norm)
+    }
+}
+

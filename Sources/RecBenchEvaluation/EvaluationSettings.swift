@@ -106,6 +106,14 @@ public struct EvaluationSettings: Sendable, Equatable {
                                        + "(metrics × topk: \(keys.joined(separator: ", ")))")
         }
         validMetric = valid
+        // RecBole 1.2.1 sets valid_metric_bigger from the metric whatever the config says (its `smaller` metrics).
+        let bigger = !["averagepopularity", "giniindex"].contains(MetricKey(parsing: valid)?.name ?? valid)
+        if validMetricBigger != bigger && config.origin(of: "valid_metric_bigger") != "default" {
+            throw RecBenchError.config("valid_metric_bigger", origin: config.origin(of: "valid_metric_bigger"),
+                                       "is \(validMetricBigger), but a \(bigger ? "bigger" : "smaller") \(valid) is better (RecBole 1.2.1 sets "
+                                       + "this key from valid_metric and ignores the config's value): remove it")
+        }
+        validMetricBigger = bigger
     }
 
     /// The same protocol cut down to the validation metric alone (one metric, one cutoff):

@@ -87,6 +87,20 @@ struct Workspace {
         #expect(w.allFiles.isEmpty)
     }
 
+    /// clip_grad_norm reaches the trainer: a tiny max_norm shrinks BPR's SGD steps (Adam would
+    /// undo a uniform scale), so its metrics move; a huge one changes nothing.
+    @Test func gradientClippingChangesTraining() throws {
+        let w = try Workspace(config: Workspace.config + "\nepochs: 3\nlearner: sgd\nlearning_rate: 0.5")
+        func metrics(_ extra: [String]) throws -> [Substring] {
+            let out = try w.run(["run", "--model", "BPR", "--config", "run.yml", "--no-save"] + extra)
+            #expect(out.status == 0, "\(out.stderr)")
+            return out.stdout.split(separator: "\n").filter { $0.hasPrefix("  ndcg") || $0.hasPrefix("  mrr") || $0.hasPrefix("  recall") }
+        }
+        let plain = try metrics([]), clipped = try metrics(["--set", "clip_grad_norm={max_norm: 0.000001}"])
+        #expect(!plain.isEmpty && plain != clipped, "\(plain) against \(clipped)")
+        #expect(try metrics(["--set", "clip_grad_norm={max_norm: 1000000}"]) == plain)
+    }
+
     /// A sequential model trained with CE draws no negatives: said once when a file or --set asks
     /// for some, naming where (RecBole 1.2.1 refuses the pair); not said for the default, when it
     /// is null, nor under loss_type BPR, which uses it.

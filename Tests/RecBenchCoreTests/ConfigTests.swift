@@ -1,5 +1,6 @@
 import Testing
 import RecBenchCore
+import Linalg
 
 struct ConfigTests {
     let models = ModelRegistry.parameterNames
@@ -71,6 +72,41 @@ struct ConfigTests {
         #expect(throws: RecBenchError.self) { try settings("history_mask: all\n") }
         #expect(throws: RecBenchError.self) { try settings("valid_metric: MAP@10\n") }   // MAP is not in the default metrics
         #expect(throws: RecBenchError.self) { try settings("valid_metric: MRR@20\n") }   // 20 is not in the default topk
+    }
+
+    /// Values RecBole 1.2.1 refuses or reads otherwise, which recbench once accepted silently:
+    /// valid_metric_bigger follows the metric (an explicit contradiction is an error), an ungrouped
+    /// or unordered eval_args, a bare number as an interval, a distribution that is no name.
+    @Test func recBolesOwnRulesAreNotSilentlyBent() throws {
+        func config(_ yaml: String) throws -> Config { try Config(layers: [try ConfigLayer.yaml(yaml, source: "t.yml")], modelKeys: models) }
+        #expect(try EvaluationSettings(config("metrics: [GiniIndex, MRR]\nvalid_metric: GiniIndex@10\n")).validMetricBigger == false)
+        #expect(try EvaluationSettings(config("metrics: [GiniIndex, MRR]\nvalid_metric: MRR@10\n")).validMetricBigger == true)
+        #expect(try EvaluationSettings(config("valid_metric_bigger: true\n")).validMetricBigger == true)
+        let contradiction = #expect(throws: RecBenchError.self) { try EvaluationSettings(config("valid_metric_bigger: false\n")) }
+        #expect(contradiction?.message.contains("mrr@10") == true && contradiction?.location.hasPrefix("t.yml:") == true)
+        let ungrouped = #expect(throws: RecBenchError.self) { try SplitSettings(config("eval_args: {group_by: ~, order: TO, split: {RS: [0.8, 0.1, 0.1]}}\n")) }
+        #expect(ungrouped?.message.contains("ungrouped") == true)
+        #expect(throws: RecBenchError.self) { try SplitSettings(config("eval_args: {group_by: user, order: ~, split: {RS: [0.8, 0.1, 0.1]}}\n")) }
+        let bare = #expect(throws: RecBenchError.self) { try DataSettings(config("dataset: tiny\ndata_path: data/\nuser_inter_num_interval: 5\n")) }
+        #expect(bare?.message.contains("\"[5,inf)\"") == true)
+        #expect(throws: RecBenchError.self) { try TrainingSettings(config("train_neg_sample_args: {distribution: 5, sample_num: 1}\n")) }
+    }
+
+    /// clip_grad_norm as torch's clip_grad_norm_: the norm of all gradients together, scaled by
+    /// max_norm / (norm + 1e-6) only when that is below 1; its entries checked.
+    @Test func gradientClippingScalesTheWholeStep() throws {
+        func clipping(_ yaml: String) throws -> GradientClipping? { try TrainingSettings(Config(layers: [try ConfigLayer.yaml(yaml, source: "t.yml")], modelKeys: models)).clipping }
+        #expect(try clipping("epochs: 1\n") == nil)
+        let two = try #require(try clipping("clip_grad_norm: {max_norm: 1}\n"))
+        let g = ["b": Matrix(rows: 1, columns: 1, values: [4]), "a": Matrix(rows: 1, columns: 1, values: [3])]
+        let scaled = two.clipped(g)
+        #expect(scaled["a"]!.values[0] == 3 * Float(1 / (5 + 1e-6)) && scaled["b"]!.values[0] == 4 * Float(1 / (5 + 1e-6)))
+        #expect(try #require(try clipping("clip_grad_norm: {max_norm: 10}\n")).clipped(g)["b"]!.values == [4])
+        let inf = try #require(try clipping("clip_grad_norm: {max_norm: 2, norm_type: inf}\n"))
+        #expect(inf.clipped(g)["b"]!.values[0] == 4 * Float(2 / (4 + 1e-6)))
+        for bad in ["{max_norm: -1}", "{max_norm: 5, norm: 2}", "{max_norm: 5, norm_type: two}", "5"] {
+            #expect(throws: RecBenchError.self, "\(bad)") { try clipping("clip_grad_norm: \(bad)\n") }
+        }
     }
 
     @Test func intervalsParseRecBoleSyntax() throws {

@@ -78,7 +78,8 @@ public enum ConfigKeys {
                   + "a learned vector; other float columns are no model input, as in RecBole."),
         ConfigKey("rm_dup_inter", "null, first or last", .null, "Keep duplicate (user, item) rows (null), or only the first / last by time."),
         ConfigKey("user_inter_num_interval", "interval str or null", .null,
-                  "Keep users whose interaction count lies in the interval, e.g. `[5,inf)`; with the item interval, repeated until stable (k-core)."),
+                  "Keep users whose interaction count lies in the interval, e.g. `[5,inf)`; with the item interval, repeated until stable (k-core). "
+                  + "A bare number is an error (RecBole 1.2.1 ignores it)."),
         ConfigKey("item_inter_num_interval", "interval str or null", .null, "Keep items whose interaction count lies in the interval, e.g. `[5,inf)`."),
         ConfigKey("filter_inter_by_user_or_item", "bool", .bool(true), "Drop interactions whose user / item is missing from a loaded `.user` / `.item` file."),
         // Protocol
@@ -98,7 +99,9 @@ public enum ConfigKeys {
                   "Metrics to report, in this order (the known names are listed by `recbench run --help`)."),
         ConfigKey("topk", "int or list of int", .list([.int(10)]), "Cutoffs K for every @K metric."),
         ConfigKey("valid_metric", "str", .string("MRR@10"), "Validation metric that drives early stopping and model selection, e.g. `MRR@10`."),
-        ConfigKey("valid_metric_bigger", "bool", .bool(true), "Whether a larger validation metric is better."),
+        ConfigKey("valid_metric_bigger", "bool", .bool(true),
+                  "Whether a larger validation metric is better: set from `valid_metric` as RecBole does (AveragePopularity and GiniIndex "
+                  + "smaller); a value that contradicts it is an error."),
         ConfigKey("tail_ratio", "float", .double(0.1),
                   "TailPercentage: ≤ 1, the least popular share of train items counts as tail; > 1, items with at most this many train interactions."),
         ConfigKey("metric_decimal_place", "int", .int(4), 
@@ -122,7 +125,8 @@ public enum ConfigKeys {
                   "Negative sampling for pairwise models: `{distribution: uniform, sample_num: N}` "
                   + "(`alpha`, `dynamic: false`, `candidate_num` accepted at RecBole's defaults); null: none. Sequential models "
                   + "trained with CE draw none (a note says so; RecBole 1.2.1 refuses the pair)."),
-        ConfigKey("clip_grad_norm", "map or null", .null, "Gradient clipping for learned models, e.g. `{max_norm: 5}`."),
+        ConfigKey("clip_grad_norm", "map or null", .null,
+                  "Gradient clipping for learned models as torch's `clip_grad_norm_`, e.g. `{max_norm: 5}` (`norm_type` 2 by default, or inf)."),
         ConfigKey("checkpoint_dir", "str or null", .null, "Folder where learned models also write their best parameters (null: in memory only)."),
         // Run
         ConfigKey("model", "str", .null, "Model to run when `--model` is not given."),

@@ -84,7 +84,9 @@ public struct DataSettings: Sendable, Hashable {
                 do { value = try CountInterval(parsing: text) } catch let e as RecBenchError {
                     throw RecBenchError.config(key, origin: config.origin(of: key), e.message)
                 }
-            case .int(let n): value = try CountInterval(parsing: "[\(n),inf)")   // RecBole 0.x style minimum count
+            case .int(let n):   // RecBole 1.2.1 warns "illegal interval" and filters nothing: refused, not read as a minimum
+                throw RecBenchError.config(key, origin: config.origin(of: key), "a bare number (\(n)) is no interval: RecBole 1.2.1 ignores it "
+                                           + "and filters nothing; write \"[\(n),inf)\" for at least \(n)")
             default: throw config.typeError(key, "an interval such as \"[5,inf)\"")
             }
             if side { userInterval = value } else { itemInterval = value }

@@ -45,9 +45,10 @@ public struct SplitSettings: Sendable, Equatable {
         for key in args.keys where !known.contains(key) {
             throw RecBenchError.config("eval_args.\(key)", origin: origin, "unknown entry\(Suggestion.hint(for: key, in: known))")
         }
-        let group = args["group_by"]?.stringValue ?? "user"
-        guard group == "user" else {
-            throw RecBenchError.config("eval_args.group_by", origin: origin, "only `user` is supported, got '\(group)'")
+        if let group = args["group_by"], group.stringValue != "user" {
+            throw RecBenchError.config("eval_args.group_by", origin: origin, group == .null
+                ? "~ splits all interactions together, ungrouped, in RecBole; recbench splits each user's history: use group_by: user"
+                : "only `user` is supported, got \(group)")
         }
         // `mode: full`, or RecBole 1.2's per-split form `{valid: full, test: full}`.
         let isFull: Bool
@@ -60,9 +61,8 @@ public struct SplitSettings: Sendable, Equatable {
         guard isFull else {
             throw RecBenchError.config("eval_args.mode", origin: origin, "only `full` ranking is supported, got \(args["mode"]!)")
         }
-        let orderText = args["order"]?.stringValue ?? "RO"
-        guard let order = SplitOrder(rawValue: orderText) else {
-            throw RecBenchError.config("eval_args.order", origin: origin, "expected TO or RO, got '\(orderText)'")
+        guard let order = SplitOrder(rawValue: args["order"].map { $0.stringValue ?? "\($0)" } ?? "RO") else {
+            throw RecBenchError.config("eval_args.order", origin: origin, "expected TO or RO, got \(args["order"]!)")
         }
         guard case .map(let split)? = args["split"], split.count == 1, let (kind, value) = split.first else {
             throw RecBenchError.config("eval_args.split", origin: origin, "expected {RS: [0.8, 0.1, 0.1]} or {LS: valid_and_test}")

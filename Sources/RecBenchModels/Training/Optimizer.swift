@@ -95,3 +95,22 @@ extension TrainingSettings {
             : Adam(learningRate: learningRate, weightDecay: weightDecay)
     }
 }
+
+extension GradientClipping {
+    /// `gradients` scaled by min(1, maxNorm / (norm + 1e-6)), the norm over all of them together
+    /// summed in name order (a dictionary's order changes between processes).
+    public func clipped(_ gradients: [String: Matrix]) -> [String: Matrix] {
+        let names = gradients.keys.sorted()
+        var norm = 0.0
+        for name in names {
+            for g in gradients[name]!.values {
+                norm = normType.isInfinite ? max(norm, Double(abs(g))) : norm + pow(Double(abs(g)), Double(normType))
+            }
+        }
+        if !normType.isInfinite { norm = pow(norm, 1 / Double(normType)) }
+        let scale = Float(Double(maxNorm) / (norm + 1e-6))
+        guard scale < 1 else { return gradients }
+        return gradients.mapValues { g in g.map(.serial) { $0 * scale } }
+    }
+}
+

@@ -108,7 +108,8 @@ public struct Trainer {
                 tape.backward(batchLoss)
                 return (Double(batchLoss.value.values[0]), Tape.gradients(leaves), tape.statistics)
             }()
-            time("optimizer step") { optimizer.step(&state.parameters, gradients: gradients, compute: compute) }
+            let clipped = context.training.clipping.map { $0.clipped(gradients) } ?? gradients
+            time("optimizer step") { optimizer.step(&state.parameters, gradients: clipped, compute: compute) }
             for (name, value) in statistics { state.parameters[name] = value }
             total += value
             context.onBatch?(b + 1, batches.count)
