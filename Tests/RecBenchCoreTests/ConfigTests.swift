@@ -95,7 +95,9 @@ struct ConfigTests {
     /// clip_grad_norm as torch's clip_grad_norm_: the norm of all gradients together, scaled by
     /// max_norm / (norm + 1e-6) only when that is below 1; its entries checked.
     @Test func gradientClippingScalesTheWholeStep() throws {
-        func clipping(_ yaml: String) throws -> GradientClipping? { try TrainingSettings(Config(layers: [try ConfigLayer.yaml(yaml, source: "t.yml")], modelKeys: models)).clipping }
+        func clipping(_ yaml: String) throws -> GradientClipping? {
+            try TrainingSettings(Config(layers: [try ConfigLayer.yaml(yaml, source: "t.yml")], modelKeys: models)).clipping
+        }
         #expect(try clipping("epochs: 1\n") == nil)
         let two = try #require(try clipping("clip_grad_norm: {max_norm: 1}\n"))
         let g = ["b": Matrix(rows: 1, columns: 1, values: [4]), "a": Matrix(rows: 1, columns: 1, values: [3])]
