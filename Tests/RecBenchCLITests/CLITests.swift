@@ -87,6 +87,14 @@ struct Workspace {
         #expect(w.allFiles.isEmpty)
     }
 
+    /// A sequential model on a log without its time column is refused (file order would stand in
+    /// for time), as a general model's TO split is.
+    @Test func aSequentialSplitNeedsTheTimeColumn() throws {
+        let w = try Workspace(config: Workspace.config.replacingOccurrences(of: "[user_id, item_id, timestamp]", with: "[user_id, item_id]"))
+        let out = try w.run(["run", "--model", "STAMP", "--config", "run.yml"])
+        #expect(out.status != 0 && out.stderr.contains("no time column") && out.stderr.split(separator: "\n").count == 1, "\(out.stderr)")
+    }
+
     /// clip_grad_norm reaches the trainer: a tiny max_norm shrinks BPR's SGD steps (Adam would
     /// undo a uniform scale), so its metrics move; a huge one changes nothing.
     @Test func gradientClippingChangesTraining() throws {

@@ -24,7 +24,7 @@ public struct SequenceLog: Sendable {
     public var userCount: Int { userStarts.count - 1 }
 
     /// The log of `interactions`, with the part of each interaction row from `parts`
-    /// (indexed by row). Without timestamps the file order is the time order.
+    /// (indexed by row). Without timestamps (a pre-split log) the file order is the time order.
     public init(_ interactions: Interactions, userCount: Int, itemCount: Int, parts: [SplitPart]) {
         let order = SequenceLog.timeOrder(interactions, userCount: userCount)
         self.init(interactions, order: order, userCount: userCount, itemCount: itemCount) { parts[$0] }
@@ -98,6 +98,10 @@ public enum SequenceSplitter {
                                        "is RO, but sequential evaluation needs the interactions in time order: use order: TO (RecBole refuses RO too)")
         }
         if let parts = interactions.parts { return parts.map { SplitPart(rawValue: $0)! } }
+        guard interactions.timestamps != nil else {   // file order would stand in for time without a word
+            throw RecBenchError.config("eval_args.order", "is TO but no time column is loaded: add TIME_FIELD to load_col.inter "
+                                       + "(RecBole's sequential dataset sorts each user's items by it)")
+        }
         let (rows, starts) = SequenceLog.timeOrder(interactions, userCount: userCount)
         var parts = [SplitPart](repeating: .train, count: interactions.count)
         for u in 0..<userCount where starts[u + 1] - starts[u] > 1 {
