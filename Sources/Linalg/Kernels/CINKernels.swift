@@ -72,7 +72,8 @@ public enum CINKernels {
         var outputs = [Matrix(uninitializedRows: inputs.x ? rows : 1, columns: inputs.x ? h : 1),
                        Matrix(uninitializedRows: inputs.x0 ? rows : 1, columns: inputs.x0 ? f : 1)]
         let wm = reordered(w, h: h, f: f, toMMajor: true), wanted = inputs.x || inputs.x0
-        let packed = wanted && SmallProducts.registerKernel(kernels, inner: n, columns: k) ? SmallProducts.pack(wm, transposed: true, k: n, n: k) : nil   // Wᵀ
+        let inCache = wanted && SmallProducts.registerKernel(kernels, inner: n, columns: k)
+        let packed = inCache ? SmallProducts.pack(wm, transposed: true, k: n, n: k) : nil   // Wᵀ
         let partials: [Matrix?] = Matrix.withBuffers(reading: [gz, x, x0, wm, packed ?? wm], writing: &outputs) { p in
             let d = UnsafeShared((inputs.x ? p.write[0] : nil, inputs.x0 ? p.write[1] : nil))   // groups write disjoint rows
             return OpenBLASThreads.shared.run(threads: 1) {
