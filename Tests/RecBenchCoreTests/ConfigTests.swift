@@ -21,6 +21,29 @@ struct ConfigTests {
         #expect(args["split"] != nil)
     }
 
+    @Test func aLaterLayersEvalArgsReplacesAnEarlierOneWholeAsRecBoleReadsConfigFiles() throws {
+        let base = try ConfigLayer.yaml("eval_args: {order: TO, split: {LS: valid_and_test}}\n", source: "base.yml")
+        let model = try ConfigLayer.yaml("seed: 1\neval_args: {mode: full}\n", source: "model.yml")
+        let c = try Config(layers: [base, model], modelKeys: models)
+        let split = try SplitSettings(c)
+        #expect(split.order == .random && split.strategy == .ratio([0.8, 0.1, 0.1]))   // RecBole's defaults, not base.yml's
+        #expect(c.notices.contains { $0.hasPrefix("model.yml:2: eval_args replaces base.yml:1's whole") && $0.contains("order: TO")
+            && $0.contains("split: ") && $0.contains("no longer apply") })
+        // `--set eval_args.KEY=V` changes one entry and keeps the rest, with no note.
+        let entry = try Config(layers: [base, try ConfigLayer.assignments(["eval_args.mode=full"])], modelKeys: models)
+        let kept = try SplitSettings(entry)
+        #expect(kept.order == .time && kept.strategy == .leaveOneOut(validAndTest: true))
+        #expect(!entry.notices.contains { $0.contains("replaces") })
+        // A whole `--set eval_args=...` replaces, like a file; entries it names are not "lost".
+        let whole = try Config(layers: [base, try ConfigLayer.assignments(["eval_args={order: TO}"])], modelKeys: models)
+        #expect(try SplitSettings(whole).strategy == .ratio([0.8, 0.1, 0.1]))
+        #expect(whole.notices.contains { $0.contains("split: ") && !$0.contains("order: TO") && $0.contains("no longer applies") })
+        // Entry-by-entry keys work for any map: the distribution survives a new sample_num.
+        let popular = try ConfigLayer.yaml("train_neg_sample_args: {distribution: popularity, sample_num: 1}\n", source: "p.yml")
+        let more = try Config(layers: [popular, try ConfigLayer.assignments(["train_neg_sample_args.sample_num=3"])], modelKeys: models)
+        #expect(more["train_neg_sample_args"] == .map(["distribution": .string("popularity"), "sample_num": .int(3)]))
+    }
+
     @Test func unknownKeyFailsWithItsLineAndASuggestion() {
         let e = #expect(throws: RecBenchError.self) {
             try Config(layers: [try ConfigLayer.yaml("seed: 1\nreg_weigt: 10\n", source: "a.yml")], modelKeys: models)

@@ -58,8 +58,15 @@ struct RecBoleKeysTests {
         #expect(c["train_neg_sample_args"] == .map(["distribution": .string("uniform"), "sample_num": .int(1)]))
         #expect(c.origin(of: "train_neg_sample_args") == "c0.yml:2 (neg_sampling)")
         #expect(c.notices.count == 2)
-        #expect(c.notices.contains { $0.contains("'neg_sampling'") && $0.contains("results match RecBole") })
+        #expect(c.notices.contains { $0.contains("'neg_sampling'") && $0.contains("RecBole 1.2.1's default too") })
         #expect(try TrainingSettings(c).negativesPerPositive == 1)
+        // A context-aware model's RecBole default is no negatives (quick_start_config/context-aware.yaml):
+        // the same key is then no longer "RecBole's default too".
+        let context = try Config(layers: [try ConfigLayer.yaml("neg_sampling: {uniform: 1}\n", source: "c.yml")], modelKeys: models,
+                                 recBoleNegatives: .null)
+        #expect(try TrainingSettings(context).negativesPerPositive == 1)
+        #expect(context.notices.contains { $0.contains("keep its context-aware default, train_neg_sample_args: ~") })
+        #expect(!context.notices.contains { $0.contains("default too") })
     }
 
     @Test func negSamplingNoneMeansNoNegativesAndDiffersFromRecBoleAudibly() throws {

@@ -126,6 +126,28 @@ struct SequenceProtocolTests {
         }
     }
 
+    /// RecBole 1.2.1 loads a per-family layer under the user's files (quick_start_config/).
+    @Test func withoutEvalArgsEachFamilyGetsRecBolesQuickStartDefaultsOrANote() throws {
+        let dir = Fixtures.temporaryDirectory()
+        Fixtures.writeInter(Self.log, in: dir)
+        func plan(_ model: String) throws -> ExperimentPlan {
+            try Experiment.plan(RunRequest(model: model, assignments: ["dataset=tiny", "data_path=\(dir)"]))
+        }
+        let sequential = try plan("FPMC")
+        #expect(sequential.split.order == .time && sequential.split.strategy == .leaveOneOut(validAndTest: true))
+        #expect(sequential.config.origin(of: "eval_args").contains("quick_start_config/sequential.yaml"))
+        let general = try plan("Pop")
+        #expect(general.split.order == .random && general.split.strategy == .ratio([0.8, 0.1, 0.1]))
+        #expect(!general.notices.contains { $0.contains("quick_start_config") })
+        // Context-aware: RecBole's defaults (no negatives, labeled AUC evaluation) are named, not applied.
+        let fm = try plan("FM")
+        #expect(fm.training.negativesPerPositive == 1)
+        #expect(fm.recBoleNotes.contains { $0.contains("context-aware.yaml") && $0.contains("KeyError 'label'") && $0.contains("mode: labeled") })
+        let told = try Experiment.plan(RunRequest(model: "FM", assignments: ["dataset=tiny", "data_path=\(dir)", "eval_args={order: TO}",
+                                                                            "train_neg_sample_args={distribution: uniform, sample_num: 2}"]))
+        #expect(told.recBoleNotes.isEmpty)
+    }
+
     @Test func randomOrderIsRefusedWithRecBolesReason() throws {
         let dir = Fixtures.temporaryDirectory()
         Fixtures.writeInter(Self.log, in: dir)

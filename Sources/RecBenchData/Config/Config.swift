@@ -11,12 +11,16 @@ public struct ConfigLayer: Sendable {
     public let values: [String: ConfigValue]
     /// 1-based line of each top-level key, when the source is a file.
     public let lines: [String: Int]
+    /// Maps set only entry by entry (`--set eval_args.order=TO`): they change those entries of
+    /// the value below instead of replacing it whole.
+    public let entryKeys: Set<String>
 
     /// A layer from already-parsed values.
-    public init(source: String, values: [String: ConfigValue], lines: [String: Int] = [:]) {
+    public init(source: String, values: [String: ConfigValue], lines: [String: Int] = [:], entryKeys: Set<String> = []) {
         self.source = source
         self.values = values
         self.lines = lines
+        self.entryKeys = entryKeys
     }
 
     /// "file:line" of `key`, or the layer's source.
@@ -99,6 +103,7 @@ public struct ConfigLayer: Sendable {
     /// sets one entry of a map (`eval_args.order=TO`).
     public static func assignments(_ assignments: [String], source: String = "--set") throws -> ConfigLayer {
         var values: [String: ConfigValue] = [:]
+        var dotted: Set<String> = [], whole: Set<String> = []
         for assignment in assignments {
             guard let eq = assignment.firstIndex(of: "="), eq != assignment.startIndex else {
                 throw RecBenchError(location: source, "expected key=value, got '\(assignment)'")
@@ -113,8 +118,9 @@ public struct ConfigLayer: Sendable {
             }
             let path = key.split(separator: ".").map(String.init)
             values[path[0]] = ConfigLayer.setting(path.dropFirst(), to: value, in: values[path[0]])
+            if path.count > 1 { dotted.insert(path[0]) } else { whole.insert(path[0]) }
         }
-        return ConfigLayer(source: source, values: values)
+        return ConfigLayer(source: source, values: values, entryKeys: dotted.subtracting(whole))
     }
 
     private static func setting(_ path: ArraySlice<String>, to value: ConfigValue, in existing: ConfigValue?) -> ConfigValue {
@@ -158,8 +164,10 @@ public struct Config: Sendable {
 
     /// Merges `layers` over the built-in defaults. `modelKeys` are the hyperparameter names
     /// of every registered model (all accepted, so one config can drive a sweep).
-    /// Unknown keys throw with the nearest known key as a suggestion.
-    public init(layers: [ConfigLayer], modelKeys: Set<String> = []) throws {
+    /// Unknown keys throw with the nearest known key as a suggestion. `recBoleNegatives` is
+    /// what RecBole 1.2.1 would sample for this model's family (context-aware: none), named in
+    /// the note on its deprecated negative-sampling keys.
+    public init(layers: [ConfigLayer], modelKeys: Set<String> = [], recBoleNegatives: ConfigValue? = nil) throws {
         var values: [String: ConfigValue] = [:]
         var origins: [String: String] = [:]
         for key in ConfigKeys.global where key.role == .used {
@@ -189,15 +197,15 @@ public struct Config: Sendable {
                         throw RecBenchError.config(key, origin: origin, "unknown config key\(Suggestion.hint(for: key, in: known))")
                     }
                 }
-                if key == "eval_args", case .map(let new) = value, case .map(let old)? = values[key] {
-                    // RecBole merges eval_args entry by entry with its defaults.
-                    values[key] = .map(old.merging(new) { _, n in n })
-                } else {
-                    values[key] = value
+                let previous = origins[key].map { (value: values[key]!, origin: $0) }
+                values[key] = Config.combined(key, value, over: previous?.value, entries: layer.entryKeys.contains(key))
+                if let previous, !layer.entryKeys.contains(key), let lost = Config.lostEntries(key, previous.value, to: value) {
+                    notices.append("\(origin): eval_args replaces \(previous.origin)'s whole, as RecBole 1.2.1 reads each config file: "
+                                   + "\(lost) no longer \(lost.contains(",") ? "apply" : "applies") (set each entry you need, or `--set eval_args.KEY=V`)")
                 }
                 origins[key] = origin
             }
-            if let mapped = try DeprecatedKeys.negativeSampling(in: layer) {
+            if let mapped = try DeprecatedKeys.negativeSampling(in: layer, recBoleDefault: recBoleNegatives ?? DeprecatedKeys.recBoleDefault) {
                 notices.append(mapped.notice)
                 if let value = mapped.value {
                     values["train_neg_sample_args"] = value
@@ -211,6 +219,30 @@ public struct Config: Sendable {
         self.values = values
         self.origins = origins
         self.notices = notices
+    }
+
+    /// A layer's `value` for `key` over the value below it: entry-by-entry keys (`--set
+    /// eval_args.order=TO`) change those entries; otherwise the value replaces the one below
+    /// whole, as RecBole reads config files, and eval_args then takes its defaults for the
+    /// entries it lacks (RecBole's `default_eval_args.update(...)`).
+    static func combined(_ key: String, _ value: ConfigValue, over below: ConfigValue?, entries: Bool) -> ConfigValue {
+        if entries, let below { return merged(value, over: below) }
+        if key == "eval_args", let defaults = ConfigKeys.byName[key]?.defaultValue { return merged(value, over: defaults) }
+        return value
+    }
+
+    private static func merged(_ value: ConfigValue, over below: ConfigValue) -> ConfigValue {
+        guard case .map(let new) = value, case .map(let old) = below else { return value }
+        return .map(old.merging(new) { _, n in n })   // one level, as RecBole's dict.update: a new split replaces the old one
+    }
+
+    /// The eval_args entries, other than defaults, that an earlier layer set and `replacement`
+    /// does not name ("order: TO, split: {LS: valid_and_test}"), or nil.
+    static func lostEntries(_ key: String, _ before: ConfigValue, to replacement: ConfigValue) -> String? {
+        guard key == "eval_args", case .map(let old) = before, case .map(let new) = replacement,
+              case .map(let defaults)? = ConfigKeys.byName[key]?.defaultValue else { return nil }
+        let lost = old.keys.sorted().filter { new[$0] == nil && old[$0] != defaults[$0] }
+        return lost.isEmpty ? nil : lost.map { "\($0): \(old[$0]!)" }.joined(separator: ", ")
     }
 
     /// The effective value of `key` (`.null` when unset).

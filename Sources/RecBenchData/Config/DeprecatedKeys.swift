@@ -14,10 +14,12 @@ enum DeprecatedKeys {
         let notice: String
     }
 
-    /// RecBole 1.2.1's default, which is also recbench's (one source: the key's declaration).
+    /// RecBole 1.2.1's default for general and sequential models, which is also recbench's
+    /// (one source: the key's declaration).
     static var recBoleDefault: ConfigValue { ConfigKeys.byName["train_neg_sample_args"]!.defaultValue }
 
-    static func negativeSampling(in layer: ConfigLayer) throws -> Mapping? {
+    /// `recBoleDefault`: what RecBole 1.2.1 samples instead, for the model's family.
+    static func negativeSampling(in layer: ConfigLayer, recBoleDefault: ConfigValue) throws -> Mapping? {
         let aliases = ["neg_sampling", "training_neg_sample_num", "training_neg_sample_distribution"]
         guard let key = aliases.first(where: { layer.values[$0] != nil }) else { return nil }
         let origin = layer.origin(of: key)
@@ -27,8 +29,9 @@ enum DeprecatedKeys {
         if layer.values["train_neg_sample_args"] != nil {
             return Mapping(value: nil, origin: origin, notice: "\(head); train_neg_sample_args, set in the same file, is used instead")
         }
-        let recBole = value == recBoleDefault
-            ? "RecBole 1.2.1's default too, so results match RecBole"
+        let recBole = value == recBoleDefault ? "RecBole 1.2.1's default too"
+            : recBoleDefault == .null
+                ? "RecBole 1.2.1 would ignore it and keep its context-aware default, train_neg_sample_args: ~, and stop on data without a label column"
             : "RecBole 1.2.1 would ignore it and sample one uniform negative per positive"
         return Mapping(value: value, origin: "\(origin) (\(key))",
                        notice: "\(head): read as train_neg_sample_args: \(value) (\(recBole))")

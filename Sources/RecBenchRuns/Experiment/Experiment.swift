@@ -53,6 +53,9 @@ public struct ExperimentPlan: Sendable {
     public let memoryLimit: Double
     /// Notices gathered while planning.
     public let notices: [String]
+    /// Where this run departs from RecBole's rules for its family (`RecBoleFamilyDefaults`):
+    /// told once the model is fitted, beside its results (bad input still gets one line).
+    public let recBoleNotes: [String]
     /// `MAX_ITEM_LIST_LENGTH` (sequences' latest items a sequential model reads).
     public let sequenceLength: Int
 
@@ -97,7 +100,9 @@ public enum Experiment {
 
         // The model's defaults are its compiled-in declaration: no file in the working folder
         // can change a result.
-        var config = try Config(layers: fileLayers + [setLayer] + request.layers, modelKeys: ModelRegistry.parameterNames)
+        let familyLayer = RecBoleFamilyDefaults.layer(for: modelType.family).map { [$0] } ?? []
+        var config = try Config(layers: familyLayer + fileLayers + [setLayer] + request.layers, modelKeys: ModelRegistry.parameterNames,
+                                recBoleNegatives: RecBoleFamilyDefaults.negatives(for: modelType.family))
         if let dataset = request.dataset { config.set("dataset", to: .string(dataset), origin: "--dataset") }
         config.set("model", to: .string(modelType.name), origin: request.model != nil ? "--model" : config.origin(of: "model"))
         // Keep this model's hyperparameters (defaults included), drop other models'.
@@ -125,11 +130,6 @@ public enum Experiment {
                                        + "recommendation has to be 'TO'\")")
         }
         let training = try TrainingSettings(config)
-        if modelType.family == .sequential, config["loss_type"] == .string("CE"), training.negativesPerPositive > 0,
-           config.origin(of: "train_neg_sample_args") != "default" {   // asked for, not merely RecBole's default
-            notices.append("\(modelType.name) trains with CE over every item, so train_neg_sample_args (\(config.origin(of: "train_neg_sample_args"))) "
-                           + "draws no negatives (RecBole 1.2.1 refuses the pair: set it to ~, or loss_type: BPR to use it)")
-        }
         return ExperimentPlan(
             modelType: modelType, config: config, data: try DataSettings(config), split: split,
             evaluation: evaluation, training: training, parameters: parameters, model: model,
@@ -137,7 +137,8 @@ public enum Experiment {
             threads: threads == 0 ? Compute.coreCount : threads, threadSplit: try threadSplit(config),
             resultsDirectory: try config.string("results_dir"),
             memoryLimit: memoryLimit == 0 ? ProcessStats.availableMemoryBytes : Double(memoryLimit) * 1_048_576,
-            notices: notices, sequenceLength: try config.int("MAX_ITEM_LIST_LENGTH", atLeast: 1))
+            notices: notices, recBoleNotes: RecBoleFamilyDefaults.notes(modelType, config: config, training: training),
+            sequenceLength: try config.int("MAX_ITEM_LIST_LENGTH", atLeast: 1))
     }
 
     /// Resolves `eval_protocol: auto` by the model's family and the history mask that
@@ -250,6 +251,7 @@ public enum Experiment {
         let (dataset, split, summary) = (data.dataset, data.outcome.split, data.outcome.summary)
         let log = ValidationLog()
         let (model, fitSeconds) = try fit(plan, on: data, compute: compute, logger: logger, profile: profile, validationLog: log, onEvent: onEvent)
+        for note in plan.recBoleNotes { logger.notice("\(note)") }
         var clock = ContinuousClock.now
         func lap() -> Double {
             let now = ContinuousClock.now
@@ -277,7 +279,8 @@ public enum Experiment {
             fitSteps: model.fitSteps.merging(costSteps(model, dataset.statistics, summary)) { own, _ in own }, training: model.trainingSummary,
             peakMemoryMiB: ProcessStats.peakMemoryMiB,
             threads: threadRecord(compute, split: plan.threadSplit),
-            blas: BLAS.configuration, kernels: KernelSet.current.rawValue, notices: data.notices, tuning: tuning, validFromEpoch: validFromEpoch)
+            blas: BLAS.configuration, kernels: KernelSet.current.rawValue, notices: data.notices + plan.recBoleNotes, tuning: tuning,
+            validFromEpoch: validFromEpoch)
         let perUser = PerUserResults(runKey: runKey, dataset: dataset,
                                      evaluations: [valid.map { ($0, data.outcome.valid) }, (test, data.outcome.test)].compactMap { $0 })
         return RunOutcome(result: result, valid: valid, test: test, perUser: perUser)

@@ -1,0 +1,45 @@
+import RecBenchData
+import RecBenchContract
+
+/// RecBole 1.2.1's per-family quick-start defaults (`properties/quick_start_config/`), which it
+/// loads under the user's config files: the part recbench applies, and the notes that name
+/// where a run differs from what RecBole would do with the same config.
+enum RecBoleFamilyDefaults {
+    /// Sequential models split leave-one-out in time order (`sequential.yaml`); a config's own
+    /// `eval_args` replaces this whole, as in RecBole. Its `repeatable: True` is recbench's
+    /// sequential protocol already. The context-aware defaults are not applied: recbench ranks
+    /// every item for every family and trains on sampled negatives (`notes` names them).
+    static func layer(for family: ModelFamily) -> ConfigLayer? {
+        guard family == .sequential else { return nil }
+        let split: ConfigValue = .map(["LS": .string("valid_and_test")])
+        return ConfigLayer(source: "RecBole's sequential defaults (quick_start_config/sequential.yaml)",
+                           values: ["eval_args": .map(["split": split, "order": .string("TO"), "mode": .string("full")])])
+    }
+
+    /// What RecBole 1.2.1 samples when no file sets `train_neg_sample_args` (nil: the key's
+    /// own default): `context-aware.yaml` sets none.
+    static func negatives(for family: ModelFamily) -> ConfigValue? {
+        family == .contextAware ? .null : nil
+    }
+
+    /// One line for each RecBole family rule this run departs from.
+    static func notes(_ model: any Recommender.Type, config: Config, training: TrainingSettings) -> [String] {
+        var notes: [String] = []
+        let negatives = config.origin(of: "train_neg_sample_args")
+        if model.family == .sequential, config["loss_type"] == .string("CE"), training.negativesPerPositive > 0, negatives != "default" {
+            notes.append("\(model.name) trains with CE over every item, so train_neg_sample_args (\(negatives)) draws no negatives "
+                         + "(RecBole 1.2.1 refuses the pair: set it to ~, or loss_type: BPR to use it)")
+        }
+        if model.family == .contextAware {
+            var unset: [String] = []
+            if negatives == "default" { unset.append("train_neg_sample_args: ~ (it then stops on data without a label column: KeyError 'label')") }
+            if !config.isSet("eval_args") { unset.append("eval_args {order: RO, group_by: ~, mode: labeled} with metrics AUC, LogLoss") }
+            if !unset.isEmpty {
+                notes.append("\(model.name): RecBole 1.2.1's context-aware defaults (quick_start_config/context-aware.yaml) are "
+                             + unset.joined(separator: " and ") + "; recbench trains on \(training.negativesPerPositive) sampled negative(s) "
+                             + "per positive and ranks every item (set these keys in the config to compare with a RecBole run)")
+            }
+        }
+        return notes
+    }
+}
