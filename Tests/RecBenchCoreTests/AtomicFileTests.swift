@@ -33,6 +33,19 @@ struct AtomicFileTests {
         #expect(try t.tokens("u") == ["1", "4"])
     }
 
+    /// RecBole reads atomic files with pandas: a field that starts with `"` is quoted (pandas
+    /// read this very text to these values: 'x"y', 'p q', 'm<TAB>n', 'z"w').
+    @Test func aFieldThatStartsWithAQuoteIsReadAsPandasReadsIt() throws {
+        let t = try parse("a:token\tb:token_seq\tc:float\n\"x\"\"y\"\t\"p q\"\t\"1\"\n\"m\tn\"\tz\"w\t3\nx\"y\t\"\"\t\n")
+        #expect(try t.tokens("a") == ["x\"y", "m\tn", "x\"y"])
+        #expect(t.columns["a"] == .token(TokenColumn(["x\"y", "m\tn", "x\"y"])))   // quoted and bare spellings are one token
+        #expect(t.columns["b"] == .tokenSequence([["p", "q"], ["z\"w"], []]))
+        #expect(try t.floats("c")[0] == 1 && t.floats("c")[1] == 3)
+        // What pandas refuses is refused, naming the line: text after a closing quote, or a quote left open.
+        #expect(error("a:token\tb:token\n\"x\"y\t1\n")?.location == "x.inter:2")
+        #expect(error("a:token\tb:token\n1\t2\n\"x\t1\n")?.message.contains("does not close on this line") == true)
+    }
+
     @Test func otherSeparatorsWork() throws {
         let t = try parse("u:token,i:token\n1,2\n", separator: ",")
         #expect(try t.tokens("i") == ["2"])

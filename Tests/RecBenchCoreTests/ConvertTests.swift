@@ -101,6 +101,17 @@ struct ConverterTests {
         _ = try CSVConverter.convert(spec)
     }
 
+    /// A value that starts with a double quote is written quoted, so that RecBole's pandas reads
+    /// it back unchanged (checked against pandas by hand: '"限定" 減塩' from '\"\"\"限定\"\" 減塩\"'), and so does recbench.
+    @Test func aValueThatStartsWithAQuoteIsWrittenQuoted() throws {
+        let dir = try write(["i.csv": "item_id,name\n1,\"\"\"限定\"\" 減塩\"\n2,\"a \"\"b\"\"\"\n", "u.csv": "user_id,item_id\n1,1\n"])
+        _ = try CSVConverter.convert(ConversionSpec(name: "d", outputDirectory: dir + "/out", inputs: ["inter": dir + "/u.csv", "item": dir + "/i.csv"]))
+        let text = try String(contentsOfFile: dir + "/out/d.item", encoding: .utf8)
+        #expect(text == "item_id:token\tname:token\n1\t\"\"\"限定\"\" 減塩\"\n2\ta \"b\"\n")
+        let table = try AtomicFileReader.read(path: dir + "/out/d.item", fieldSeparator: "\t", sequenceSeparator: " ")
+        #expect(try table.tokens("name") == ["\"限定\" 減塩", "a \"b\""])
+    }
+
     @Test func tabsInsideValuesAreRejectedWithTheirLine() throws {
         let dir = try write(["i.csv": "user_id,item_id,note\n1,10,ok\n2,11,\"a\tb\"\n"])
         let e = #expect(throws: RecBenchError.self) {

@@ -282,7 +282,13 @@ public enum CSVConverter {
                         throw RecBenchError.file(plan.path, line: line, field: column.name,
                                                  "value contains a tab or line break, which atomic files cannot hold; remove it from the CSV")
                     }
-                    buffer.append(contentsOf: value.utf8)
+                    if value.utf8.first == AtomicFileReader.quote {   // RecBole's pandas would read it as quoted: quote it
+                        buffer.append(AtomicFileReader.quote)
+                        for b in value.utf8 { buffer.append(b); if b == AtomicFileReader.quote { buffer.append(b) } }
+                        buffer.append(AtomicFileReader.quote)
+                    } else {
+                        buffer.append(contentsOf: value.utf8)
+                    }
                 }
                 buffer.append(0x0A)
                 if buffer.count >= 1 << 20 { try flush() }

@@ -124,11 +124,10 @@ public enum AtomicFileReader {
             if line.bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }   // blank line
             var column = 0
             let lineNo = line.number
-            try forEachField(line.bytes, separator: sep) { start, end in
+            try forEachRecordField(line.bytes, separator: sep, path: path, line: lineNo) { field in
                 defer { column += 1 }
                 guard column < header.count else { return }
                 guard let slot = positionOfColumn[column] else { return }
-                let field = UnsafeBufferPointer(rebasing: line.bytes[start..<end])
                 let spec = header[column]
                 switch spec.type {
                 case .token:

@@ -1,0 +1,62 @@
+import RecBenchSupport
+
+/// RecBole 1.2.1 reads atomic files with pandas' CSV parser (`pd.read_csv`, default quoting),
+/// so a field whose first byte is `"` is a quoted field: it ends at the next lone `"`, `""`
+/// inside stands for one `"`, and a separator or the line's end must follow. A `"` anywhere
+/// else is an ordinary byte. recbench reads the same values; a quoted field that runs into the
+/// next line (which pandas would join) is refused, since `recbench convert` never writes one.
+extension AtomicFileReader {
+    static let quote: UInt8 = 0x22
+
+    /// Calls `body` with each field of a data line, a quoted one unquoted.
+    static func forEachRecordField(
+        _ bytes: UnsafeBufferPointer<UInt8>, separator: [UInt8], path: String, line: Int,
+        _ body: (UnsafeBufferPointer<UInt8>) throws -> Void
+    ) throws {
+        var start = 0
+        while true {
+            if start < bytes.count && bytes[start] == quote {
+                let (value, end) = try unquoted(bytes, from: start, separator: separator, path: path, line: line)
+                try value.withUnsafeBufferPointer { try body($0) }
+                guard end < bytes.count else { return }
+                start = end + separator.count
+                continue
+            }
+            var i = start
+            while i < bytes.count && !(bytes[i] == separator[0] && startsSeparator(bytes, at: i, separator)) { i += 1 }
+            try body(UnsafeBufferPointer(rebasing: bytes[start..<i]))
+            guard i < bytes.count else { return }
+            start = i + separator.count
+        }
+    }
+
+    /// The value of the quoted field that opens at `start`, and where it ends (a separator's
+    /// first byte, or the line's end).
+    private static func unquoted(
+        _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, separator: [UInt8], path: String, line: Int
+    ) throws -> (value: [UInt8], end: Int) {
+        var value: [UInt8] = []
+        var i = start + 1
+        while i < bytes.count {
+            if bytes[i] == quote {
+                if i + 1 < bytes.count && bytes[i + 1] == quote { value.append(quote); i += 2; continue }
+                let end = i + 1
+                guard end == bytes.count || startsSeparator(bytes, at: end, separator) else {
+                    throw RecBenchError.file(path, line: line, "a field that starts with a double quote is quoted (RecBole reads atomic files "
+                                             + "with pandas): its closing quote must end the field; write a literal \" as \"\"")
+                }
+                return (value, end)
+            }
+            value.append(bytes[i])
+            i += 1
+        }
+        throw RecBenchError.file(path, line: line, "a field that starts with a double quote is quoted (RecBole reads atomic files with pandas) "
+                                 + "and does not close on this line; write a literal \" as \"\" inside quotes")
+    }
+
+    private static func startsSeparator(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int, _ separator: [UInt8]) -> Bool {
+        guard i + separator.count <= bytes.count else { return false }
+        for k in 0..<separator.count where bytes[i + k] != separator[k] { return false }
+        return true
+    }
+}
