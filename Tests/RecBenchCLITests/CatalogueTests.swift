@@ -102,6 +102,8 @@ extension HostileCase {
         .row("invalid UTF-8 in a token", [0x75, 0xFF, 0x32, 0x09, 0x69, 0x32, 0x09, 0x35], ["'user_id'", "not valid UTF-8"]),
         .row("empty user id", Array("\ti2\t5".utf8), ["'user_id'", "empty id"]),
         .row("empty item id", Array("u2\t\t5".utf8), ["'item_id'", "empty id"]),
+        .row("an item id pandas reads as missing", Array("u2\tNULL\t5".utf8), ["'item_id'", "'NULL'", "missing value to RecBole"]),
+        .row("a quote left open", Array("u2\t\"i2\t5".utf8), ["tiny.inter:", "does not close on this line"]),
         .row("a 10 MB line", Array("u2\t".utf8) + [UInt8](repeating: 0x78, count: 10_000_000) + Array("\t5".utf8), ["more than the 1 MiB"]),
         HostileCase(name: "binary garbage", files: ["data/tiny/tiny.inter": (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 167 &+ 13) }],
                     mentions: ["tiny.inter:1"]),

@@ -92,8 +92,11 @@ public enum DatasetLoader {
                     throw RecBenchError.file(table.path, line: 1, field: field, "id column must have type token, found \(f.type.rawValue)")
                 }
                 let column = try table.tokenColumn(field)
-                if let empty = column.vocabulary.firstIndex(of: ""), let row = column.codes.firstIndex(of: Int32(empty)) {
-                    throw RecBenchError.file(table.path, line: Int(table.lineNumbers[row]), field: field, "empty id")
+                if let code = column.vocabulary.firstIndex(where: AtomicFileReader.pandasMissing.contains),
+                   let row = column.codes.firstIndex(of: Int32(code)) {
+                    let id = column.vocabulary[code]
+                    throw RecBenchError.file(table.path, line: Int(table.lineNumbers[row]), field: field, id.isEmpty ? "empty id"
+                        : "id '\(id)' is a missing value to RecBole 1.2.1 (pandas reads it so), which drops the row: give it another id")
                 }
                 if field == settings.userField { users.append(column) } else { items.append(column) }
             }

@@ -1,12 +1,17 @@
 import RecBenchSupport
 
-/// RecBole 1.2.1 reads atomic files with pandas' CSV parser (`pd.read_csv`, default quoting),
-/// so a field whose first byte is `"` is a quoted field: it ends at the next lone `"`, `""`
+/// RecBole 1.2.1 reads atomic files with pandas' CSV parser (`pd.read_csv`, default quoting and
+/// missing-value texts), so a field whose first byte is `"` is a quoted field: it ends at the next lone `"`, `""`
 /// inside stands for one `"`, and a separator or the line's end must follow. A `"` anywhere
 /// else is an ordinary byte. recbench reads the same values; a quoted field that runs into the
 /// next line (which pandas would join) is refused, since `recbench convert` never writes one.
 extension AtomicFileReader {
     static let quote: UInt8 = 0x22
+
+    /// The texts pandas 2.2 reads as a missing value by default (`STR_NA_VALUES`), whatever the
+    /// column's dtype: RecBole 1.2.1 drops a row whose user or item id is one of them.
+    public static let pandasMissing: Set<String> = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                                                    "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
 
     /// Calls `body` with each field of a data line, a quoted one unquoted.
     static func forEachRecordField(
