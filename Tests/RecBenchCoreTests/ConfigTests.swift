@@ -75,6 +75,21 @@ struct ConfigTests {
         #expect(layer.values["e"] == .string("none"))
         #expect(layer.values["f"] == .string("10"))
         #expect(layer.values["g"] == .list([.int(10), .int(20)]))
+        // What RecBole 1.2.1's own loader (Config._build_yaml_loader, PyYAML 6) made of each text, run here.
+        let pyYAML: [(String, ConfigValue)] = [
+            ("017", .int(15)), ("0o17", .string("0o17")), ("0b101", .int(5)), ("0x1F", .int(31)), ("1_000", .int(1000)),
+            ("1:30", .int(90)), ("-1:30", .int(-90)), ("1:30.5", .double(90.5)), ("1e-3", .double(0.001)), ("1E3", .double(1000)),
+            ("1.5e3", .double(1500)), ("2.", .double(2)), ("inf", .string("inf")), (".inf", .double(.infinity)),
+            ("-.Inf", .double(-.infinity)), ("nan", .string("nan")), ("True", .bool(true)), ("tRue", .string("tRue")),
+            ("YES", .bool(true)), ("On", .bool(true)), ("off", .bool(false)), ("Null", .null), ("NULL", .null),
+            ("nUll", .string("nUll")), ("010.5", .double(10.5)), ("+12", .int(12)), ("-0", .int(0)), ("0.1_5", .double(0.15)),
+            ("1__0", .int(10)), ("08", .string("08")), ("09.5", .double(9.5)), ("1e+3", .double(1000)), ("0x", .string("0x")),
+            ("12e", .string("12e")),
+        ]
+        for (text, expected) in pyYAML {
+            #expect(try ConfigLayer.yaml("k: \(text)\n", source: "t").values["k"] == expected, "\(text)")
+        }
+        #expect(try ConfigLayer.yaml("k: .NaN\n", source: "t").values["k"]?.doubleValue?.isNaN == true)
     }
 
     @Test func brokenYamlAndDuplicateKeysNameTheLine() {

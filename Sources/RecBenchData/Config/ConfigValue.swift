@@ -98,20 +98,53 @@ public enum ConfigValue: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Resolves an unquoted YAML scalar.
+    /// Resolves an unquoted YAML scalar as RecBole 1.2.1's loader does: PyYAML's YAML 1.1
+    /// resolvers (`yaml.FullLoader`: `017` is octal, `1_000` and `1:30` are ints, `08`, `inf` and
+    /// `tRue` are strings) plus RecBole's float resolver, which also takes `1e-3` without a dot.
+    /// (A date such as 2024-04-01, which PyYAML makes a date, stays text.)
     static func parsePlainScalar(_ text: String) -> ConfigValue {
-        let t = text.trimmingCharacters(in: .whitespaces)
-        switch t.lowercased() {
-        case "", "~", "null": return .null
-        case "true", "yes", "on": return .bool(true)
-        case "false", "no", "off": return .bool(false)
-        case ".inf", "+.inf", "inf": return .double(.infinity)
-        case "-.inf", "-inf": return .double(-.infinity)
+        if ["", "~", "null", "Null", "NULL"].contains(text) { return .null }
+        if ["yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"].contains(text) { return .bool(true) }
+        if ["no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"].contains(text) { return .bool(false) }
+        if let d = yamlFloat(text) { return .double(d) }
+        if let i = yamlInt(text) { return .int(i) }
+        return .string(text)
+    }
+
+    /// PyYAML's `construct_yaml_float` on its float pattern joined with RecBole's.
+    static func yamlFloat(_ text: String) -> Double? {
+        switch text {
+        case ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF": return .infinity
+        case "-.inf", "-.Inf", "-.INF": return -.infinity
+        case ".nan", ".NaN", ".NAN": return .nan
         default: break
         }
-        if let i = Int(t) { return .int(i) }
-        if t.contains(where: { $0.isNumber }), let d = Double(t) { return .double(d) }
-        return .string(text)
+        let decimal = #/[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+|\.[0-9_]+(?:[eE][-+][0-9]+)?/#
+        let plain = text.replacingOccurrences(of: "_", with: "")
+        if text.wholeMatch(of: decimal) != nil { return Double(plain) }
+        if text.wholeMatch(of: #/[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*/#) != nil { return sexagesimal(plain) }
+        return nil
+    }
+
+    /// PyYAML's `construct_yaml_int`: binary, octal (a leading 0), decimal, hex, base 60.
+    static func yamlInt(_ text: String) -> Int? {
+        let pattern = #/[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+/#
+        guard text.wholeMatch(of: pattern) != nil else { return nil }
+        var digits = Substring(text.replacingOccurrences(of: "_", with: ""))
+        let sign = digits.first == "-" ? -1 : 1
+        if digits.first == "-" || digits.first == "+" { digits = digits.dropFirst() }
+        if digits.contains(":") { return sexagesimal(String(digits)).map { sign * Int($0) } }
+        let radix = digits.hasPrefix("0b") ? 2 : digits.hasPrefix("0x") ? 16 : digits.count > 1 && digits.hasPrefix("0") ? 8 : 10
+        return Int(radix == 2 || radix == 16 ? digits.dropFirst(2) : digits, radix: radix).map { sign * $0 }
+    }
+
+    /// `a:b:c` in base 60 (the sign, if any, applies to the whole).
+    private static func sexagesimal(_ text: String) -> Double? {
+        let negative = text.hasPrefix("-")
+        let parts = text.drop { $0 == "-" || $0 == "+" }.split(separator: ":").map { Double($0) }
+        guard parts.allSatisfy({ $0 != nil }) else { return nil }
+        let value = parts.reduce(0) { $0 * 60 + $1! }
+        return negative ? -value : value
     }
 
     /// Parses YAML text (a document or a flow value such as `[10, 20]`).
