@@ -8,14 +8,16 @@ import Autodiff
 /// The block fixture's interactions with side files: `.user` (a token, a float that is not
 /// numerical) missing users u12…u15, and `.item` (a token sequence, empty for i3; a
 /// numerical float).
-func featureFixture(numerical: [String] = ["price"], noPrice: Set<Int> = [], noRow: Set<Int> = [], sizes: Bool = false) throws -> (SplitData, Dataset) {
+func featureFixture(numerical: [String] = ["price"], noPrice: Set<Int> = [], noRow: Set<Int> = [], sizes: Bool = false,
+                    missing: String? = nil) throws -> (SplitData, Dataset) {
     let dir = Fixtures.temporaryDirectory()
     let folder = Fixtures.writeInter(blockRows(), in: dir)
     var users = "user_id:token\tage:token\theight:float\n"
-    for u in 0..<12 { users += "u\(u)\t\(["young", "old", "mid"][u % 3])\t\(150 + u)\n" }
+    for u in 0..<12 { users += "u\(u)\t\(u == 0 ? missing ?? "young" : ["young", "old", "mid"][u % 3])\t\(150 + u)\n" }
     var items = "item_id:token\tgenre:token_seq\tprice:float" + (sizes ? "\tsizes:float_seq\n" : "\n")
     for i in 0..<12 where !noRow.contains(i) {
-        items += "i\(i)\t\(i == 3 ? "" : (i < 6 ? "comedy drama" : "horror"))\t\(noPrice.contains(i) ? "" : "\(Double(i) / 4)")"
+        let genre = i == 3 ? "" : i == 4 ? missing ?? "comedy drama" : (i < 6 ? "comedy drama" : "horror")
+        items += "i\(i)\t\(genre)\t\(noPrice.contains(i) ? "" : "\(Double(i) / 4)")"
             + (sizes ? "\t1 \(i + 2)\n" : "\n")
     }
     try users.write(toFile: "\(folder)/tiny.user", atomically: true, encoding: .utf8)
@@ -50,6 +52,19 @@ func featureFixture(numerical: [String] = ["price"], noPrice: Set<Int> = [], noR
         let timed = FeatureFields(withTime)
         #expect(timed.fields.count == features.fields.count)
         #expect(timed.notes.filter { $0.contains(".inter column timestamp") }.count == 1)
+    }
+
+    /// pandas reads `NA`, `null`, `None`, … as missing, and RecBole fills a missing token with its
+    /// padding id and a missing token sequence with an empty one.
+    @Test func aTextPandasReadsAsMissingIsAMissingFeature() throws {
+        for text in ["NA", "null", "None", "nan"] {
+            let (_, d) = try featureFixture(missing: text)
+            let features = FeatureFields(d)
+            let age = features.fields.firstIndex { $0.name == "age" }!, genre = features.fields.firstIndex { $0.name == "genre" }!
+            #expect(features.fields[age].cardinality == 4 && features.fields[genre].cardinality == 4, "\(text)")   // no new value
+            #expect(Array(features.sums[age].columns(ofRow: Int(d.userIDs["u0"]!))) == [0], "\(text)")   // the padding row
+            #expect(features.sums[genre].entries(ofRow: Int(d.itemIDs["i4"]!)).isEmpty, "\(text)")
+        }
     }
 
     @Test func bagsPoolAsRecBoleDoes() throws {

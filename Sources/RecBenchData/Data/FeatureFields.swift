@@ -98,11 +98,13 @@ public struct FeatureFields: Sendable {
         let numerical = dataset.numericalFeatures.contains(field.name)
         switch table.columns[field.name]! {
         case .token(let values):
-            // A missing row or an empty value is the padding id, a learned row as in RecBole.
-            let bags = Bags(values.values.map { $0.isEmpty ? [] : [$0] }, rows: rowIDs, count: count, padding: true)
+            // A missing row or value (empty, or a text pandas reads as missing: RecBole's `_fill_nan`)
+            // is the padding id, a learned row as in RecBole.
+            let missing = AtomicFileReader.pandasMissing
+            let bags = Bags(values.values.map { missing.contains($0) ? [] : [$0] }, rows: rowIDs, count: count, padding: true)
             return (.token, bags.matrix(mean: false), bags.matrix(mean: false))
         case .tokenSequence(let values):
-            let bags = Bags(values, rows: rowIDs, count: count)
+            let bags = Bags(values.map { $0.count == 1 && AtomicFileReader.pandasMissing.contains($0[0]) ? [] : $0 }, rows: rowIDs, count: count)
             return (.tokenSequence, bags.matrix(mean: false), bags.matrix(mean: true))
         case .float(let values) where numerical:
             let m = floatBags(values.map { $0.isNaN ? [] : [$0] }, rows: rowIDs, count: count, mean: false, fillWithMean: true)
