@@ -221,6 +221,21 @@ public enum DatasetLoader {
         return (inter, side("item"), side("user"))
     }
 
+    /// The first pre-split interaction file that holds RecBole's pre-expanded sequential examples
+    /// (an `{item}_list` column: RecBole's `_benchmark_presets` reads such files as they are),
+    /// and that column; nil when none does.
+    public static func preExpandedExamples(_ settings: DataSettings) throws -> (path: String, column: String)? {
+        guard settings.benchmarkFilenames != nil else { return nil }
+        let column = settings.itemField + "_list"
+        for path in sourceFiles(settings, folder: try locate(settings)).inter {
+            guard let handle = FileHandle(forReadingAtPath: path) else { continue }
+            defer { try? handle.close() }
+            let head = String(decoding: (try handle.read(upToCount: 1 << 16) ?? Data()).prefix { $0 != 0x0A }, as: UTF8.self)
+            if head.components(separatedBy: settings.fieldSeparator).contains(where: { $0.hasPrefix(column + ":") }) { return (path, column) }
+        }
+        return nil
+    }
+
     /// The dataset's fingerprint without parsing it: the same value `load(_:).fingerprint`
     /// gives, from the files' bytes alone (used to decide whether a run is already done).
     public static func fingerprint(_ settings: DataSettings) throws -> String {

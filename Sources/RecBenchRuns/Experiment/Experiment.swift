@@ -53,7 +53,7 @@ public struct ExperimentPlan: Sendable {
     public let memoryLimit: Double
     /// Notices gathered while planning.
     public let notices: [String]
-    /// Where this run departs from RecBole's rules for its family (`RecBoleFamilyDefaults`):
+    /// Where this run departs from RecBole's rules for its family (`RecBoleRules`):
     /// told once the model is fitted, beside its results (bad input still gets one line).
     public let recBoleNotes: [String]
     /// `MAX_ITEM_LIST_LENGTH` (sequences' latest items a sequential model reads).
@@ -100,9 +100,9 @@ public enum Experiment {
 
         // The model's defaults are its compiled-in declaration: no file in the working folder
         // can change a result.
-        let familyLayer = RecBoleFamilyDefaults.layer(for: modelType.family).map { [$0] } ?? []
+        let familyLayer = RecBoleRules.layer(for: modelType.family).map { [$0] } ?? []
         var config = try Config(layers: familyLayer + fileLayers + [setLayer] + request.layers, modelKeys: ModelRegistry.parameterNames,
-                                recBoleNegatives: RecBoleFamilyDefaults.negatives(for: modelType.family))
+                                recBoleNegatives: RecBoleRules.negatives(for: modelType.family))
         if let dataset = request.dataset { config.set("dataset", to: .string(dataset), origin: "--dataset") }
         config.set("model", to: .string(modelType.name), origin: request.model != nil ? "--model" : config.origin(of: "model"))
         // Keep this model's hyperparameters (defaults included), drop other models'.
@@ -130,14 +130,15 @@ public enum Experiment {
                                        + "recommendation has to be 'TO'\")")
         }
         let training = try TrainingSettings(config)
+        let data = try DataSettings(config)
         return ExperimentPlan(
-            modelType: modelType, config: config, data: try DataSettings(config), split: split,
+            modelType: modelType, config: config, data: data, split: split,
             evaluation: evaluation, training: training, parameters: parameters, model: model,
             seed: UInt64(bitPattern: Int64(try config.int("seed"))),
             threads: threads == 0 ? Compute.coreCount : threads, threadSplit: try threadSplit(config),
             resultsDirectory: try config.string("results_dir"),
             memoryLimit: memoryLimit == 0 ? ProcessStats.availableMemoryBytes : Double(memoryLimit) * 1_048_576,
-            notices: notices, recBoleNotes: RecBoleFamilyDefaults.notes(modelType, config: config, training: training),
+            notices: notices, recBoleNotes: RecBoleRules.notes(modelType, config: config, training: training, split: split, data: data),
             sequenceLength: try config.int("MAX_ITEM_LIST_LENGTH", atLeast: 1))
     }
 
@@ -205,6 +206,10 @@ public enum Experiment {
     /// Loads and splits the data of `plan`.
     public static func load(_ plan: ExperimentPlan, logger: Logger, onEvent: @Sendable (Event) -> Void = { _ in }) throws -> LoadedData {
         var notices = plan.notices
+        if plan.needsSequences, let expanded = try DatasetLoader.preExpandedExamples(plan.data) {
+            throw RecBenchError.file(expanded.path, line: 1, field: expanded.column, "holds RecBole's pre-expanded sequential examples; "
+                                     + "recbench builds the examples itself from each file's plain log (user, item, time): give it those")
+        }
         let start = ContinuousClock.now
         let dataset = try DatasetLoader.load(plan.data)
         for line in dataset.filterLog { logger.info("\(line)") }

@@ -1,10 +1,11 @@
 import RecBenchData
 import RecBenchContract
 
-/// RecBole 1.2.1's per-family quick-start defaults (`properties/quick_start_config/`), which it
-/// loads under the user's config files: the part recbench applies, and the notes that name
-/// where a run differs from what RecBole would do with the same config.
-enum RecBoleFamilyDefaults {
+/// RecBole 1.2.1's rules that depend on more than one key: its per-family quick-start defaults
+/// (`properties/quick_start_config/`, loaded under the user's config files), the part recbench
+/// applies, and the notes that name where a run departs from what RecBole would do with the
+/// same config.
+enum RecBoleRules {
     /// Sequential models split leave-one-out in time order (`sequential.yaml`); a config's own
     /// `eval_args` replaces this whole, as in RecBole. Its `repeatable: True` is recbench's
     /// sequential protocol already. The context-aware defaults are not applied: recbench ranks
@@ -22,9 +23,17 @@ enum RecBoleFamilyDefaults {
         family == .contextAware ? .null : nil
     }
 
-    /// One line for each RecBole family rule this run departs from.
-    static func notes(_ model: any Recommender.Type, config: Config, training: TrainingSettings) -> [String] {
+    /// One line for each RecBole rule this run departs from.
+    static func notes(_ model: any Recommender.Type, config: Config, training: TrainingSettings, split: SplitSettings,
+                      data: DataSettings) -> [String] {
         var notes: [String] = []
+        let twoRatios = if case .ratio(let r) = split.strategy, r.count == 2 { data.benchmarkFilenames == nil } else { false }
+        if twoRatios || data.benchmarkFilenames?.count == 2 {
+            let key = twoRatios ? "eval_args.split" : "benchmark_filename"
+            notes.append("\(key) (\(config.origin(of: twoRatios ? "eval_args" : key))) makes two parts: RecBole 1.2.1 needs three "
+                         + "(train, valid, test) and stops (its data_preparation unpacks three); recbench trained without validation, "
+                         + "so without early stopping, for all \(training.epochs) epochs")
+        }
         let negatives = config.origin(of: "train_neg_sample_args")
         if model.family == .sequential, config["loss_type"] == .string("CE"), training.negativesPerPositive > 0, negatives != "default" {
             notes.append("\(model.name) trains with CE over every item, so train_neg_sample_args (\(negatives)) draws no negatives "
