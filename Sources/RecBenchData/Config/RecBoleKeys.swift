@@ -50,7 +50,8 @@ public enum RecBoleKeys {
                 + "mask_itemseq and inverse_itemseq are built into BERT4Rec and SHAN, and crop_itemseq and reorder_itemseq add "
                 + "batch fields only contrastive models read, none of them in recbench",
                 alsoInert: ["mask_itemseq", "inverse_itemseq", "crop_itemseq", "reorder_itemseq"].map(ConfigValue.string)),
-        ignored("repeatable", "RecBole's switch that sequential models require; recbench's repeat handling is `history_mask` and `eval_protocol`."),
+        ignored("repeatable", "RecBole's repeat-item switch: its sequential models need True (their quick-start default; 1.2.1 refuses False), "
+                + "which is recbench's sequential protocol always; what is masked is `history_mask`."),
         refused("eval_neg_sample_args", "sampled evaluation is not supported; recbench ranks every item", closest: "eval_args"),
         refused("valid_neg_sample_args", "sampled evaluation is not supported; recbench ranks every item", closest: "eval_args"),
         refused("test_neg_sample_args", "sampled evaluation is not supported; recbench ranks every item", closest: "eval_args"),
