@@ -44,6 +44,12 @@ struct AtomicFileTests {
         // What pandas refuses is refused, naming the line: text after a closing quote, or a quote left open.
         #expect(error("a:token\tb:token\n\"x\"y\t1\n")?.location == "x.inter:2")
         #expect(error("a:token\tb:token\n1\t2\n\"x\t1\n")?.message.contains("does not close on this line") == true)
+        // A longer separator is a regular expression to pandas, which then takes quotes literally.
+        let long = try parse("a:token::b:token\n\"x\"::\"y\n", separator: "::")
+        #expect(try long.tokens("a") == ["\"x\""] && long.tokens("b") == ["\"y"])
+        // A token_seq field that is a text pandas reads as missing is empty; one with more around it is not.
+        let seq = try parse("s:token_seq\nNA\n NA\nnull x\n")
+        #expect(seq.columns["s"] == .tokenSequence([[], ["NA"], ["null", "x"]]))
     }
 
     @Test func otherSeparatorsWork() throws {

@@ -38,6 +38,10 @@ struct ConfigTests {
         let whole = try Config(layers: [base, try ConfigLayer.assignments(["eval_args={order: TO}"])], modelKeys: models)
         #expect(try SplitSettings(whole).strategy == .ratio([0.8, 0.1, 0.1]))
         #expect(whole.notices.contains { $0.contains("split: ") && !$0.contains("order: TO") && $0.contains("no longer applies") })
+        // An entry set over a null eval_args still gets the other defaults.
+        let overNull = try Config(layers: [try ConfigLayer.yaml("eval_args: ~\n", source: "n.yml"), try ConfigLayer.assignments(["eval_args.order=TO"])],
+                                  modelKeys: models)
+        #expect(try SplitSettings(overNull).order == .time && SplitSettings(overNull).strategy == .ratio([0.8, 0.1, 0.1]))
         // Entry-by-entry keys work for any map: the distribution survives a new sample_num.
         let popular = try ConfigLayer.yaml("train_neg_sample_args: {distribution: popularity, sample_num: 1}\n", source: "p.yml")
         let more = try Config(layers: [popular, try ConfigLayer.assignments(["train_neg_sample_args.sample_num=3"])], modelKeys: models)

@@ -67,6 +67,17 @@ func featureFixture(numerical: [String] = ["price"], noPrice: Set<Int> = [], noR
         }
     }
 
+    /// A side-file row whose id pandas reads as missing is refused, as in the interaction file.
+    @Test func aSideFileIDThatPandasReadsAsMissingIsRefused() throws {
+        let dir = Fixtures.temporaryDirectory()
+        let folder = Fixtures.writeInter(blockRows(), in: dir)
+        try "item_id:token\tprice:float\ni0\t1\nnull\t2\n".write(toFile: "\(folder)/tiny.item", atomically: true, encoding: .utf8)
+        let cfg = try Fixtures.config(dataPath: dir, extra: ["load_col": .map(["inter": .list([.string("user_id"), .string("item_id")]),
+                                                                               "item": .list([.string("item_id"), .string("price")])])])
+        let e = #expect(throws: RecBenchError.self) { try DatasetLoader.load(DataSettings(cfg)) }
+        #expect(e?.location == "\(folder)/tiny.item:3" && e?.message.contains("'null' is a missing value") == true, "\(String(describing: e))")
+    }
+
     @Test func bagsPoolAsRecBoleDoes() throws {
         let (_, d) = try featureFixture()
         let features = FeatureFields(d)

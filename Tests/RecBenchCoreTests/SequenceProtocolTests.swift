@@ -138,14 +138,15 @@ struct SequenceProtocolTests {
         #expect(sequential.config.origin(of: "eval_args").contains("quick_start_config/sequential.yaml"))
         let general = try plan("Pop")
         #expect(general.split.order == .random && general.split.strategy == .ratio([0.8, 0.1, 0.1]))
-        #expect(!general.notices.contains { $0.contains("quick_start_config") })
+        #expect(general.config.origin(of: "eval_args") == "default" && general.recBoleNotes.isEmpty)
         // Context-aware: RecBole's defaults (no negatives, labeled AUC evaluation) are named, not applied.
         let fm = try plan("FM")
         #expect(fm.training.negativesPerPositive == 1)
         #expect(fm.recBoleNotes.contains { $0.contains("context-aware.yaml") && $0.contains("KeyError 'label'") && $0.contains("mode: labeled") })
         let told = try Experiment.plan(RunRequest(model: "FM", assignments: ["dataset=tiny", "data_path=\(dir)", "eval_args={order: TO}",
                                                                             "train_neg_sample_args={distribution: uniform, sample_num: 2}"]))
-        #expect(told.recBoleNotes.isEmpty)
+        #expect(told.recBoleNotes.count == 1 && told.recBoleNotes[0].contains("metrics [AUC, LogLoss]"), "\(told.recBoleNotes)")
+        #expect(!told.recBoleNotes[0].contains("labeled") && !told.recBoleNotes[0].contains("KeyError"))
     }
 
     /// RecBole's benchmark files for sequential models hold expanded examples (`item_id_list`);

@@ -226,9 +226,9 @@ public struct Config: Sendable {
     /// whole, as RecBole reads config files, and eval_args then takes its defaults for the
     /// entries it lacks (RecBole's `default_eval_args.update(...)`).
     static func combined(_ key: String, _ value: ConfigValue, over below: ConfigValue?, entries: Bool) -> ConfigValue {
-        if entries, let below { return merged(value, over: below) }
-        if key == "eval_args", let defaults = ConfigKeys.byName[key]?.defaultValue { return merged(value, over: defaults) }
-        return value
+        let combined = entries && below != nil ? merged(value, over: below!) : value
+        if key == "eval_args", let defaults = ConfigKeys.byName[key]?.defaultValue { return merged(combined, over: defaults) }
+        return combined
     }
 
     private static func merged(_ value: ConfigValue, over below: ConfigValue) -> ConfigValue {

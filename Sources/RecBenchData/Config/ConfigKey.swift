@@ -88,7 +88,8 @@ public enum ConfigKeys {
             "order": .string("RO"), "group_by": .string("user"), "mode": .string("full"),
         ]), "Split and ranking protocol: `split` ({RS: [train, valid, test]} or {LS: valid_and_test | test_only}), `order` (TO by time, RO random), "
             + "`group_by` (user), `mode` (full, or {valid: full, test: full}). As in RecBole, a file's eval_args replaces an earlier file's whole and "
-            + "its missing entries take these defaults (sequential models: RecBole's {split: {LS: valid_and_test}, order: TO}); "
+            + "its missing entries take these defaults; a sequential model whose config sets no eval_args gets RecBole's "
+            + "{split: {LS: valid_and_test}, order: TO}; "
             + "`--set eval_args.KEY=V` changes one entry."),
         ConfigKey("history_mask", "recbole, seen or none", .string("recbole"),
                   "Which earlier-split items are excluded from ranking: RecBole's (history minus the split's positives), every seen item, or none."),

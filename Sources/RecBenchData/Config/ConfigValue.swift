@@ -50,8 +50,8 @@ public enum ConfigValue: Sendable, Equatable, CustomStringConvertible {
     }
 
     private static func quoteIfNeeded(_ s: String) -> String {
-        let plain = !s.isEmpty && s.allSatisfy { $0.isLetter || $0.isNumber || "_-./@".contains($0) }
-            && Double(s) == nil && !["true", "false", "null", "~", "yes", "no"].contains(s.lowercased())
+        // Plain only where RecBole's loader would read the text back as this string.
+        let plain = !s.isEmpty && s.allSatisfy { $0.isLetter || $0.isNumber || "_-./@".contains($0) } && parsePlainScalar(s) == .string(s)
         if plain { return s }
         var escaped = ""
         for ch in s.unicodeScalars {

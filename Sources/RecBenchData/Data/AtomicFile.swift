@@ -117,14 +117,14 @@ public enum AtomicFileReader {
         var tokenSeqColumns = [[[String]]](repeating: [], count: selected.count)
         var floatSeqColumns = [[[Double]]](repeating: [], count: selected.count)
         var lineNumbers: [Int32] = []
-        let seqSep = Array(sequenceSeparator.utf8)
+        let seqSep = Array(sequenceSeparator.utf8), quoting = quotes(under: sep)
 
         while let line = lines.next() {
             try checkLength(line, path: path)
             if line.bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }   // blank line
             var column = 0
             let lineNo = line.number
-            try forEachRecordField(line.bytes, separator: sep, path: path, line: lineNo) { field in
+            try forEachRecordField(line.bytes, separator: sep, quoting: quoting, path: path, line: lineNo) { field in
                 defer { column += 1 }
                 guard column < header.count else { return }
                 guard let slot = positionOfColumn[column] else { return }
@@ -136,6 +136,7 @@ public enum AtomicFileReader {
                     floatColumns[slot].append(try number(field, path, lineNo, spec.name))
                 case .tokenSequence:
                     var items: [String] = []
+                    if pandasMissing.contains(String(decoding: field, as: UTF8.self)) { tokenSeqColumns[slot].append([]); return }
                     try forEachField(field, separator: seqSep) { s, e in
                         if e > s { items.append(try text(UnsafeBufferPointer(rebasing: field[s..<e]), path, lineNo, spec.name)) }
                     }

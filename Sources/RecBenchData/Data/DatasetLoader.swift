@@ -92,12 +92,7 @@ public enum DatasetLoader {
                     throw RecBenchError.file(table.path, line: 1, field: field, "id column must have type token, found \(f.type.rawValue)")
                 }
                 let column = try table.tokenColumn(field)
-                if let code = column.vocabulary.firstIndex(where: AtomicFileReader.pandasMissing.contains),
-                   let row = column.codes.firstIndex(of: Int32(code)) {
-                    let id = column.vocabulary[code]
-                    throw RecBenchError.file(table.path, line: Int(table.lineNumbers[row]), field: field, id.isEmpty ? "empty id"
-                        : "id '\(id)' is a missing value to RecBole 1.2.1 (pandas reads it so), which drops the row: give it another id")
-                }
+                try refuseMissingIDs(column, of: table, field)
                 if field == settings.userField { users.append(column) } else { items.append(column) }
             }
             timestamps = try appendFloatColumn(settings.timeField, of: table, to: timestamps)
@@ -154,6 +149,7 @@ public enum DatasetLoader {
 
     /// `table` with its id column checked: present, a token column, each id on one row only.
     static func uniqueIDs(_ table: AtomicTable, _ field: String) throws -> AtomicTable {
+        try refuseMissingIDs(try table.tokenColumn(field), of: table, field)
         var firstLine: [String: Int32] = [:]
         for (r, id) in try table.tokens(field).enumerated() {
             if let first = firstLine[id] {
@@ -163,6 +159,17 @@ public enum DatasetLoader {
             firstLine[id] = table.lineNumbers[r]
         }
         return table
+    }
+
+    /// An empty id, or one pandas reads as missing, is refused with its line: RecBole 1.2.1 drops
+    /// such a row (or, under `benchmark_filename`, which skips its filtering, reads it as its
+    /// padding id), so recbench would rank another catalogue.
+    static func refuseMissingIDs(_ column: TokenColumn, of table: AtomicTable, _ field: String) throws {
+        guard let code = column.vocabulary.firstIndex(where: AtomicFileReader.pandasMissing.contains),
+              let row = column.codes.firstIndex(of: Int32(code)) else { return }
+        let id = column.vocabulary[code]
+        throw RecBenchError.file(table.path, line: Int(table.lineNumbers[row]), field: field, id.isEmpty ? "empty id"
+            : "id '\(id)' is a missing value to RecBole 1.2.1 (pandas reads it so; it drops the row, or pre-split makes it padding): give it another id")
     }
 
     /// Throws when dropping the interactions whose `side` is missing from `table` dropped all.

@@ -104,7 +104,7 @@ public struct FeatureFields: Sendable {
             let bags = Bags(values.values.map { missing.contains($0) ? [] : [$0] }, rows: rowIDs, count: count, padding: true)
             return (.token, bags.matrix(mean: false), bags.matrix(mean: false))
         case .tokenSequence(let values):
-            let bags = Bags(values.map { $0.count == 1 && AtomicFileReader.pandasMissing.contains($0[0]) ? [] : $0 }, rows: rowIDs, count: count)
+            let bags = Bags(values, rows: rowIDs, count: count)   // a field pandas reads as missing is empty already (the reader)
             return (.tokenSequence, bags.matrix(mean: false), bags.matrix(mean: true))
         case .float(let values) where numerical:
             let m = floatBags(values.map { $0.isNaN ? [] : [$0] }, rows: rowIDs, count: count, mean: false, fillWithMean: true)

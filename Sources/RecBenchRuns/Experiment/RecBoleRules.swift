@@ -31,8 +31,8 @@ enum RecBoleRules {
         if twoRatios || data.benchmarkFilenames?.count == 2 {
             let key = twoRatios ? "eval_args.split" : "benchmark_filename"
             notes.append("\(key) (\(config.origin(of: twoRatios ? "eval_args" : key))) makes two parts: RecBole 1.2.1 needs three "
-                         + "(train, valid, test) and stops (its data_preparation unpacks three); recbench trained without validation, "
-                         + "so without early stopping, for all \(training.epochs) epochs")
+                         + "(train, valid, test) and stops (its data_preparation unpacks three); recbench ran without validation, "
+                         + "so a trained model had no early stopping")
         }
         let negatives = config.origin(of: "train_neg_sample_args")
         if model.family == .sequential, config["loss_type"] == .string("CE"), training.negativesPerPositive > 0, negatives != "default" {
@@ -42,7 +42,8 @@ enum RecBoleRules {
         if model.family == .contextAware {
             var unset: [String] = []
             if negatives == "default" { unset.append("train_neg_sample_args: ~ (it then stops on data without a label column: KeyError 'label')") }
-            if !config.isSet("eval_args") { unset.append("eval_args {order: RO, group_by: ~, mode: labeled} with metrics AUC, LogLoss") }
+            if !config.isSet("eval_args") { unset.append("eval_args {order: RO, group_by: ~, mode: labeled}") }
+            if !config.isSet("metrics") || !config.isSet("valid_metric") { unset.append("metrics [AUC, LogLoss] with valid_metric AUC") }
             if !unset.isEmpty {
                 notes.append("\(model.name): RecBole 1.2.1's context-aware defaults (quick_start_config/context-aware.yaml) are "
                              + unset.joined(separator: " and ") + "; recbench trains on \(training.negativesPerPositive) sampled negative(s) "
