@@ -173,6 +173,23 @@ struct DatasetLoaderTests {
         #expect(d.interactions.count == 4)
     }
 
+    /// RecBole 1.2.1 drops a side-file id without interactions only when 0 is below the first
+    /// interval's lower value, open or closed: "(0,inf)" keeps it, "[1,inf)" drops it.
+    @Test func aSideFileIDWithoutInteractionsFollowsRecBolesLowerValue() throws {
+        let dir = Fixtures.temporaryDirectory()
+        let folder = Fixtures.writeInter([("a", "x", 1), ("b", "x", 2), ("a", "y", 3)], in: dir)
+        try "item_id:token\tprice:float\nx\t1\ny\t2\nq\t3\n".write(toFile: "\(folder)/tiny.item", atomically: true, encoding: .utf8)
+        func items(_ interval: String) throws -> Set<String> {
+            let columns: ConfigValue = .map(["inter": .list([.string("user_id"), .string("item_id"), .string("timestamp")]),
+                                             "item": .list([.string("item_id"), .string("price")])])
+            let cfg = try Fixtures.config(dataPath: dir, extra: ["item_inter_num_interval": .string(interval), "load_col": columns])
+            return Set(try DatasetLoader.load(DataSettings(cfg)).itemTokens)
+        }
+        #expect(try items("(0,inf)") == ["x", "y", "q"])
+        #expect(try items("[1,inf)") == ["x", "y"])
+        #expect(try items("[0,inf)") == ["x", "y", "q"])
+    }
+
     @Test func duplicatesAreKeptOrReducedToFirstOrLast() throws {
         let dir = Fixtures.temporaryDirectory()
         Fixtures.writeInter([("a", "x", 5), ("a", "x", 1), ("a", "y", 3)], in: dir)

@@ -80,7 +80,8 @@ public enum ConfigKeys {
         ConfigKey("user_inter_num_interval", "interval str or null", .null,
                   "Keep users whose interaction count lies in the interval, e.g. `[5,inf)`; with the item interval, repeated until stable (k-core). "
                   + "A bare number is an error (RecBole 1.2.1 ignores it)."),
-        ConfigKey("item_inter_num_interval", "interval str or null", .null, "Keep items whose interaction count lies in the interval, e.g. `[5,inf)`."),
+        ConfigKey("item_inter_num_interval", "interval str or null", .null, "Keep items whose interaction count lies in the interval, e.g. `[5,inf)`. "
+                  + "A side-file row without interactions stays unless 0 is below the lower value, open or closed (RecBole's rule: `(0,inf)` keeps it)."),
         ConfigKey("filter_inter_by_user_or_item", "bool", .bool(true), "Drop interactions whose user / item is missing from a loaded `.user` / `.item` file."),
         // Protocol
         ConfigKey("eval_args", "map", .map([

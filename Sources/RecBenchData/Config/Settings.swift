@@ -124,6 +124,14 @@ public struct CountInterval: Sendable, Hashable, CustomStringConvertible {
         if pieces.isEmpty { throw RecBenchError("empty interval") }
     }
 
+    /// Whether a side-file row (`.user` / `.item`) with `count` interactions stays, by RecBole
+    /// 1.2.1's rule (`_get_illegal_ids_by_inter_num`): one with interactions when the count lies
+    /// in the interval; one with none unless 0 is below the first piece's lower value, open or
+    /// closed — so `"(0,inf)"` keeps an id that has no interaction, as RecBole does.
+    public func keepsSideRow(withCount count: Int) -> Bool {
+        count > 0 ? contains(count) : !(0 < pieces[0].lower)
+    }
+
     /// Whether `count` lies in the interval.
     public func contains(_ count: Int) -> Bool {
         let x = Double(count)

@@ -138,11 +138,11 @@ public enum DatasetLoader {
         }
         if let t = itemTable, let interval = settings.itemInterval {
             let ids = try t.tokens(settings.itemField), counts = raw.itemCounts()
-            for r in 0..<ids.count where bannedItems.contains(ids[r]) || !interval.contains(counts[ids[r]] ?? 0) { keptItemRows![r] = false }
+            for r in 0..<ids.count where bannedItems.contains(ids[r]) || !interval.keepsSideRow(withCount: counts[ids[r]] ?? 0) { keptItemRows![r] = false }
         }
         if let t = userTable, let interval = settings.userInterval {
             let ids = try t.tokens(settings.userField), counts = raw.userCounts()
-            for r in 0..<ids.count where bannedUsers.contains(ids[r]) || !interval.contains(counts[ids[r]] ?? 0) { keptUserRows![r] = false }
+            for r in 0..<ids.count where bannedUsers.contains(ids[r]) || !interval.keepsSideRow(withCount: counts[ids[r]] ?? 0) { keptUserRows![r] = false }
         }
         return (keptItemRows, keptUserRows)
     }
