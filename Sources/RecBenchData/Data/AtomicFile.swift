@@ -300,7 +300,7 @@ public enum AtomicFileReader {
         try body(start, n)
     }
 
-    private static func matches(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int, _ sep: [UInt8]) -> Bool {
+    static func matches(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int, _ sep: [UInt8]) -> Bool {
         guard i + sep.count <= bytes.count else { return false }
         for k in 0..<sep.count where bytes[i + k] != sep[k] { return false }
         return true

@@ -36,7 +36,7 @@ extension AtomicFileReader {
                 continue
             }
             var i = start
-            while i < bytes.count && !(bytes[i] == separator[0] && startsSeparator(bytes, at: i, separator)) { i += 1 }
+            while i < bytes.count && !(bytes[i] == separator[0] && matches(bytes, at: i, separator)) { i += 1 }
             try body(UnsafeBufferPointer(rebasing: bytes[start..<i]))
             guard i < bytes.count else { return }
             start = i + separator.count
@@ -54,7 +54,7 @@ extension AtomicFileReader {
             if bytes[i] == quote {
                 if i + 1 < bytes.count && bytes[i + 1] == quote { value.append(quote); i += 2; continue }
                 let end = i + 1
-                guard end == bytes.count || startsSeparator(bytes, at: end, separator) else {
+                guard end == bytes.count || matches(bytes, at: end, separator) else {
                     throw RecBenchError.file(path, line: line, "a field that starts with a double quote is quoted (RecBole reads atomic files "
                                              + "with pandas): its closing quote must end the field; write a literal \" as \"\"")
                 }
@@ -65,11 +65,5 @@ extension AtomicFileReader {
         }
         throw RecBenchError.file(path, line: line, "a field that starts with a double quote is quoted (RecBole reads atomic files with pandas) "
                                  + "and does not close on this line; write a literal \" as \"\" inside quotes")
-    }
-
-    private static func startsSeparator(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int, _ separator: [UInt8]) -> Bool {
-        guard i + separator.count <= bytes.count else { return false }
-        for k in 0..<separator.count where bytes[i + k] != separator[k] { return false }
-        return true
     }
 }
