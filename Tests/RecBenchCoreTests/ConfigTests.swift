@@ -96,6 +96,27 @@ struct ConfigTests {
         #expect(try ConfigLayer.yaml("k: .NaN\n", source: "t").values["k"]?.doubleValue?.isNaN == true)
     }
 
+    /// Explicit tags as RecBole 1.2.1's loader constructs them (each expected value is what
+    /// `Config._build_yaml_loader` returned here); tags it reads as bytes, dates, tuples of its own
+    /// or refuses are one error naming the file, line and key.
+    @Test func explicitYamlTagsAreConstructedAsPyYAMLDoes() throws {
+        let pyYAML: [(String, ConfigValue)] = [
+            ("!!str 017", .string("017")), ("!!str true", .string("true")), ("!!int '017'", .int(15)), ("!!int \"0x1F\"", .int(31)),
+            ("!!float 1", .double(1)), ("!!float '1e-3'", .double(0.001)), ("!!bool 'yes'", .bool(true)), ("!!null ''", .null),
+            ("! 017", .int(15)), ("!!str", .string("")), ("!!float .inf", .double(.infinity)), ("!!float inf", .double(.infinity)),
+            ("!!python/tuple [1, 2]", .list([.int(1), .int(2)])),
+        ]
+        for (text, expected) in pyYAML {
+            #expect(try ConfigLayer.yaml("a: 1\nk: \(text)\n", source: "t").values["k"] == expected, "\(text)")
+        }
+        for text in ["!!int abc", "!!binary aGk=", "!foo 1", "!!timestamp 2020-01-01", "!!bool 1", "!!set {a: ~}"] {
+            let e = #expect(throws: RecBenchError.self, "\(text)") { try ConfigLayer.yaml("a: 1\nk: \(text)\n", source: "t.yml") }
+            #expect(e?.location == "t.yml:2" && e?.field == "k", "\(text): \(String(describing: e))")
+        }
+        let set = #expect(throws: RecBenchError.self) { try ConfigLayer.assignments(["seed=!!int x"]) }
+        #expect(set?.field == "seed" && set?.message.contains("!!int") == true)
+    }
+
     @Test func brokenYamlAndDuplicateKeysNameTheLine() {
         let broken = #expect(throws: RecBenchError.self) { try ConfigLayer.yaml("a: [1, 2\nb: 3\n", source: "x.yml") }
         #expect(broken?.location.hasPrefix("x.yml:") == true)

@@ -151,22 +151,23 @@ struct SequenceProtocolTests {
 
     /// RecBole's benchmark files for sequential models hold expanded examples (`item_id_list`);
     /// read as plain logs they would be a different log, so a sequential run refuses them.
-    @Test func preExpandedBenchmarkFilesAreRefusedForSequencesOnly() throws {
+    @Test(arguments: [("_list", [String]()), ("_seq", ["LIST_SUFFIX=_seq"])])
+    func preExpandedBenchmarkFilesAreRefusedForSequencesOnly(suffix: String, extra: [String]) throws {
         let dir = Fixtures.temporaryDirectory(), folder = dir + "/tiny"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for part in ["train", "valid", "test"] {
-            try "user_id:token\titem_id_list:token_seq\titem_id:token\ttimestamp:float\na\ti1 i2\ti3\t3\nb\ti2\ti1\t4\n"
+            try "user_id:token\titem_id\(suffix):token_seq\titem_id:token\ttimestamp:float\na\ti1 i2\ti3\t3\nb\ti2\ti1\t4\n"
                 .write(toFile: "\(folder)/tiny.\(part).inter", atomically: true, encoding: .utf8)
         }
-        func run(_ model: String) throws {
+        func run(_ model: String, _ more: [String]) throws {
             let plan = try Experiment.plan(RunRequest(model: model, assignments: [
                 "dataset=tiny", "data_path=\(dir)", "benchmark_filename=[train,valid,test]", "eval_args={order: TO}",
-                "load_col={inter: [user_id, item_id, timestamp]}", "topk=[1]", "metrics=[Hit]", "valid_metric=Hit@1"]))
+                "load_col={inter: [user_id, item_id, timestamp]}", "topk=[1]", "metrics=[Hit]", "valid_metric=Hit@1"] + more))
             _ = try Experiment.load(plan, logger: Logger(label: "test"))
         }
-        let e = #expect(throws: RecBenchError.self) { try run("FPMC") }
-        #expect(e?.location == "\(folder)/tiny.train.inter:1" && e?.field == "item_id_list" && e?.message.contains("pre-expanded") == true)
-        try run("Pop")   // a general model reads the files' interactions, as RecBole does
+        let e = #expect(throws: RecBenchError.self) { try run("FPMC", extra) }
+        #expect(e?.location == "\(folder)/tiny.train.inter:1" && e?.field == "item_id\(suffix)" && e?.message.contains("pre-expanded") == true)
+        try run("Pop", extra)   // a general model reads the files' interactions, as RecBole does
     }
 
     /// RecBole 1.2.1 unpacks three datasets from every split; recbench runs two parts and says so.

@@ -93,6 +93,8 @@ public struct ConfigLayer: Sendable {
             do { values[key] = try ConfigValue(node: v, budget: &budget) } catch is ConfigValue.TooLarge {
                 throw RecBenchError.file(source, line: k.mark?.line, field: key,
                                          "the document expands to more than \(ConfigValue.expansionLimit) values (nested YAML aliases?)")
+            } catch let tag as ConfigValue.UnreadableTag {
+                throw RecBenchError.file(source, line: tag.line ?? k.mark?.line, field: key, tag.message)
             }
             lines[key] = k.mark?.line ?? 0
         }
@@ -113,6 +115,8 @@ public struct ConfigLayer: Sendable {
             let value: ConfigValue
             do {
                 value = try ConfigValue.parse(yaml: text)
+            } catch let error as RecBenchError {
+                throw RecBenchError(location: source, field: key, error.message)
             } catch {
                 throw RecBenchError(location: source, field: key, "value '\(text)' is not valid YAML")
             }

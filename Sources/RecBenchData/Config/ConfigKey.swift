@@ -99,6 +99,9 @@ public enum ConfigKeys {
                   + "next-item example (RecBole's sequential evaluation: the items before it predict it; nothing is masked unless "
                   + "`history_mask: seen`). auto: next-item for sequential models, user for the others."),
         ConfigKey("MAX_ITEM_LIST_LENGTH", "int", .int(50), "Sequential models read at most this many latest items of a sequence."),
+        ConfigKey("LIST_SUFFIX", "str", .string("_list"),
+                  "Suffix of RecBole's pre-expanded sequential example columns (`item_id_list`): a `benchmark_filename` file with "
+                  + "`{ITEM_ID_FIELD}{LIST_SUFFIX}` is refused for sequential runs, since recbench builds the examples from the log."),
         ConfigKey("metrics", "list of str", .list(["Recall", "MRR", "NDCG", "Hit", "Precision"].map { .string($0) }),
                   "Metrics to report, in this order (the known names are listed by `recbench run --help`)."),
         ConfigKey("topk", "int or list of int", .list([.int(10)]), "Cutoffs K for every @K metric."),

@@ -77,24 +77,62 @@ public enum ConfigValue: Sendable, Equatable, CustomStringConvertible {
     /// Thrown when a document expands past `expansionLimit` values.
     struct TooLarge: Error {}
 
+    /// Thrown for an explicit tag RecBole's loader would read as no config value recbench has
+    /// (`!!binary`, `!!timestamp`, `!!set`, a local `!tag`) or a tagged text it refuses (`!!int abc`).
+    struct UnreadableTag: Error {
+        let message: String
+        let line: Int?
+    }
+
     /// Converts `node`, spending one unit of `budget` per value.
     init(node: Node, budget: inout Int) throws {
         budget -= 1
         guard budget >= 0 else { throw TooLarge() }
         switch node {
         case .scalar(let scalar):
-            if scalar.style != .plain { self = .string(scalar.string); return }
-            self = ConfigValue.parsePlainScalar(scalar.string)
+            self = try ConfigValue.scalar(scalar)
         case .sequence(let seq):
+            guard [Tag.Name.implicit, .nonSpecific, .seq, "tag:yaml.org,2002:python/tuple"].map(\.rawValue).contains(seq.tag.rawValue) else {
+                throw UnreadableTag(message: "the tag \(seq.tag.rawValue) is not supported on a list", line: seq.mark?.line)
+            }
             var items: [ConfigValue] = []
             for element in seq { items.append(try ConfigValue(node: element, budget: &budget)) }
             self = .list(items)
         case .mapping(let mapping):
+            guard [Tag.Name.implicit, .nonSpecific, .map].map(\.rawValue).contains(mapping.tag.rawValue) else {
+                throw UnreadableTag(message: "the tag \(mapping.tag.rawValue) is not supported on a map", line: mapping.mark?.line)
+            }
             var m: [String: ConfigValue] = [:]
             for (k, v) in mapping { m[k.string ?? "\(k)"] = try ConfigValue(node: v, budget: &budget) }
             self = .map(m)
         case .alias:
             self = .null
+        }
+    }
+
+    /// A scalar as PyYAML constructs it: untagged (or `!`) by the resolvers below when plain,
+    /// text when quoted; an explicit `!!str`, `!!int`, `!!float`, `!!bool` or `!!null` by that
+    /// type's constructor (`!!str 017` is text, `!!int "017"` is 15, `!!float 1` is 1.0).
+    static func scalar(_ scalar: Node.Scalar) throws -> ConfigValue {
+        let text = scalar.string
+        func refuse(_ what: String) -> UnreadableTag { UnreadableTag(message: what, line: scalar.mark?.line) }
+        switch Tag.Name(rawValue: scalar.tag.rawValue) {
+        case .implicit, .nonSpecific: return scalar.style == .plain ? parsePlainScalar(text) : .string(text)
+        case .str: return .string(text)
+        case .null: return .null
+        case .bool:
+            let truth = ["yes": true, "true": true, "on": true, "no": false, "false": false, "off": false]
+            guard let value = truth[text.lowercased()] else { throw refuse("'\(text)' is no !!bool (yes/no, true/false, on/off)") }
+            return .bool(value)
+        case .int:
+            guard let value = yamlInt(text) else { throw refuse("'\(text)' is no !!int") }
+            return .int(value)
+        case .float:
+            let plain = text.replacingOccurrences(of: "_", with: "").lowercased()
+            guard let value = yamlFloat(text) ?? yamlInt(text).map(Double.init) ?? Double(plain) else { throw refuse("'\(text)' is no !!float") }
+            return .double(value)
+        default:
+            throw refuse("the tag \(scalar.tag.rawValue) is not supported (a config value is text, a number, a bool or null)")
         }
     }
 
@@ -153,6 +191,8 @@ public enum ConfigValue: Sendable, Equatable, CustomStringConvertible {
         var budget = expansionLimit
         do { return try ConfigValue(node: node, budget: &budget) } catch is TooLarge {
             throw RecBenchError("YAML value expands to more than \(expansionLimit) values (nested aliases?)")
+        } catch let tag as UnreadableTag {
+            throw RecBenchError(tag.message)
         }
     }
 }

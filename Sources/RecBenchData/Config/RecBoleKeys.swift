@@ -63,7 +63,6 @@ public enum RecBoleKeys {
         refused("threshold", "rating thresholds are not supported; every loaded row is a positive", closest: "load_col"),
         ignored("NEG_PREFIX", "Internal name prefix of sampled negatives."),
         ignored("ITEM_LIST_LENGTH_FIELD", "Column name of RecBole's augmented examples; recbench stores no such column."),
-        ignored("LIST_SUFFIX", "Column suffix of RecBole's augmented examples; recbench stores no such column."),
         ignored("POSITION_FIELD", "Column name of RecBole's position ids; recbench stores no such column."),
         ignored("HEAD_ENTITY_ID_FIELD", "Knowledge-graph models only (recbench reads no .kg / .link files)."),
         ignored("TAIL_ENTITY_ID_FIELD", "Knowledge-graph models only."),

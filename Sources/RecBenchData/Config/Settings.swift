@@ -14,6 +14,8 @@ public struct DataSettings: Sendable, Hashable {
     public var sequenceSeparator: String
     public var userField: String
     public var itemField: String
+    /// `LIST_SUFFIX`: `{itemField}{listSuffix}` names RecBole's pre-expanded example column.
+    public var listSuffix: String
     public var ratingField: String?
     public var timeField: String?
     /// Columns to load per suffix; nil loads every column of every file present.
@@ -59,6 +61,7 @@ public struct DataSettings: Sendable, Hashable {
         guard userField != itemField else {
             throw RecBenchError.config("ITEM_ID_FIELD", origin: config.origin(of: "ITEM_ID_FIELD"), "names the same column as USER_ID_FIELD ('\(userField)')")
         }
+        listSuffix = try config.string("LIST_SUFFIX")
         ratingField = try config.optionalString("RATING_FIELD")
         timeField = try config.optionalString("TIME_FIELD")
         loadColumns = try config.columnMap("load_col")

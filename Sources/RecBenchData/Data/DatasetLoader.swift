@@ -229,11 +229,11 @@ public enum DatasetLoader {
     }
 
     /// The first pre-split interaction file that holds RecBole's pre-expanded sequential examples
-    /// (an `{item}_list` column: RecBole's `_benchmark_presets` reads such files as they are),
+    /// (an `{item}{LIST_SUFFIX}` column: RecBole's `_benchmark_presets` reads such files as they are),
     /// and that column; nil when none does.
     public static func preExpandedExamples(_ settings: DataSettings) throws -> (path: String, column: String)? {
         guard settings.benchmarkFilenames != nil else { return nil }
-        let column = settings.itemField + "_list"
+        let column = settings.itemField + settings.listSuffix
         for path in sourceFiles(settings, folder: try locate(settings)).inter {
             guard let handle = FileHandle(forReadingAtPath: path) else { continue }
             defer { try? handle.close() }
