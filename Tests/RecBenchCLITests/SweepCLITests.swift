@@ -142,6 +142,13 @@ import Testing
         #expect(w.allFiles.contains { $0.hasSuffix(".failed.json") })
         let report = try w.run(["report", "out"])
         #expect(report.stdout.contains("Failed runs") && report.stdout.contains("EASE"))
+        #expect(!report.stdout.contains("since run again"), "a grid point's failure is no earlier attempt of a later row")
+        // A plain run that failed, then succeeded with the config changed: still listed, and said to be replaced.
+        let solo = try Workspace(inter: rows)
+        #expect(try solo.run(["sweep", "--config", "run.yml", "--models", "EASE", "--set", "reg_weight=0"]).status == 1)
+        #expect(try solo.run(["sweep", "--config", "run.yml", "--models", "EASE", "--set", "reg_weight=10"]).status == 0)
+        let fixed = try solo.run(["report", "out"]).stdout
+        #expect(fixed.contains("Failed runs") && fixed.contains("since run again with other settings: EASE's row above"), "\(fixed)")
     }
 
     /// On repeat-purchase data under RecBole's mask, the page's caveat renders its Markdown.

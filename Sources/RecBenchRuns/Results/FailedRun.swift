@@ -13,6 +13,9 @@ public struct FailedRun: Codable, Sendable {
     public var label: String
     public var error: String
     public var finishedAt: String
+    /// Set by the report (not stored): a later run of the same model on the same dataset, with
+    /// other settings, succeeded (a config fixed after this failure, typically).
+    public var rerunSince = false
 
     public init(model: String, dataset: String, runKey: String, label: String, error: String, finishedAt: String) {
         self.recbenchVersion = RecBenchRuns.recbenchVersion

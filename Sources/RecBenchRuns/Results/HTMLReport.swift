@@ -48,7 +48,10 @@ extension Report {
         do { body.append(try tunedHTML()) } catch { body.append("<p class=\"warning\">Default against tuned not shown: \(escape("\(error)"))</p>") }
         if !failures.isEmpty {
             body.append("<section><h2>Failed runs</h2><ul>"
-                        + failures.map { "<li><b>\(escape($0.dataset)) · \(escape($0.label))</b>: \(escape($0.error))</li>" }.joined()
+                        + failures.map { f in
+                            "<li><b>\(escape(f.dataset)) · \(escape(f.label))</b>: \(escape(f.error))"
+                                + (f.rerunSince ? " <i>(\(escape(Report.rerunNote(f))))</i>" : "") + "</li>"
+                        }.joined()
                         + "</ul></section>")
         }
         return """

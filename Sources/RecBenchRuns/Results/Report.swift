@@ -73,6 +73,10 @@ public struct Report: Sendable {
         // A failure superseded by a stored success of the same run is not a failure.
         let done = Set(results.map { $0.0.runKey })
         failures.removeAll { done.contains($0.runKey) }
+        for i in failures.indices where failures[i].label == failures[i].model {   // not one point of a grid
+            let f = failures[i]
+            failures[i].rerunSince = results.contains { $0.0.model == f.model && $0.0.dataset == f.dataset && $0.0.finishedAt >= f.finishedAt }
+        }
         guard !results.isEmpty || !failures.isEmpty else { throw RecBenchError.file(directory, "holds no recbench results") }
         let k = requestedK ?? results.compactMap { r in r.0.metricKeys.first.flatMap(MetricKey.init(parsing:))?.k }.min() ?? 10
         let sortKey = (requestedSort ?? MetricKey("ndcg", k: k).description).lowercased()
@@ -138,6 +142,9 @@ public struct Report: Sendable {
         }
         return varying.isEmpty ? name : "\(name) (\(varying.joined(separator: ", ")))"
     }
+
+    /// Said of a failure that a later run of its model has replaced in the tables.
+    static func rerunNote(_ f: FailedRun) -> String { "since run again with other settings: \(f.model)'s row above is that run" }
 
     /// Whether a column's best value is the largest (repeat share has no "better").
     static func higherIsBetter(_ column: String) -> Bool { !column.hasPrefix("repeat_hit_share") }
@@ -205,7 +212,7 @@ public struct Report: Sendable {
         }
         if !failures.isEmpty {
             out.append("### Failed runs\n")
-            for f in failures { out.append("- \(f.dataset) · **\(f.label)** — \(f.error)") }
+            for f in failures { out.append("- \(f.dataset) · **\(f.label)** — \(f.error)" + (f.rerunSince ? " *(\(Report.rerunNote(f)))*" : "")) }
             out.append("")
         }
         return out.joined(separator: "\n")
