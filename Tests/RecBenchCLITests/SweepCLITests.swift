@@ -127,6 +127,15 @@ import Testing
         for (key, value) in a { #expect(b[key]?.0 == value.0) }
     }
 
+    /// A grid over RecBole's deprecated name of a key still names each point (the key is stored
+    /// under its current name, which the label once looked for in vain).
+    @Test func aGridOverADeprecatedKeyLabelsEachPoint() throws {
+        let w = try Workspace()
+        let listed = try w.run(["sweep", "--config", "run.yml", "--models", "BPR", "--set", "neg_sampling={uniform: 1},{uniform: 2}", "--list"])
+        let labels = listed.stdout.split(separator: "\n").map { $0.split(separator: "\t")[1] }
+        #expect(labels.count == 2 && Set(labels).count == 2 && labels.allSatisfy { $0.hasPrefix("BPR neg_sampling=") }, "\(listed.stdout)")
+    }
+
     @Test func aFailingRunIsRecordedAndTheSweepGoesOn() throws {
         // Item z occurs only in one user's last (test) row: with reg_weight 0 EASE's Gram
         // matrix is singular, so that run fails; the others must still finish.
@@ -149,6 +158,7 @@ import Testing
         #expect(try solo.run(["sweep", "--config", "run.yml", "--models", "EASE", "--set", "reg_weight=10"]).status == 0)
         let fixed = try solo.run(["report", "out"]).stdout
         #expect(fixed.contains("Failed runs") && fixed.contains("since run again with other settings: EASE's row above"), "\(fixed)")
+        #expect(try solo.run(["report", "out", "--format", "json"]).stdout.contains("\"rerun_since\" : true"))
     }
 
     /// On repeat-purchase data under RecBole's mask, the page's caveat renders its Markdown.

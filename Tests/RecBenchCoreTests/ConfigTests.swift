@@ -105,11 +105,21 @@ struct ConfigTests {
             ("!!float 1", .double(1)), ("!!float '1e-3'", .double(0.001)), ("!!bool 'yes'", .bool(true)), ("!!null ''", .null),
             ("! 017", .int(15)), ("!!str", .string("")), ("!!float .inf", .double(.infinity)), ("!!float inf", .double(.infinity)),
             ("!!python/tuple [1, 2]", .list([.int(1), .int(2)])),
+            ("!!float 010", .double(10)), ("!!float 0777", .double(777)), ("!!float 1:30", .double(90)), ("!!float '1:30.5'", .double(90.5)),
+            ("!!float -.INF", .double(-.infinity)), ("!!float ' 1.5 '", .double(1.5)), ("!!float 1_000.5", .double(1000.5)),
+            ("!!float 2.", .double(2)), ("!!float '-1e-3'", .double(-0.001)), ("!!int 0o17", .int(15)), ("!!int 1:75", .int(135)),
+            ("!!int ' 12 '", .int(12)), ("!!int _1", .int(1)), ("!!int '1:-30'", .int(30)), ("!!int -017", .int(-15)),
+            ("!!int 0b1_01", .int(5)), ("!!int -0x1F", .int(-31)), ("!!int ' 012'", .int(12)), ("! '017'", .int(15)),
+            ("! \"true\"", .bool(true)), ("!!python/str 017", .string("017")), ("!!python/int '017'", .int(15)),
+            ("!!python/none x", .null), ("!!python/float 1", .double(1)), ("!!python/bool on", .bool(true)),
+            ("!!python/list [1]", .list([.int(1)])), ("!!python/dict {a: 1}", .map(["a": .int(1)])),
         ]
         for (text, expected) in pyYAML {
             #expect(try ConfigLayer.yaml("a: 1\nk: \(text)\n", source: "t").values["k"] == expected, "\(text)")
         }
-        for text in ["!!int abc", "!!binary aGk=", "!foo 1", "!!timestamp 2020-01-01", "!!bool 1", "!!set {a: ~}"] {
+        #expect(try ConfigLayer.yaml("k: !!float .NaN\n", source: "t").values["k"]?.doubleValue?.isNaN == true)
+        for text in ["!!int abc", "!!binary aGk=", "!foo 1", "!!timestamp 2020-01-01", "!!bool 1", "!!set {a: ~}", "!!float 0x10", "!!int 0X1F",
+                     "!!int 1.5"] {
             let e = #expect(throws: RecBenchError.self, "\(text)") { try ConfigLayer.yaml("a: 1\nk: \(text)\n", source: "t.yml") }
             #expect(e?.location == "t.yml:2" && e?.field == "k", "\(text): \(String(describing: e))")
         }

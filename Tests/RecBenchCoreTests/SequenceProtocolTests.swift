@@ -168,6 +168,16 @@ struct SequenceProtocolTests {
         let e = #expect(throws: RecBenchError.self) { try run("FPMC", extra) }
         #expect(e?.location == "\(folder)/tiny.train.inter:1" && e?.field == "item_id\(suffix)" && e?.message.contains("pre-expanded") == true)
         try run("Pop", extra)   // a general model reads the files' interactions, as RecBole does
+        if suffix == "_list" {   // null is the default (RecBole's general models never read it); empty would match every header
+            try run("Pop", ["LIST_SUFFIX=~"])
+            let empty = #expect(throws: RecBenchError.self) { try run("Pop", ["LIST_SUFFIX=''"]) }
+            #expect(empty?.field == "LIST_SUFFIX")
+            // It only decides refusals, so it is no part of a run's identity.
+            let plans = try [[], ["LIST_SUFFIX=_seq"]].map { more in
+                try Experiment.plan(RunRequest(model: "Pop", assignments: ["dataset=tiny", "data_path=\(dir)", "benchmark_filename=[train,valid,test]"] + more))
+            }
+            #expect(Experiment.runKey(plan: plans[0], datasetFingerprint: "f") == Experiment.runKey(plan: plans[1], datasetFingerprint: "f"))
+        }
     }
 
     /// RecBole 1.2.1 unpacks three datasets from every split; recbench runs two parts and says so.

@@ -54,6 +54,11 @@ public struct ConfigKey: Sendable {
 /// Every global (non-model) config key recbench knows. Model hyperparameters are declared
 /// next to each model (`Recommender.parameters`).
 public enum ConfigKeys {
+    /// Keys that do not change a run's metrics, so no part of its identity (`data_path`: the
+    /// data's fingerprint stands for it, so the same files under another spelling resume;
+    /// `LIST_SUFFIX` only decides whether files are refused).
+    public static let presentation: Set<String> = ["results_dir", "threads", "thread_split", "metric_decimal_place", "checkpoint_dir",
+                                                   "memory_limit_mb", "eval_memory_mb", "data_path", "LIST_SUFFIX"]
     /// The keys recbench reads: the data, the protocol, and the run.
     public static let global: [ConfigKey] = [
         // Dataset and atomic files

@@ -92,14 +92,14 @@ public enum ConfigValue: Sendable, Equatable, CustomStringConvertible {
         case .scalar(let scalar):
             self = try ConfigValue.scalar(scalar)
         case .sequence(let seq):
-            guard [Tag.Name.implicit, .nonSpecific, .seq, "tag:yaml.org,2002:python/tuple"].map(\.rawValue).contains(seq.tag.rawValue) else {
+            guard Self.listTags.contains(seq.tag.rawValue) else {
                 throw UnreadableTag(message: "the tag \(seq.tag.rawValue) is not supported on a list", line: seq.mark?.line)
             }
             var items: [ConfigValue] = []
             for element in seq { items.append(try ConfigValue(node: element, budget: &budget)) }
             self = .list(items)
         case .mapping(let mapping):
-            guard [Tag.Name.implicit, .nonSpecific, .map].map(\.rawValue).contains(mapping.tag.rawValue) else {
+            guard Self.mapTags.contains(mapping.tag.rawValue) else {
                 throw UnreadableTag(message: "the tag \(mapping.tag.rawValue) is not supported on a map", line: mapping.mark?.line)
             }
             var m: [String: ConfigValue] = [:]
@@ -110,14 +110,17 @@ public enum ConfigValue: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// A scalar as PyYAML constructs it: untagged (or `!`) by the resolvers below when plain,
-    /// text when quoted; an explicit `!!str`, `!!int`, `!!float`, `!!bool` or `!!null` by that
-    /// type's constructor (`!!str 017` is text, `!!int "017"` is 15, `!!float 1` is 1.0).
+    /// A scalar as PyYAML constructs it: untagged by the resolvers below when plain, text when
+    /// quoted; the non-specific `!` always by the resolvers (PyYAML's parser marks it implicit);
+    /// an explicit `!!str`, `!!int`, `!!float`, `!!bool` or `!!null` (or FullLoader's `!!python/`
+    /// names for them) by that type's constructor: `!!str 017` is text, `!!int "017"` is 15.
     static func scalar(_ scalar: Node.Scalar) throws -> ConfigValue {
         let text = scalar.string
         func refuse(_ what: String) -> UnreadableTag { UnreadableTag(message: what, line: scalar.mark?.line) }
-        switch Tag.Name(rawValue: scalar.tag.rawValue) {
-        case .implicit, .nonSpecific: return scalar.style == .plain ? parsePlainScalar(text) : .string(text)
+        let name = Tag.Name(rawValue: scalar.tag.rawValue)
+        switch pythonTags[name] ?? name {
+        case .implicit: return scalar.style == .plain ? parsePlainScalar(text) : .string(text)
+        case .nonSpecific: return parsePlainScalar(text)
         case .str: return .string(text)
         case .null: return .null
         case .bool:
@@ -125,15 +128,67 @@ public enum ConfigValue: Sendable, Equatable, CustomStringConvertible {
             guard let value = truth[text.lowercased()] else { throw refuse("'\(text)' is no !!bool (yes/no, true/false, on/off)") }
             return .bool(value)
         case .int:
-            guard let value = yamlInt(text) else { throw refuse("'\(text)' is no !!int") }
+            guard let value = constructInt(text) else { throw refuse("'\(text)' is no !!int") }
             return .int(value)
         case .float:
-            let plain = text.replacingOccurrences(of: "_", with: "").lowercased()
-            guard let value = yamlFloat(text) ?? yamlInt(text).map(Double.init) ?? Double(plain) else { throw refuse("'\(text)' is no !!float") }
+            guard let value = constructFloat(text) else { throw refuse("'\(text)' is no !!float") }
             return .double(value)
         default:
             throw refuse("the tag \(scalar.tag.rawValue) is not supported (a config value is text, a number, a bool or null)")
         }
+    }
+
+    /// Tags a list or a map may carry (FullLoader builds a list from `!!python/tuple` too).
+    static let listTags: Set<String> = Set([Tag.Name.implicit, .nonSpecific, .seq, "tag:yaml.org,2002:python/tuple",
+                                            "tag:yaml.org,2002:python/list"].map(\.rawValue))
+    static let mapTags: Set<String> = Set([Tag.Name.implicit, .nonSpecific, .map, "tag:yaml.org,2002:python/dict"].map(\.rawValue))
+
+    /// FullLoader's `!!python/` scalar tags that construct the plain types.
+    static let pythonTags: [Tag.Name: Tag.Name] = [
+        "tag:yaml.org,2002:python/none": .null, "tag:yaml.org,2002:python/bool": .bool, "tag:yaml.org,2002:python/str": .str,
+        "tag:yaml.org,2002:python/unicode": .str, "tag:yaml.org,2002:python/int": .int, "tag:yaml.org,2002:python/long": .int,
+        "tag:yaml.org,2002:python/float": .float,
+    ]
+
+    /// PyYAML's `construct_yaml_int` (no pattern: an explicit tag skips the resolver): `_`
+    /// removed, a sign, then `0b`, `0x`, a leading 0 (octal, `0o` allowed), base 60, or Python's `int`.
+    static func constructInt(_ raw: String) -> Int? {
+        var v = Substring(raw.replacingOccurrences(of: "_", with: ""))
+        guard let first = v.first else { return nil }
+        let sign = first == "-" ? -1 : 1
+        if first == "-" || first == "+" { v = v.dropFirst() }
+        func python(_ s: Substring, _ radix: Int) -> Int? { Int(s.trimmingCharacters(in: .whitespacesAndNewlines), radix: radix) }
+        if v == "0" { return 0 }
+        if v.hasPrefix("0b") { return python(v.dropFirst(2), 2).map { sign * $0 } }
+        if v.hasPrefix("0x") { return python(v.dropFirst(2), 16).map { sign * $0 } }
+        if v.first == "0" { return python(v.hasPrefix("0o") || v.hasPrefix("0O") ? v.dropFirst(2) : v, 8).map { sign * $0 } }
+        if v.contains(":") {
+            let digits = v.split(separator: ":", omittingEmptySubsequences: false).map { python($0, 10) }
+            guard digits.allSatisfy({ $0 != nil }) else { return nil }
+            return sign * digits.reduce(0) { $0 * 60 + $1! }
+        }
+        return python(v, 10).map { sign * $0 }
+    }
+
+    /// PyYAML's `construct_yaml_float`: `_` removed, lower case, a sign, `.inf`, `.nan`, base 60,
+    /// or Python's `float` (decimal only: Swift's parser also reads hex, which Python refuses).
+    static func constructFloat(_ raw: String) -> Double? {
+        var v = Substring(raw.replacingOccurrences(of: "_", with: "").lowercased())
+        guard let first = v.first else { return nil }
+        let sign: Double = first == "-" ? -1 : 1
+        if first == "-" || first == "+" { v = v.dropFirst() }
+        func python(_ s: Substring) -> Double? {
+            let t = s.trimmingCharacters(in: .whitespacesAndNewlines)
+            return t.contains("x") ? nil : Double(t)
+        }
+        if v == ".inf" { return sign * .infinity }
+        if v == ".nan" { return .nan }
+        if v.contains(":") {
+            let digits = v.split(separator: ":", omittingEmptySubsequences: false).map(python)
+            guard digits.allSatisfy({ $0 != nil }) else { return nil }
+            return sign * digits.reduce(0) { $0 * 60 + $1! }
+        }
+        return python(v).map { sign * $0 }
     }
 
     /// Resolves an unquoted YAML scalar as RecBole 1.2.1's loader does: PyYAML's YAML 1.1

@@ -5,7 +5,10 @@ import RecBenchSupport
 /// them, keeping `train_neg_sample_args` (default: one uniform negative). A config that
 /// still carries them meant them, so recbench applies them, unless the same layer also sets
 /// `train_neg_sample_args` (which then wins, as the current key), and says so in one line.
-enum DeprecatedKeys {
+public enum DeprecatedKeys {
+    /// RecBole's deprecated names of `train_neg_sample_args`.
+    public static let negativeSamplingAliases = ["neg_sampling", "training_neg_sample_num", "training_neg_sample_distribution"]
+
     /// The mapped value (nil: the layer's own `train_neg_sample_args` wins), where it came
     /// from, and the notice to print.
     struct Mapping {
@@ -20,8 +23,7 @@ enum DeprecatedKeys {
 
     /// `recBoleDefault`: what RecBole 1.2.1 samples instead, for the model's family.
     static func negativeSampling(in layer: ConfigLayer, recBoleDefault: ConfigValue) throws -> Mapping? {
-        let aliases = ["neg_sampling", "training_neg_sample_num", "training_neg_sample_distribution"]
-        guard let key = aliases.first(where: { layer.values[$0] != nil }) else { return nil }
+        guard let key = negativeSamplingAliases.first(where: { layer.values[$0] != nil }) else { return nil }
         let origin = layer.origin(of: key)
         let value = key == "neg_sampling" ? try fromNegSampling(layer.values[key]!, origin: origin)
                                           : try fromTrainingNegSample(layer, origin: origin)

@@ -61,7 +61,9 @@ public struct DataSettings: Sendable, Hashable {
         guard userField != itemField else {
             throw RecBenchError.config("ITEM_ID_FIELD", origin: config.origin(of: "ITEM_ID_FIELD"), "names the same column as USER_ID_FIELD ('\(userField)')")
         }
-        listSuffix = try config.string("LIST_SUFFIX")
+        // RecBole's general models never read it: null is its default, empty would match every `item_id:` header.
+        listSuffix = try config.optionalString("LIST_SUFFIX") ?? ConfigKeys.byName["LIST_SUFFIX"]!.defaultValue.stringValue!
+        guard !listSuffix.isEmpty else { throw RecBenchError.config("LIST_SUFFIX", origin: config.origin(of: "LIST_SUFFIX"), "must not be empty") }
         ratingField = try config.optionalString("RATING_FIELD")
         timeField = try config.optionalString("TIME_FIELD")
         loadColumns = try config.columnMap("load_col")

@@ -435,11 +435,6 @@ public enum Experiment {
         return context
     }
 
-    /// Keys that do not change a run's metrics, left out of its identity (`data_path`: the
-    /// data's fingerprint stands for it, so the same files under another spelling resume).
-    static let presentationKeys: Set<String> = ["results_dir", "threads", "thread_split", "metric_decimal_place", "checkpoint_dir",
-                                                "memory_limit_mb", "eval_memory_mb", "data_path"]
-
     /// The run's identity: recbench's version, model, every result-relevant config value, and
     /// the data's fingerprint. The same key means the same run (a sweep skips it); a new
     /// version may compute a model differently, so its sweeps recompute older records.
@@ -447,7 +442,7 @@ public enum Experiment {
         var h = SHA256()
         h.update("recbench=\(recbenchVersion)\n")
         h.update("model=\(plan.modelType.name)\n")
-        for key in plan.config.values.keys.sorted() where !presentationKeys.contains(key) {
+        for key in plan.config.values.keys.sorted() where !ConfigKeys.presentation.contains(key) {
             h.update("\(key)=\(plan.config.values[key]!)\n")
         }
         h.update("data=\(datasetFingerprint)\n")

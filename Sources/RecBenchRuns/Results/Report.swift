@@ -75,7 +75,9 @@ public struct Report: Sendable {
         failures.removeAll { done.contains($0.runKey) }
         for i in failures.indices where failures[i].label == failures[i].model {   // not one point of a grid
             let f = failures[i]
-            failures[i].rerunSince = results.contains { $0.0.model == f.model && $0.0.dataset == f.dataset && $0.0.finishedAt >= f.finishedAt }
+            failures[i].rerunSince = results.contains { r, _ in
+                r.model == f.model && r.dataset == f.dataset && r.tuning == nil && r.finishedAt >= f.finishedAt
+            }
         }
         guard !results.isEmpty || !failures.isEmpty else { throw RecBenchError.file(directory, "holds no recbench results") }
         let k = requestedK ?? results.compactMap { r in r.0.metricKeys.first.flatMap(MetricKey.init(parsing:))?.k }.min() ?? 10
@@ -136,7 +138,7 @@ public struct Report: Sendable {
         for key in r.hyperparameters.keys.sorted() where Set(siblings.map { $0.hyperparameters[key]?.description ?? "" }).count > 1 {
             varying.append("\(key)=\(r.hyperparameters[key]!)")
         }
-        for key in r.config.keys.sorted() where !r.hyperparameters.keys.contains(key) && !["results_dir", "threads"].contains(key)
+        for key in r.config.keys.sorted() where !r.hyperparameters.keys.contains(key) && !ConfigKeys.presentation.subtracting(["data_path"]).contains(key)
             && Set(siblings.map { $0.config[key]?.description ?? "" }).count > 1 {
             varying.append("\(key)=\(r.config[key]!)")
         }
@@ -247,7 +249,17 @@ public struct Report: Sendable {
             let values: [String: Double], seconds: [String: Double], runKey: String, path: String
         }
         struct GroupJSON: Encodable { let dataset: String, historyMask: String, warning: String?, rows: [Row] }
-        struct ReportJSON: Encodable { let k: Int, sortKey: String, groups: [GroupJSON], failures: [FailedRun] }
+        struct ReportJSON: Encodable { let k: Int, sortKey: String, groups: [GroupJSON], failures: [FailureJSON] }
+        /// A failure record with the report's word on it.
+        struct FailureJSON: Encodable {
+            let run: FailedRun
+            enum Keys: String, CodingKey { case rerunSince = "rerun_since" }
+            func encode(to encoder: Encoder) throws {
+                try run.encode(to: encoder)
+                var c = encoder.container(keyedBy: Keys.self)
+                try c.encode(run.rerunSince, forKey: .rerunSince)
+            }
+        }
         let columns = metricColumns + analysisColumns
         let encoded = groups.map { g in
             GroupJSON(dataset: g.dataset, historyMask: g.historyMask.rawValue, warning: caption(g).warning,
@@ -260,7 +272,8 @@ public struct Report: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        return String(decoding: try encoder.encode(ReportJSON(k: k, sortKey: sortKey, groups: encoded, failures: failures)), as: UTF8.self) + "\n"
+        let report = ReportJSON(k: k, sortKey: sortKey, groups: encoded, failures: failures.map(FailureJSON.init))
+        return String(decoding: try encoder.encode(report), as: UTF8.self) + "\n"
     }
 
     /// LaTeX tables (booktabs), best values in bold.

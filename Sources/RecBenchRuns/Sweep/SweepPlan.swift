@@ -113,7 +113,8 @@ public enum SweepPlanner {
                 guard seen.insert(key).inserted else { continue }
                 let used = point.filter { assignment in
                     let name = String(assignment.prefix { $0 != "=" }).split(separator: ".").first.map(String.init) ?? ""
-                    return plan.config.values[name] != nil
+                    let current = DeprecatedKeys.negativeSamplingAliases.contains(name) ? "train_neg_sample_args" : name
+                    return plan.config.values[current] != nil
                 }
                 let files = RunFiles(root: plan.resultsDirectory, dataset: plan.data.dataset, model: model, runKey: key)
                 var run = SweepRun(model: model, dataset: plan.data.dataset, assignments: fixed + point, label: ([model] + used).joined(separator: " "),

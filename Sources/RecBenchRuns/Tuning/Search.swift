@@ -224,7 +224,7 @@ public enum Search {
         var h = SHA256()
         let searched = Set(space.dimensions.map(\.name))
         h.update("recbench=\(recbenchVersion)\nmodel=\(plan.modelType.name)\n")
-        for key in plan.config.values.keys.sorted() where !Experiment.presentationKeys.contains(key) && !searched.contains(key) {
+        for key in plan.config.values.keys.sorted() where !ConfigKeys.presentation.contains(key) && !searched.contains(key) {
             h.update("\(key)=\(plan.config.values[key]!)\n")
         }
         h.update("data=\(fingerprint)\nspace=\(space)\nsampler=\(String(describing: request.sampler))\n")
