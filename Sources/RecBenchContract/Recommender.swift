@@ -75,6 +75,9 @@ public protocol Recommender: Scorer, Sendable {
     /// What `recbench tune` searches when given no space (default: the parameters declared
     /// `searched`; learned models add the learning rate).
     static var searchSpace: [SearchDimension] { get }
+    /// Whether it has a training loop that reads `TrainingSettings.keys` (default: no; every
+    /// `LearnedModel` does). A model that does not keeps none of them in its run's identity.
+    static var readsTrainingKeys: Bool { get }
 
     /// Reads and validates hyperparameters.
     init(parameters: ModelParameters) throws
@@ -97,6 +100,7 @@ extension Recommender {
     public static var role: ModelRole { .model }
     public static var testSettings: [[String: ConfigValue]] { [[:]] }
     public static var readsFeatures: Bool { family == .contextAware }
+    public static var readsTrainingKeys: Bool { false }
     public static var searchSpace: [SearchDimension] { parameters.compactMap { p in p.search.map { SearchDimension(p.name, $0) } } }
     public var fitSteps: [String: Double] { [:] }
     public var trainingSummary: TrainingSummary? { nil }

@@ -25,6 +25,10 @@ public struct TrainingSettings: Sendable, Equatable {
         self.negativesPerPositive = negativesPerPositive; self.checkpointDirectory = checkpointDirectory
     }
 
+    /// The keys `init(_:)` reads that shape training (`checkpoint_dir` only says where it writes).
+    public static let keys: Set<String> = ["epochs", "train_batch_size", "learner", "learning_rate", "weight_decay", "eval_step",
+                                           "stopping_step", "train_neg_sample_args", "clip_grad_norm"]
+
     /// Reads the training keys.
     public init(_ config: Config) throws {
         epochs = try config.int("epochs", atLeast: 1)

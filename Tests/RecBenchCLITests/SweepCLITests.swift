@@ -136,6 +136,16 @@ import Testing
         #expect(labels.count == 2 && Set(labels).count == 2 && labels.allSatisfy { $0.hasPrefix("BPR neg_sampling=") }, "\(listed.stdout)")
     }
 
+    /// A model with no training loop reads no training key: a grid over one is a single run of it.
+    @Test func aTrainingKeyGridIsOneRunOfAClosedFormModel() throws {
+        let w = try Workspace()
+        let listed = try w.run(["sweep", "--config", "run.yml", "--models", "EASE,BPR", "--set", "learning_rate=0.001,0.01",
+                                "--set", "train_neg_sample_args={distribution: uniform, sample_num: 1},~", "--list"])
+        let labels = listed.stdout.split(separator: "\n").map { String($0.split(separator: "\t")[1]) }
+        #expect(labels.filter { $0.hasPrefix("EASE") } == ["EASE"], "\(listed.stdout)")
+        #expect(labels.filter { $0.hasPrefix("BPR") }.count == 4, "\(listed.stdout)")
+    }
+
     @Test func aFailingRunIsRecordedAndTheSweepGoesOn() throws {
         // Item z occurs only in one user's last (test) row: with reg_weight 0 EASE's Gram
         // matrix is singular, so that run fails; the others must still finish.

@@ -44,6 +44,7 @@ public protocol LearnedModel: Recommender {
 
 extension LearnedModel {
     public static var randomStreams: RandomStreams { RandomStreams(named: name) }
+    public static var readsTrainingKeys: Bool { true }
 
     /// The declared parameters' spaces after the learning rate's: 1e-4 to 1e-2, log-uniform (ln 1e-4, ln 1e-2).
     public static var searchSpace: [SearchDimension] {

@@ -129,10 +129,11 @@ public enum Experiment {
                                        + "each user's items in time order: use order: TO (RecBole: \"The ordering args for sequential "
                                        + "recommendation has to be 'TO'\")")
         }
-        let training = try TrainingSettings(config)
-        let data = try DataSettings(config)
+        let training = try TrainingSettings(config)   // checked whatever the model, then dropped where no loop reads them:
+        let data = try DataSettings(config)          // a grid over learning rates is one run of EASE, not one per rate
+        let identity = modelType.readsTrainingKeys ? config : config.restricted { !TrainingSettings.keys.contains($0) }
         return ExperimentPlan(
-            modelType: modelType, config: config, data: data, split: split,
+            modelType: modelType, config: identity, data: data, split: split,
             evaluation: evaluation, training: training, parameters: parameters, model: model,
             seed: UInt64(bitPattern: Int64(try config.int("seed"))),
             threads: threads == 0 ? Compute.coreCount : threads, threadSplit: try threadSplit(config),

@@ -19,7 +19,7 @@ extension Search {
     /// Refuses a space that names a key the model does not read, or draws values of the wrong
     /// type for an integer key, naming the space file's line.
     static func validate(_ space: SearchSpace, for plan: ExperimentPlan) throws {
-        let type = plan.modelType, learned = type is any LearnedModel.Type
+        let type = plan.modelType, learned = type.readsTrainingKeys
         let own = Dictionary(uniqueKeysWithValues: type.parameters.map { ($0.name, $0) })
         let allowed = own.keys.sorted() + (learned ? trainingKeys : [])
         for d in space.dimensions {
