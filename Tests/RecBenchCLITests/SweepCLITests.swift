@@ -146,6 +146,19 @@ import Testing
         #expect(labels.filter { $0.hasPrefix("BPR") }.count == 4, "\(listed.stdout)")
     }
 
+    /// A folder holding an older recbench's record of the same run labels both by version.
+    @Test func recordsOfTwoVersionsAreToldApart() throws {
+        let w = try Workspace()
+        #expect(try w.run(["sweep", "--config", "run.yml", "--models", "Pop"]).status == 0)
+        let file = try #require(w.resultFiles.first { $0.contains("/Pop-") })
+        let text = try String(contentsOfFile: w.root + "/out/" + file, encoding: .utf8)
+        let older = text.replacingOccurrences(of: "\"recbench_version\" : \"", with: "\"recbench_version\" : \"0.0.1-")
+        #expect(older != text)
+        try older.write(toFile: w.root + "/out/" + file.replacingOccurrences(of: "/Pop-", with: "/Pop-old"), atomically: true, encoding: .utf8)
+        let report = try w.run(["report", "out"]).stdout
+        #expect(report.contains("| Pop (recbench 0.0.1-") && report.components(separatedBy: "| Pop (recbench ").count == 3, "\(report)")
+    }
+
     @Test func aFailingRunIsRecordedAndTheSweepGoesOn() throws {
         // Item z occurs only in one user's last (test) row: with reg_weight 0 EASE's Gram
         // matrix is singular, so that run fails; the others must still finish.

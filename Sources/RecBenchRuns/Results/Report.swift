@@ -134,7 +134,8 @@ public struct Report: Sendable {
         if let tuning = r.tuning { name += " (tuned: best of \(tuning.trials) trials)" }
         let siblings = all.filter { $0.model == r.model }
         guard siblings.count > 1 else { return name }
-        var varying: [String] = []
+        // Records an older recbench wrote stay in a folder a newer one adds to (their run keys differ): say which is which.
+        var varying = Set(siblings.map(\.recbenchVersion)).count > 1 ? ["recbench \(r.recbenchVersion)"] : []
         for key in r.hyperparameters.keys.sorted() where Set(siblings.map { $0.hyperparameters[key]?.description ?? "" }).count > 1 {
             varying.append("\(key)=\(r.hyperparameters[key]!)")
         }
