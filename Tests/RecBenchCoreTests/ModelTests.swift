@@ -3,6 +3,7 @@ import Logging
 import Testing
 import RecBenchCore
 import Linalg
+import Autodiff
 
 /// Builds a model with its defaults plus overrides, fitted on `split`.
 func fitted(_ type: any Recommender.Type, on split: SplitData, dataset: Dataset, _ overrides: [String: ConfigValue] = [:],
@@ -140,6 +141,19 @@ func blockRows() -> [(String, String, Double)] {
 
 /// EASE and ItemKNN against independent Double implementations of the formulas.
 @Suite(.serialized) struct ModelFormulaTests {
+
+    /// RecBole's EmbLoss over a batch's rows, by hand: Frobenius norms of the user, positive and
+    /// negative rows, summed, over the batch; with `require_pow` squared and halved as well.
+    @Test func embLossPenaltyIsRecBolesWithAndWithoutRequirePow() {
+        let table = Variable(Matrix(rows: 4, columns: 2, values: [3, 4, 1, 0, 0, 2, 6, 8]))
+        let t = GraphTraining.Triples(users: [0, 3], positives: [1, 1], negatives: [2, 0])
+        let tape = Tape(compute: .serial)
+        // users: rows 0 and 3 → √(9+16+36+64) = √125; positives: 1, 1 → √2; negatives: 2, 0 → √(4+25) = √29.
+        let plain = GraphTraining().penalty(table, t, weight: 0.5, tape: tape).value.values[0]
+        #expect(abs(plain - 0.5 * (Float(125).squareRoot() + Float(2).squareRoot() + Float(29).squareRoot()) / 2) < 1e-5)
+        let squared = GraphTraining().penalty(table, t, weight: 0.5, squared: true, tape: tape).value.values[0]
+        #expect(abs(squared - 0.5 * (125 + 2 + 29) / (2 * 2)) < 1e-4)
+    }
 
     /// A random train split over `users × items` with count values (some duplicates).
     func randomSplit(users: Int, items: Int, seed: UInt64) throws -> (SplitData, Dataset) {

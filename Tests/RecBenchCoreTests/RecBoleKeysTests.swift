@@ -29,7 +29,8 @@ struct RecBoleKeysTests {
 
     @Test func everyRecBoleKeyHasARole() {
         for key in Self.recBoleKeys {
-            #expect(ConfigKeys.byName[key] != nil, "RecBole key \(key) is not catalogued")
+            // A key RecBole's overall.yaml holds but one model reads (require_pow: LightGCN) is that model's parameter.
+            #expect(ConfigKeys.byName[key] != nil || models.contains(key), "RecBole key \(key) is not catalogued")
         }
         let names = ConfigKeys.all.map(\.name)
         #expect(Set(names).count == names.count, "a key is catalogued twice")

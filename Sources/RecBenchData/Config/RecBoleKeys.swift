@@ -43,7 +43,6 @@ public enum RecBoleKeys {
 
     static let training: [ConfigKey] = [
         ignored("loss_decimal_place", "Decimal places of the logged loss."),
-        ignored("require_pow", "EmbLoss power switch; no recbench model uses RecBole's EmbLoss."),
         ignored("enable_amp", "GPU mixed precision."),
         ignored("enable_scaler", "GPU gradient scaling."),
         refused("transform", "only RecBole's built-in transforms are accepted (`user_defined` runs the config's own Python): "

@@ -11,7 +11,8 @@ import RecBenchContract
 ///     E_{k+1} = Â E_k,  E = (E_0 + … + E_K) / (K + 1)                (`n_layers` = K)
 ///     for each train (u, i) and one uniform negative j:
 ///         loss = −mean log σ(⟨e_u, e_i⟩ − ⟨e_u, e_j⟩)
-///                + λ · (‖E_0[u]‖ + ‖E_0[i]‖ + ‖E_0[j]‖) / batch     (norms of the batch's rows)
+///                + λ · (‖E_0[u]‖ + ‖E_0[i]‖ + ‖E_0[j]‖) / batch     (norms of the batch's rows;
+///                  `require_pow`: λ · (‖E_0[u]‖² + ‖E_0[i]‖² + ‖E_0[j]‖²) / (2 · batch))
 ///     score(u, ·) = e_u · E_itemsᵀ
 ///
 /// Every batch propagates the whole graph (sparse × dense products, forward and backward,
@@ -24,10 +25,13 @@ public struct LightGCN: LearnedModel, ScoresWhenPrepared {
         SharedKeys.embeddingSize(64),
         SharedKeys.layerCount(2),
         SharedKeys.regWeight(1e-5),
+        ConfigKey("require_pow", "bool", .bool(false),
+                  "LightGCN: the penalty on squared norms, halved (RecBole's `require_pow`, a key of its overall.yaml that only LightGCN reads)."),
     ]
-    public static let testSettings: [[String: ConfigValue]] = [["embedding_size": .int(3), "reg_weight": .double(0.1)]]
+    public static let testSettings: [[String: ConfigValue]] = [["embedding_size": .int(3), "reg_weight": .double(0.1)],
+                                                              ["embedding_size": .int(3), "reg_weight": .double(0.1), "require_pow": .bool(true)]]
 
-    let embeddingSize: Int, layers: Int, regWeight: Float
+    let embeddingSize: Int, layers: Int, regWeight: Float, squaredPenalty: Bool
     public var parameters = Parameters()
     public var trainingSummary: TrainingSummary?
     var training = GraphTraining()
@@ -36,6 +40,7 @@ public struct LightGCN: LearnedModel, ScoresWhenPrepared {
         embeddingSize = try parameters.int("embedding_size", in: 1...4096)
         layers = try parameters.int("n_layers", in: 0...16)
         regWeight = Float(try parameters.double("reg_weight", in: 0...1e6))
+        squaredPenalty = try parameters.bool("require_pow")
     }
 
     /// Xavier-uniform embeddings (RecBole's init); the normalised graph; the train pairs.
@@ -59,7 +64,7 @@ public struct LightGCN: LearnedModel, ScoresWhenPrepared {
         let t = training.triples(batch.examples, rng: &rng)
         // The penalty is on the ego rows: E_0 = [users; items], as the propagated table is indexed.
         return tape.add(training.bpr(propagated(p, tape: tape), t, tape: tape),
-                        training.penalty(training.graph.nodes(p, tape: tape), t, weight: regWeight, tape: tape))
+                        training.penalty(training.graph.nodes(p, tape: tape), t, weight: regWeight, squared: squaredPenalty, tape: tape))
     }
 
     /// The propagated embeddings, computed once for a whole evaluation pass.

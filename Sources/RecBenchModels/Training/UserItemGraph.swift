@@ -77,6 +77,10 @@ public struct GraphTraining: Sendable {
     /// One batch's users and their positive and negative items, the items as node indices.
     public struct Triples: Sendable {
         public let users: [Int32], positives: [Int32], negatives: [Int32]
+
+        public init(users: [Int32], positives: [Int32], negatives: [Int32]) {
+            self.users = users; self.positives = positives; self.negatives = negatives
+        }
     }
 
     /// The graph and the train pairs of `data`.
@@ -111,9 +115,13 @@ public struct GraphTraining: Sendable {
     }
 
     /// λ (‖e[u]‖ + ‖e[i]‖ + ‖e[j]‖) / batch: RecBole's `EmbLoss`, unsquared norms of the batch's
-    /// rows of the node table `all` (the propagated one, or E_0 = [users; items] for the ego rows).
-    public func penalty(_ all: Variable, _ t: Triples, weight: Float, tape: Tape) -> Variable {
-        let norms = tape.add(tape.add(tape.norm(all, rows: t.users), tape.norm(all, rows: t.positives)), tape.norm(all, rows: t.negatives))
-        return tape.affine(norms, scale: weight / Float(t.users.count))
+    /// rows of the node table `all` (the propagated one, or E_0 = [users; items] for the ego rows);
+    /// `squared` (its `require_pow`): λ (‖e[u]‖² + ‖e[i]‖² + ‖e[j]‖²) / (2 · batch).
+    public func penalty(_ all: Variable, _ t: Triples, weight: Float, squared: Bool = false, tape: Tape) -> Variable {
+        let norms = [t.users, t.positives, t.negatives].map { rows in
+            let norm = tape.norm(all, rows: rows)
+            return squared ? tape.square(norm) : norm
+        }
+        return tape.affine(tape.add(tape.add(norms[0], norms[1]), norms[2]), scale: weight / Float(t.users.count) / (squared ? 2 : 1))
     }
 }
