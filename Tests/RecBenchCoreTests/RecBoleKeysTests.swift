@@ -44,6 +44,14 @@ struct RecBoleKeysTests {
         #expect(c.notices == ["c0.yml: RecBole keys recbench does not use, ignored: threshold, val_interval"])
     }
 
+    /// RecBole reads `shuffle: False` as training in the file's order each epoch; recbench always
+    /// shuffles, so only RecBole's default is accepted.
+    @Test func shuffleFalseIsRefusedAndTrueIsRecBolesDefault() throws {
+        #expect(try config("shuffle: True\n").notices == ["c0.yml: RecBole keys recbench does not use, ignored: shuffle"])
+        let e = #expect(throws: RecBenchError.self) { try config("seed: 1\nshuffle: False\n") }
+        #expect(e?.location == "c0.yml:2" && e?.field == "shuffle")
+    }
+
     /// BERT4Rec's and SHAN's own transforms (and the two that feed contrastive models) change
     /// nothing recbench reads; a transform that runs the user's code is refused.
     @Test func builtInTransformsAreIgnoredAndUserDefinedIsRefused() throws {

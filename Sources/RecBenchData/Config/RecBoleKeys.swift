@@ -31,7 +31,8 @@ public enum RecBoleKeys {
         ignored("dataloaders_save_path", "Data-loader cache path."),
         ignored("log_wandb", "Weights & Biases logging; recbench writes one JSON record per run."),
         ignored("wandb_project", "Weights & Biases project."),
-        ignored("shuffle", "Training-data shuffle switch; recbench always shuffles (seeded)."),
+        refused("shuffle", "training in the files' order is not supported: recbench shuffles the training data before each epoch "
+                + "(seeded), as RecBole's default `shuffle: True` does", inert: .bool(true)),
         ignored("nproc", "Distributed-training processes; use `threads` or `sweep --jobs`."),
         ignored("world_size", "Distributed training."),
         ignored("offset", "Distributed training."),
