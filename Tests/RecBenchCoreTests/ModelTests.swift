@@ -236,6 +236,31 @@ func blockRows() -> [(String, String, Double)] {
         } }
     }
 
+    /// RecBole's `knn_method: user`: cosine between users' rows, each user's k nearest kept
+    /// (row-wise), score(u, i) = Σ_v W[u, v] x[v, i].
+    @Test func userKNNMatchesCosineTopKInDouble() throws {
+        let (split, d) = try randomSplit(users: 30, items: 12, seed: 13)
+        let k = 4, shrink = 1.0
+        let x = dense(split.trainMatrix)
+        let m = d.userCount, n = d.itemCount
+        let norm = (0..<m).map { u in x[u].reduce(0.0) { $0 + $1 * $1 }.squareRoot() }
+        var w = [[Double]](repeating: [Double](repeating: 0, count: m), count: m)
+        for u in 0..<m {
+            var sims = (0..<m).map { v -> Double in
+                v == u ? 0 : (0..<n).reduce(0.0) { $0 + x[u][$1] * x[v][$1] } / (norm[u] * norm[v] + shrink + 1e-6)
+            }
+            let keep = (0..<m).sorted { sims[$0] != sims[$1] ? sims[$0] > sims[$1] : $0 < $1 }.prefix(k)
+            for v in 0..<m where !keep.contains(v) { sims[v] = 0 }
+            w[u] = sims
+        }
+        let got = allScores(try fitted(ModelRegistry.model(named: "ItemKNN"), on: split, dataset: d,
+                                       ["k": .int(k), "shrink": .double(shrink), "knn_method": .string("user")]), users: m, items: n)
+        for u in 0..<m { for i in 0..<n {
+            let expected = (0..<m).reduce(0.0) { $0 + w[u][$1] * x[$1][i] }
+            #expect(abs(Double(got[u, i]) - expected) < 1e-4 * max(1, abs(expected)), "u\(u) i\(i)")
+        } }
+    }
+
     @Test func repeatPopRanksOwnItemsByCountThenRecencyThenPopularity() throws {
         // User a: x twice, y once (t=1), z once (t=3, more recent than y). User b: w three times.
         let dir = Fixtures.temporaryDirectory()

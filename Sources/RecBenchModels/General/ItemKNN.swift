@@ -9,7 +9,10 @@ import RecBenchContract
 ///     W[:, j]   = sim(·, j) kept on the k largest entries of column j
 ///     score(u)  = x_u · W
 ///
-/// where xᵢ is item i's column of the train matrix (counts).
+/// where xᵢ is item i's column of the train matrix (counts). `knn_method: user` (RecBole's
+/// UserKNN) runs the same on users' rows and keeps each user's k nearest users instead:
+///
+///     W[u, :]   = sim(u, ·) kept on its k largest entries,   score(u) = W[u, :] · X
 public struct ItemKNN: Recommender {
     public static let name = "ItemKNN"
     public static let summary = "Item-based nearest neighbours with cosine similarity (k neighbours per item, shrinkage)"
@@ -18,10 +21,13 @@ public struct ItemKNN: Recommender {
         ConfigKey("k", "int", .int(100), "ItemKNN: neighbours kept per item.").searched(.choice([10, 20, 50, 100, 200, 400].map(ConfigValue.int))),
         ConfigKey("shrink", "float", .double(0.0), "ItemKNN: added to the cosine denominator; damps similarities built on few users.")
             .searched(.choice([0.0, 1.0, 10.0, 100.0].map(ConfigValue.double))),
+        ConfigKey("knn_method", "item or user", .string("item"), "ItemKNN: similarities between items, or between users (RecBole's UserKNN)."),
     ]
+    public static let testSettings: [[String: ConfigValue]] = [[:], ["knn_method": .string("user")]]
 
     let k: Int
     let shrink: Float
+    let byUser: Bool
     /// Train matrix (users × items) and the sparse similarity W (items × items).
     private var trainMatrix = SparseMatrix(rows: 0, columns: 0)
     private var similarity = SparseMatrix(rows: 0, columns: 0)
@@ -29,15 +35,19 @@ public struct ItemKNN: Recommender {
     public init(parameters: ModelParameters) throws {
         k = try parameters.int("k", in: 1...Int(Int32.max))
         shrink = Float(try parameters.double("shrink", in: 0...Double.greatestFiniteMagnitude))
+        byUser = try parameters.choice("knn_method", of: ["item", "user"]) == "user"
     }
 
     public func memory(_ shape: WorkShape) -> MemoryEstimate? {
         // The neighbour lists (id + weight) and W built from them (row, column, value).
-        MemoryEstimate(bytes: 20 * Double(shape.items) * Double(min(k, shape.items)), what: "the \(shape.items) × \(min(k, shape.items)) neighbour lists")
+        let (n, what) = byUser ? (shape.users, "users") : (shape.items, "items")
+        return MemoryEstimate(bytes: 20 * Double(n) * Double(min(k, n)), what: "the \(n) \(what)' \(min(k, n)) neighbour lists")
     }
 
     public mutating func fit(_ data: TrainingData, context: FitContext) throws {
-        let x = data.trainMatrix
+        trainMatrix = data.trainMatrix
+        // Users' similarities are items' on the transpose; W is then laid out the other way round.
+        let x = byUser ? trainMatrix.transposed() : trainMatrix
         let n = x.columns
         let norms = x.columnSquaredNorms().map { $0.squareRoot() }
         let keep = min(k, n)
@@ -60,18 +70,23 @@ public struct ItemKNN: Recommender {
                 }
             }
         }
-        // W[i, j] = sim(i, j) for i among j's neighbours; zeros are not stored (as RecBole).
+        // Items: W[i, j] = sim(i, j) for i among j's neighbours; users: W[u, v] for v among u's.
+        // Zeros are not stored (as RecBole).
         var rows = [Int32](), cols = [Int32](), vals = [Float]()
         for j in 0..<n {
             for r in 0..<keep where neighbours[j * keep + r] >= 0 && weights[j * keep + r] != 0 {
                 rows.append(neighbours[j * keep + r]); cols.append(Int32(j)); vals.append(weights[j * keep + r])
             }
         }
+        if byUser { swap(&rows, &cols) }
         similarity = SparseMatrix(rows: n, columns: n, rowIndices: rows, columnIndices: cols, values: vals)
-        trainMatrix = x
     }
 
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
-        trainMatrix.multiply(rows: users, bySparse: similarity, into: &block, compute: compute)
+        if byUser {
+            similarity.multiply(rows: users, bySparse: trainMatrix, into: &block, compute: compute)
+        } else {
+            trainMatrix.multiply(rows: users, bySparse: similarity, into: &block, compute: compute)
+        }
     }
 }

@@ -19,7 +19,8 @@ public struct FPMC: EncodedSequentialModel {
     public static let name = "FPMC"
     public static let summary = "Factorised personalised Markov chain: the user's taste plus a transition from the last item, trained with BPR"
     public static let kind = ModelKind.factorisation
-    public static let parameters: [ConfigKey] = [SharedKeys.embeddingSize(64)]
+    /// RecBole's FPMC reads `loss_type` and trains BPR only ("Make sure 'loss_type' in ['BPR']!").
+    public static let parameters: [ConfigKey] = [SharedKeys.embeddingSize(64), SharedKeys.lossType("BPR")]
     public static let testSettings: [[String: ConfigValue]] = [["embedding_size": .int(3)]]
 
     let embeddingSize: Int
@@ -30,6 +31,7 @@ public struct FPMC: EncodedSequentialModel {
 
     public init(parameters: ModelParameters) throws {
         embeddingSize = try parameters.int("embedding_size", in: 1...4096)
+        _ = try parameters.choice("loss_type", of: ["BPR"])   // RecBole 1.2.1: "Make sure 'loss_type' in ['BPR']!"
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
