@@ -47,6 +47,11 @@ public struct ModelParameters: Sendable {
         }
     }
 
+    /// A string, or nil when the key is null.
+    public func optionalString(_ name: String) throws -> String? {
+        try declared(name) { try $0.optionalString(name) }
+    }
+
     /// true or false.
     public func bool(_ name: String) throws -> Bool {
         try declared(name) { try $0.bool(name) }

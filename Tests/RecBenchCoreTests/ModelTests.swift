@@ -140,6 +140,36 @@ func blockRows() -> [(String, String, Double)] {
 }
 
 /// EASE and ItemKNN against independent Double implementations of the formulas.
+/// Every key of RecBole 1.2.1's `properties/model/<M>.yaml` for a registered model, at its
+/// RecBole default, is one the model declares (a config pasted from RecBole's file runs);
+/// the ones only their default runs for are refused otherwise, with the key named.
+@Suite struct RecBoleModelYAMLTests {
+    static let yamlOnlyDefaults: [(model: String, key: String, value: ConfigValue)] = [
+        ("NeuMF", "mf_train", .bool(true)), ("NeuMF", "mlp_train", .bool(true)), ("NeuMF", "use_pretrain", .bool(false)),
+        ("NeuMF", "mf_pretrain_path", .null), ("NeuMF", "mlp_pretrain_path", .null), ("NAIS", "pretrain_path", .null),
+        ("NNCF", "resolution", .int(1)), ("DSSM", "double_tower", .bool(true)), ("ItemKNN", "knn_method", .string("item")),
+        ("FPMC", "loss_type", .string("BPR")),
+    ]
+
+    func build(_ model: String, _ key: String, _ value: ConfigValue) throws {
+        let type = try ModelRegistry.model(named: model)
+        let config = try Config(layers: [ConfigLayer(source: "t.yml", values: [key: value])], modelKeys: ModelRegistry.parameterNames)
+        _ = try type.init(parameters: ModelParameters(config: config, declared: type.parameters))
+    }
+
+    @Test func recBolesModelDefaultsAreAccepted() throws {
+        for (model, key, value) in Self.yamlOnlyDefaults { try build(model, key, value) }
+    }
+
+    @Test(arguments: [("NeuMF", "mf_train", ConfigValue.bool(false)), ("NeuMF", "mlp_train", .bool(false)), ("NeuMF", "use_pretrain", .bool(true)),
+                      ("NAIS", "pretrain_path", .string("fism.pth")), ("DSSM", "double_tower", .bool(false)), ("FPMC", "loss_type", .string("CE")),
+                      ("ItemKNN", "knn_method", .string("users"))])
+    func whatOnlyRecBoleRunsIsRefused(model: String, key: String, value: ConfigValue) {
+        let e = #expect(throws: RecBenchError.self) { try build(model, key, value) }
+        #expect(e?.field == key, "\(model) \(key): \(String(describing: e))")
+    }
+}
+
 @Suite(.serialized) struct ModelFormulaTests {
 
     /// RecBole's EmbLoss over a batch's rows, by hand: Frobenius norms of the user, positive and

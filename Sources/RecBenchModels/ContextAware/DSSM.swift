@@ -23,6 +23,8 @@ public struct DSSM: ContextModel, ScoresWhenPrepared {
         SharedKeys.embeddingSize(10),
         SharedKeys.mlpHiddenSize([256, 256, 256]),
         SharedKeys.dropoutProb(0.3),
+        ConfigKey("double_tower", "bool", .bool(true),
+                  "DSSM: user fields and item fields in separate towers (RecBole's DSSM.yaml; false stops RecBole, refused)."),
     ]
     public static let testSettings: [[String: ConfigValue]] = [
         ["embedding_size": .int(3), "mlp_hidden_size": .list([.int(4), .int(3)]), "dropout_prob": .double(0.2)],
@@ -38,6 +40,9 @@ public struct DSSM: ContextModel, ScoresWhenPrepared {
     public init(parameters: ModelParameters) throws {
         userTower = try FieldMLP(parameters, activation: .tanh, batchNorm: true, prefix: "user_tower")
         itemTower = try FieldMLP(parameters, activation: .tanh, batchNorm: true, prefix: "item_tower")
+        guard try parameters.bool("double_tower") else {   // RecBole 1.2.1 stops the same way
+            throw parameters.invalid("double_tower", "DSSM is two towers: RecBole stops with \"set 'double tower' as True\"; set double_tower: true")
+        }
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {

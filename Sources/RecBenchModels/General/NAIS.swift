@@ -34,6 +34,8 @@ public struct NAIS: PointwiseModel, ScoresWhenPrepared {
         ConfigKey("split_to", "int", .int(0),
                   "NAIS: least number of item blocks scored per user (0: as few as the 32 MiB scratch per block allows; RecBole's memory knob). "
                     + "The AVX2 build's prod scorer keeps no block and ignores it."),
+        ConfigKey("pretrain_path", "str or null", .null,
+                  "NAIS: a pre-trained FISM model to start from (RecBole's option; not supported, refused unless null)."),
     ]
     public static let testSettings: [[String: ConfigValue]] = [
         ["embedding_size": .int(3), "weight_size": .int(4), "reg_weights": .list([.double(0.01), .double(0.02), .double(0.03)])],
@@ -61,6 +63,10 @@ public struct NAIS: PointwiseModel, ScoresWhenPrepared {
         alpha = Float(try parameters.double("alpha", in: 0...10))
         beta = Float(try parameters.double("beta", in: 0...10))
         splitTo = try parameters.int("split_to", in: 0...1_000_000)
+        if let path = try parameters.optionalString("pretrain_path") {
+            throw parameters.invalid("pretrain_path",
+                                     "starting from a pre-trained model ('\(path)') is not supported: NAIS trains from RecBole's initialisation")
+        }
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {

@@ -36,6 +36,7 @@ public struct NNCF: PointwiseModel, ScoresWhenPrepared {
             .searched(.uniform(low: 0, high: 0.7)),
         ConfigKey("neigh_info_method", "random", .string("random"),
                   "NNCF: how neighbours are chosen; only random (RecBole's default) runs: RecBole 1.2.1's knn raises a TypeError, louvain is not built."),
+        ConfigKey("resolution", "float", .double(1), "NNCF: the Louvain algorithm's resolution, read only by neigh_info_method louvain (not built)."),
     ]
     public static let testSettings: [[String: ConfigValue]] = [
         ["ui_embedding_size": .int(3), "neigh_embedding_size": .int(2), "num_conv_kernel": .int(3), "conv_kernel_size": .int(2),
@@ -73,6 +74,7 @@ public struct NNCF: PointwiseModel, ScoresWhenPrepared {
         case "louvain": throw parameters.invalid("neigh_info_method", "louvain (community detection) is not built in recbench; use random")
         default: break
         }
+        _ = try parameters.double("resolution", in: .leastNonzeroMagnitude...1e6)   // louvain's, checked as RecBole's yaml types it
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {

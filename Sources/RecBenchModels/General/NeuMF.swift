@@ -25,6 +25,12 @@ public struct NeuMF: PointwiseModel, ScoresWhenPrepared {
         ConfigKey("mlp_embedding_size", "int", .int(64), "NeuMF: width of the MLP's user and item embeddings."),
         SharedKeys.mlpHiddenSize([128, 64]),
         SharedKeys.dropoutProb(0.1),
+        // RecBole's NeuMF.yaml holds these; only their defaults run here.
+        ConfigKey("mf_train", "bool", .bool(true), "NeuMF: whether the GMF part is in the model (false: an MLP-only NCF; not built, refused)."),
+        ConfigKey("mlp_train", "bool", .bool(true), "NeuMF: whether the MLP part is in the model (false: GMF only; not built, refused)."),
+        ConfigKey("use_pretrain", "bool", .bool(false), "NeuMF: start from pre-trained GMF and MLP models (RecBole's option; not supported, refused)."),
+        ConfigKey("mf_pretrain_path", "str or null", .null, "NeuMF: the pre-trained GMF model, read only with use_pretrain."),
+        ConfigKey("mlp_pretrain_path", "str or null", .null, "NeuMF: the pre-trained MLP model, read only with use_pretrain."),
     ]
     /// Small widths with two layers, and the default widths with one layer.
     public static let testSettings: [[String: ConfigValue]] = [
@@ -43,6 +49,13 @@ public struct NeuMF: PointwiseModel, ScoresWhenPrepared {
         hidden = try parameters.intList("mlp_hidden_size", in: 1...65536)
         guard !hidden.isEmpty else { throw parameters.invalid("mlp_hidden_size", "needs at least one layer") }
         dropout = Float(try parameters.double("dropout_prob", in: 0...0.99))
+        for part in ["mf_train", "mlp_train"] where try !parameters.bool(part) {
+            throw parameters.invalid(part, "NeuMF without its \(part == "mf_train" ? "GMF" : "MLP") part is not built: both parts train (RecBole's default)")
+        }
+        if try parameters.bool("use_pretrain") {
+            throw parameters.invalid("use_pretrain", "pre-trained GMF and MLP parts are not supported: NeuMF trains from RecBole's initialisation")
+        }
+        _ = try (parameters.optionalString("mf_pretrain_path"), parameters.optionalString("mlp_pretrain_path"))   // read only with use_pretrain
     }
 
     /// Embeddings N(0, 0.01²) (RecBole's init); linear layers as torch initialises them.
