@@ -104,4 +104,4 @@ public struct SplitSummary: Codable, Sendable, Equatable {
 }
 
 /// recbench's version string.
-public let recbenchVersion = "0.3.6"
+public let recbenchVersion = "0.3.7"
