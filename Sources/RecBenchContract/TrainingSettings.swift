@@ -1,3 +1,4 @@
+import Foundation
 import RecBenchSupport
 import RecBenchData
 /// The training keys of the config, typed and checked.
@@ -13,6 +14,8 @@ public struct TrainingSettings: Sendable, Equatable {
     public var negativesPerPositive: Int
     /// Where the best parameters are written, if anywhere.
     public var checkpointDirectory: String?
+    /// `init_parameters`: a checkpoint the model starts from instead of its initialisation.
+    public var initialParameters: String?
     /// `clip_grad_norm`: every step's gradients rescaled as torch's `clip_grad_norm_` does, or nil.
     public var clipping: GradientClipping?
 
@@ -27,7 +30,7 @@ public struct TrainingSettings: Sendable, Equatable {
 
     /// The keys `init(_:)` reads that shape training (`checkpoint_dir` only says where it writes).
     public static let keys: Set<String> = ["epochs", "train_batch_size", "learner", "learning_rate", "weight_decay", "eval_step",
-                                           "stopping_step", "train_neg_sample_args", "clip_grad_norm"]
+                                           "stopping_step", "train_neg_sample_args", "clip_grad_norm", "init_parameters"]
 
     /// Reads the training keys.
     public init(_ config: Config) throws {
@@ -43,6 +46,10 @@ public struct TrainingSettings: Sendable, Equatable {
         stoppingStep = try config.int("stopping_step", atLeast: 0)
         negativesPerPositive = try Self.negatives(config)
         checkpointDirectory = try config.optionalString("checkpoint_dir")
+        initialParameters = try config.optionalString("init_parameters")
+        if let path = initialParameters, !FileManager.default.fileExists(atPath: path) {
+            throw RecBenchError.config("init_parameters", origin: config.origin(of: "init_parameters"), "no such file: \(path)")
+        }
         clipping = try GradientClipping(config)
     }
 

@@ -186,6 +186,29 @@ struct Workspace {
         #expect(!plain.stdout.contains("\"profile\""))
     }
 
+    /// `init_parameters` starts a learned model from a checkpoint: from its own best parameters
+    /// with a step too small to move a float32, a run scores exactly as the run that wrote them;
+    /// a checkpoint of other shapes is refused naming the parameter.
+    @Test func aRunStartsFromTheCheckpointItIsGiven() throws {
+        var rows = Workspace.header
+        for u in 0..<40 { for i in 0..<30 where (u * 7 + i * 3) % 5 < 2 { rows += "u\(u)\ti\(i)\t\(u * 100 + i)\n" } }
+        let w = try Workspace(inter: rows)
+        func test(_ extra: [String]) throws -> [String: Double] {
+            let out = try w.run(["run", "--model", "BPR", "--config", "run.yml", "--json", "--no-save"] + extra)
+            #expect(out.status == 0, "\(out.stderr)")
+            let record = try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [String: Any]
+            return record?["test"] as? [String: Double] ?? [:]
+        }
+        let trained = try test(["--set", "epochs=20", "--set", "learning_rate=0.05", "--set", "checkpoint_dir=ck", "--set", "seed=7"])
+        let file = "ck/BPR-tiny-seed7.params"
+        #expect(FileManager.default.fileExists(atPath: w.root + "/" + file))
+        let still = ["--set", "epochs=1", "--set", "learning_rate=1e-30", "--set", "seed=8"]
+        #expect(try test(still + ["--set", "init_parameters=\(file)"]) == trained)
+        #expect(try test(still) != trained, "without the checkpoint the same settings score otherwise")
+        let other = try w.run(["run", "--model", "BPR", "--config", "run.yml", "--set", "embedding_size=8", "--set", "init_parameters=\(file)", "--no-save"])
+        #expect(other.status != 0 && other.stderr.contains(file) && other.stderr.contains("needs"), "\(other.stderr)")
+    }
+
     /// `thread_split` decides each phase's OpenBLAS threads, and the record says what ran.
     @Test func theThreadSplitIsAppliedPerPhaseAndRecorded() throws {
         let w = try Workspace()

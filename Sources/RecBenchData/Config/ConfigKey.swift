@@ -140,6 +140,9 @@ public enum ConfigKeys {
         ConfigKey("clip_grad_norm", "map or null", .null,
                   "Gradient clipping for learned models as torch's `clip_grad_norm_`, e.g. `{max_norm: 5}` (`norm_type` 2 by default, or inf)."),
         ConfigKey("checkpoint_dir", "str or null", .null, "Folder where learned models also write their best parameters (null: in memory only)."),
+        ConfigKey("init_parameters", "str or null", .null,
+                  "A recbench checkpoint (a `checkpoint_dir` `.params` file) a learned model starts from instead of its own initialisation: "
+                  + "every parameter the model declares, with its shape (the file's bytes are part of the run key)."),
         // Run
         ConfigKey("model", "str", .null, "Model to run when `--model` is not given."),
         ConfigKey("seed", "int", .int(2020), "Seed for every random choice (split order RO, sampling, initialisation)."),

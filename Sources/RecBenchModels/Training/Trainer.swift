@@ -26,7 +26,9 @@ public struct Trainer {
     public func train<M: LearnedModel>(_ model: inout M, data: TrainingData) throws -> TrainingSummary {
         var rng = SeededGenerator(seed: context.seed, stream: M.randomStreams.initialization)
         let settings = context.training
-        var state = TrainingState(parameters: model.prepare(data, context: context, rng: &rng), compute: compute)
+        var initial = model.prepare(data, context: context, rng: &rng)
+        if let path = settings.initialParameters { initial = try Self.replacing(initial, from: path, model: M.name) }
+        var state = TrainingState(parameters: initial, compute: compute)
         var stopping = EarlyStopping(patience: settings.stoppingStep, biggerIsBetter: context.validMetricBigger, decimals: context.validDecimals)
         var records: [TrainingSummary.Epoch] = []
         var checkpoint: String?, prunedAt: Int?
@@ -148,6 +150,27 @@ struct TrainingState {
 /// RecBole's early stopping: a value at least as good as the best, both rounded to `decimals`
 /// places as RecBole's evaluator rounds them, is an improvement (so a tie keeps the later
 /// epoch); stop once `patience` + 1 validations in a row brought none.
+extension Trainer {
+    /// `initial` with every parameter taken from the checkpoint at `path`, which must hold each
+    /// of them with the same shape (and nothing else, so a file for another model is refused).
+    static func replacing(_ initial: Parameters, from path: String, model: String) throws -> Parameters {
+        let loaded = try Checkpoint.read(path)
+        guard Set(loaded.names) == Set(initial.names) else {
+            throw RecBenchError.file(path, field: "init_parameters", "holds \(loaded.names.sorted().joined(separator: ", ")); "
+                                     + "\(model) has \(initial.names.sorted().joined(separator: ", "))")
+        }
+        for name in initial.names where (loaded[name].rows, loaded[name].columns) != (initial[name].rows, initial[name].columns) {
+            throw RecBenchError.file(path, field: name, "is \(loaded[name].rows) × \(loaded[name].columns); \(model) on this data needs "
+                                     + "\(initial[name].rows) × \(initial[name].columns)")
+        }
+        var result = Parameters()   // in the model's order, running statistics kept as such
+        for name in initial.names {
+            if initial.statistics.contains(name) { result.addStatistic(name, loaded[name]) } else { result.add(name, loaded[name]) }
+        }
+        return result
+    }
+}
+
 struct EarlyStopping {
     let patience: Int
     let biggerIsBetter: Bool

@@ -446,6 +446,12 @@ public enum Experiment {
         for key in plan.config.values.keys.sorted() where !ConfigKeys.presentation.contains(key) {
             h.update("\(key)=\(plan.config.values[key]!)\n")
         }
+        // A starting point is its bytes, not its path.
+        if plan.modelType.readsTrainingKeys, let path = plan.training.initialParameters, let bytes = FileManager.default.contents(atPath: path) {
+            var file = SHA256()
+            bytes.withUnsafeBytes { file.update($0) }
+            h.update("init_parameters=\(file.hexDigest())\n")
+        }
         h.update("data=\(datasetFingerprint)\n")
         return h.hexDigest()
     }
