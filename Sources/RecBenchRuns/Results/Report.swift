@@ -139,7 +139,8 @@ public struct Report: Sendable {
         for key in r.hyperparameters.keys.sorted() where Set(siblings.map { $0.hyperparameters[key]?.description ?? "" }).count > 1 {
             varying.append("\(key)=\(r.hyperparameters[key]!)")
         }
-        for key in r.config.keys.sorted() where !r.hyperparameters.keys.contains(key) && !ConfigKeys.presentation.subtracting(["data_path"]).contains(key)
+        let unshown = ConfigKeys.presentation.subtracting(["data_path"])   // settings that change no metric (data_path may: shown)
+        for key in r.config.keys.sorted() where !r.hyperparameters.keys.contains(key) && !unshown.contains(key)
             && Set(siblings.map { $0.config[key]?.description ?? "" }).count > 1 {
             varying.append("\(key)=\(r.config[key]!)")
         }
