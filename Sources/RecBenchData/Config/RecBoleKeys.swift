@@ -44,8 +44,8 @@ public enum RecBoleKeys {
 
     static let training: [ConfigKey] = [
         ignored("loss_decimal_place", "Decimal places of the logged loss."),
-        ignored("enable_amp", "GPU mixed precision."),
-        ignored("enable_scaler", "GPU gradient scaling."),
+        ignored("enable_amp", "Mixed precision: RecBole autocasts training to float16 on a GPU and bfloat16 on a CPU; recbench trains in float32."),
+        ignored("enable_scaler", "Gradient scaling for float16 training, which RecBole applies only on a GPU."),
         refused("transform", "only RecBole's built-in transforms are accepted (`user_defined` runs the config's own Python): "
                 + "mask_itemseq and inverse_itemseq are built into BERT4Rec and SHAN, and crop_itemseq and reorder_itemseq add "
                 + "batch fields only contrastive models read, none of them in recbench",
