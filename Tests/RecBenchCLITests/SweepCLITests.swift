@@ -320,6 +320,45 @@ import Testing
     }
 }
 
+/// `report --over-seeds`: a model's runs that differ only in `seed` are one row, each value
+/// their mean and beside it the sample standard deviation, both as the test computes them from
+/// the per-run report; runs that differ in another setting stay apart.
+extension SweepCLITests {
+    @Test func overSeedsAveragesASettingsRunsAndKeepsSettingsApart() throws {
+        let w = try Workspace()
+        let sweep = try w.run(["sweep", "--config", "run.yml", "--models", "BPR", "--set", "seed=1,2,3", "--set", "embedding_size=4,8",
+                               "--set", "epochs=3", "--quiet"])
+        #expect(sweep.status == 0, "\(sweep.stderr)")
+        func rows(_ arguments: [String]) throws -> [[String: Any]] {
+            let json = try JSONSerialization.jsonObject(with: Data(try w.run(["report", "out", "--format", "json"] + arguments).stdout.utf8))
+            let groups = try #require((json as? [String: Any])?["groups"] as? [[String: Any]])
+            return groups.flatMap { $0["rows"] as? [[String: Any]] ?? [] }
+        }
+        let single = try rows([]), merged = try rows(["--over-seeds"])
+        #expect(single.count == 6 && merged.count == 2, "\(merged)")
+        for size in ["4", "8"] {
+            let runs = single.filter { ($0["label"] as? String)?.contains("embedding_size=\(size)") == true }
+            let row = try #require(merged.first { ($0["label"] as? String) == "BPR (embedding_size=\(size), 3 seeds)" }, "\(merged)")
+            #expect(runs.count == 3 && row["runs"] as? Int == 3)
+            let values = try #require(row["values"] as? [String: Double]), spread = try #require(row["spread"] as? [String: Double])
+            for key in ["ndcg@2", "recall@2", "item_coverage@2"] {
+                let xs = try runs.map { try #require(($0["values"] as? [String: Double])?[key]) }
+                let mean = xs.reduce(0, +) / 3, sd = (xs.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / 2).squareRoot()
+                let (m, d) = (try #require(values[key]), try #require(spread[key]))
+                #expect(abs(m - mean) < 1e-12 && abs(d - sd) < 1e-12, "\(key): \(xs)")
+            }
+            let keys = try #require(row["run_keys"] as? [String])
+            #expect(Set(keys) == Set(runs.compactMap { $0["run_key"] as? String }))
+        }
+        let spreads = merged.compactMap { ($0["spread"] as? [String: Double])?["item_coverage@2"] }
+        try #require(spreads.contains { $0 > 0 }, "the seeds must give different runs for this test to tell a mean from a run")
+        let md = try w.run(["report", "out", "--over-seeds"]).stdout
+        #expect(md.contains("mean ± sd over seeds") && md.contains("| BPR (embedding_size=4, 3 seeds) | ") && md.contains(" ± "), "\(md)")
+        let refused = try w.run(["report", "out", "--over-seeds", "--significance", "ndcg@2"])
+        #expect(refused.status != 0 && refused.stderr.contains("--over-seeds"), "\(refused.stderr)")
+    }
+}
+
 /// `recbench sample` for a sized log: the file where it says, the rows it says, and no
 /// temp file; a bad shape is a usage error.
 extension SweepCLITests {

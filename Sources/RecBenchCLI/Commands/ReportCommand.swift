@@ -12,7 +12,9 @@ public struct ReportCommand: ParsableCommand {
             Groups runs by dataset and history mask; one row per run with recall, mrr, ndcg, \
             hit and precision at the cutoff, the repeat-vs-new analyses and coverage, the model \
             type and seconds. Best values are bold (md, latex, html). --significance adds \
-            pairwise paired tests on per-user values.
+            pairwise paired tests on per-user values. --over-seeds gives a model's runs that \
+            differ only in `seed` one row: each value their mean ± the sample standard deviation \
+            (a sweep with --set seed=2020,2021,2022 makes such runs).
             """)
 
     public enum Format: String, ExpressibleByArgument, CaseIterable { case md, csv, json, latex, html }
@@ -42,13 +44,20 @@ public struct ReportCommand: ParsableCommand {
     @Option(help: "Multiple-testing correction for --significance.")
     public var correction: Significance.Correction = .holm
 
+    @Flag(help: "One row per model and setting: runs that differ only in `seed` averaged (mean ± sample standard deviation).")
+    public var overSeeds = false
+
     public func run() throws {
         try reportingErrors {
             if significance != nil, format != .md, format != .html {
                 throw RecBenchError(field: "--significance", "md and html reports hold the tests; a \(format.rawValue) report is one table: "
                                     + "write the tests with a second `report --format md --significance …`")
             }
-            let report = try Report.load(directory: directory, k: k, sortKey: sort)
+            if significance != nil, overSeeds {
+                throw RecBenchError(field: "--significance", "the tests pair one run's per-user values with another's; a row of --over-seeds "
+                                    + "is a mean over runs: write the tests with a second `report` without --over-seeds")
+            }
+            let report = try Report.load(directory: directory, k: k, sortKey: sort, overSeeds: overSeeds)
             var text: String
             switch format {
             case .md: text = report.markdown()

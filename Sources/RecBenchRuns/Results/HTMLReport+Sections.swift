@@ -14,7 +14,7 @@ extension Report {
         for e in g.entries {
             let cells = columns.map { c -> String in
                 let v = Report.value(e.result, c)
-                return "<td\(v != nil && v == best(c, in: g) ? " class=\"best\"" : "")>\(format(v, c))</td>"
+                return "<td\(v != nil && v == best(c, in: g) ? " class=\"best\"" : "")>\(cell(e, c))</td>"
             }.joined()
             let (fit, eval) = Report.fitAndEvalSeconds(e.result)
             rows.append("<tr><td>\(escape(e.label))</td>\(cells)<td>\(e.family.rawValue)</td><td>\(e.result.modelType.rawValue)</td>"

@@ -14,6 +14,13 @@ public struct Report: Sendable {
         public let label: String
         public let result: RunResult
         public let path: String
+        /// The runs this row averages (`--over-seeds`: the row's `result` holds their means); 1 for a run.
+        public var runs = 1
+        /// Each column's sample standard deviation over those runs (none for a single run).
+        public var spread: [String: Double] = [:]
+        /// The run keys of the runs the row stands for.
+        public var runKeys: [String] { mergedKeys ?? [result.runKey] }
+        var mergedKeys: [String]?
         /// The model's family (rows are grouped by it: general first).
         public var family: ModelFamily { result.modelFamily ?? .general }
     }
@@ -41,6 +48,8 @@ public struct Report: Sendable {
     public let sortKey: String
     /// Decimal places of metric values in tables and CSV (the runs' `metric_decimal_place`).
     public var decimals = 4
+    /// Whether runs that differ only in `seed` share a row (mean ± sample standard deviation).
+    public var overSeeds = false
 
     /// Metric columns (the seed's table) at K.
     public var metricColumns: [String] { ["recall", "mrr", "ndcg", "hit", "precision"].map { MetricKey($0, k: k).description } }
@@ -50,7 +59,8 @@ public struct Report: Sendable {
     }
 
     /// Reads every run record and failure record under `directory`.
-    public static func load(directory: String, k requestedK: Int? = nil, sortKey requestedSort: String? = nil) throws -> Report {
+    public static func load(directory: String, k requestedK: Int? = nil, sortKey requestedSort: String? = nil,
+                            overSeeds: Bool = false) throws -> Report {
         guard let enumerator = FileManager.default.enumerator(atPath: directory) else {
             throw RecBenchError.file(directory, "results folder not found")
         }
@@ -90,7 +100,8 @@ public struct Report: Sendable {
         for groupKey in Set(results.map { key($0.0) }).sorted() {
             let parts = groupKey.split(separator: "\u{1}").map(String.init)
             let members = results.filter { key($0.0) == groupKey }
-            var entries = members.map { Entry(label: label(for: $0.0, among: members.map(\.0)), result: $0.0, path: $0.1) }
+            var entries = overSeeds ? mergedOverSeeds(members)
+                : members.map { Entry(label: label(for: $0.0, among: members.map(\.0)), result: $0.0, path: $0.1) }
             let familyOrder = ModelFamily.allCases
             entries.sort { a, b in
                 let fa = familyOrder.firstIndex(of: a.family)!, fb = familyOrder.firstIndex(of: b.family)!
@@ -103,6 +114,7 @@ public struct Report: Sendable {
         }
         var report = Report(groups: groups, failures: failures.sorted { ($0.dataset, $0.label) < ($1.dataset, $1.label) }, k: k, sortKey: sortKey)
         report.decimals = results.compactMap { $0.0.config["metric_decimal_place"]?.intValue }.max() ?? 4
+        report.overSeeds = overSeeds
         return report
     }
 
@@ -128,23 +140,63 @@ public struct Report: Sendable {
 
     /// "EASE" or "EASE (reg_weight=100)" when the model has several runs that differ; a
     /// repeat baseline (which a sweep adds unasked on repeat data) says so.
-    static func label(for r: RunResult, among all: [RunResult]) -> String {
+    static func label(for r: RunResult, among all: [RunResult], ignoring ignored: Set<String> = [], adding extra: [String] = []) -> String {
         var name = ModelRegistry.models.first { $0.name == r.model }?.role == .repeatBaseline ? "\(r.model) (repeat baseline)" : r.model
         // A tuned run is never taken for a default one, whatever else the folder holds.
         if let tuning = r.tuning { name += " (tuned: best of \(tuning.trials) trials)" }
         let siblings = all.filter { $0.model == r.model }
-        guard siblings.count > 1 else { return name }
+        guard siblings.count > 1 else { return extra.isEmpty ? name : "\(name) (\(extra.joined(separator: ", ")))" }
         // Records an older recbench wrote stay in a folder a newer one adds to (their run keys differ): say which is which.
         var varying = Set(siblings.map(\.recbenchVersion)).count > 1 ? ["recbench \(r.recbenchVersion)"] : []
-        for key in r.hyperparameters.keys.sorted() where Set(siblings.map { $0.hyperparameters[key]?.description ?? "" }).count > 1 {
+        for key in r.hyperparameters.keys.sorted() where !ignored.contains(key)
+            && Set(siblings.map { $0.hyperparameters[key]?.description ?? "" }).count > 1 {
             varying.append("\(key)=\(r.hyperparameters[key]!)")
         }
-        let unshown = ConfigKeys.presentation.subtracting(["data_path"])   // settings that change no metric (data_path may: shown)
+        let unshown = ConfigKeys.presentation.subtracting(["data_path"]).union(ignored)   // settings that change no metric (data_path may: shown)
         for key in r.config.keys.sorted() where !r.hyperparameters.keys.contains(key) && !unshown.contains(key)
             && Set(siblings.map { $0.config[key]?.description ?? "" }).count > 1 {
             varying.append("\(key)=\(r.config[key]!)")
         }
+        varying += extra
         return varying.isEmpty ? name : "\(name) (\(varying.joined(separator: ", ")))"
+    }
+
+    /// One entry per model and setting, its runs that differ only in `seed` averaged: every
+    /// test metric, analysis and time the mean over the runs that hold it, beside each metric
+    /// and analysis its sample standard deviation (n − 1; none for a single run).
+    static func mergedOverSeeds(_ members: [(RunResult, String)]) -> [Entry] {
+        let all = members.map(\.0)
+        var order: [String] = [], byLabel: [String: [(RunResult, String)]] = [:]
+        for m in members {
+            let base = label(for: m.0, among: all, ignoring: ["seed"])
+            if byLabel[base] == nil { order.append(base) }
+            byLabel[base, default: []].append(m)
+        }
+        return order.map { base in
+            let runs = byLabel[base]!
+            var mean = runs[0].0, spread: [String: Double] = [:], unused: [String: Double] = [:]
+            mean.test = averaged(runs.map(\.0.test), spread: &spread)
+            mean.analyses["test"] = averaged(runs.map { $0.0.analyses["test"] ?? [:] }, spread: &spread)
+            mean.seconds = averaged(runs.map(\.0.seconds), spread: &unused)
+            var entry = Entry(label: label(for: runs[0].0, among: all, ignoring: ["seed"], adding: [runs.count == 1 ? "1 seed" : "\(runs.count) seeds"]),
+                              result: mean, path: runs[0].1)
+            entry.runs = runs.count
+            entry.spread = spread
+            entry.mergedKeys = runs.map(\.0.runKey)
+            return entry
+        }
+    }
+
+    /// The mean of each key every one of `values` holds; its sample standard deviation into `spread`.
+    static func averaged(_ values: [[String: Double]], spread: inout [String: Double]) -> [String: Double] {
+        let keys = values.dropFirst().reduce(Set(values.first?.keys ?? [:].keys)) { $0.intersection($1.keys) }
+        var means: [String: Double] = [:]
+        for key in keys {
+            let xs = values.map { $0[key]! }, mean = xs.reduce(0, +) / Double(xs.count)
+            means[key] = mean
+            if xs.count > 1 { spread[key] = (xs.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(xs.count - 1)).squareRoot() }
+        }
+        return means
     }
 
     /// Said of a failure that a later run of its model has replaced in the tables.
@@ -165,6 +217,13 @@ public struct Report: Sendable {
         return Report.isCount(column) ? String(Int(v.rounded())) : String(format: "%.\(decimals)f", v)
     }
 
+    /// A table cell: the value, and ± its spread when the row averages runs.
+    func cell(_ e: Entry, _ column: String) -> String {
+        let text = format(Report.value(e.result, column), column)
+        guard let sd = e.spread[column] else { return text }
+        return "\(text) ± " + (Report.isCount(column) ? String(format: "%.1f", sd) : String(format: "%.\(decimals)f", sd))
+    }
+
     /// Columns that count users.
     static func isCount(_ column: String) -> Bool {
         column.hasPrefix("users_with_hit@") || column.hasPrefix("users_with_new_hit@")
@@ -180,7 +239,8 @@ public struct Report: Sendable {
 
     /// The heading and the mask caveat of a group.
     func caption(_ g: Group) -> (title: String, warning: String?) {
-        let title = "\(g.dataset) · history mask \(g.historyMask.rawValue)\(g.protocolSuffix) · test @\(k) · sorted by \(sortKey)"
+        let title = "\(g.dataset) · history mask \(g.historyMask.rawValue)\(g.protocolSuffix) · test @\(k)"
+            + (overSeeds ? " · mean ± sd over seeds" : "") + " · sorted by \(sortKey)"
         let warning = g.historyMask == .recbole && g.hasRepeats
             ? HistoryMask.repeatLeakWarning()
             : nil
@@ -202,8 +262,7 @@ public struct Report: Sendable {
             for e in g.entries {
                 let cells = columns.map { c -> String in
                     let v = Report.value(e.result, c)
-                    let text = format(v, c)
-                    return v != nil && v == best(c, in: g) ? "**\(text)**" : text
+                    return v != nil && v == best(c, in: g) ? "**\(cell(e, c))**" : cell(e, c)
                 }
                 let (fit, eval) = Report.fitAndEvalSeconds(e.result)
                 out.append("| \(e.label) | " + cells.joined(separator: " | ")
@@ -223,23 +282,27 @@ public struct Report: Sendable {
     }
 
     /// One CSV row per run: counts as integers, metrics at `decimals` places (the JSON
-    /// report and the run records keep full precision).
+    /// report and the run records keep full precision). Over seeds: a row per setting, its
+    /// number of runs, each column's standard deviation beside the means, the run keys joined by ";".
     public func csv() -> String {
-        let columns = metricColumns + analysisColumns
-        var lines = ["dataset,history_mask,model,label,family,type," + columns.joined(separator: ",") + ",fit_seconds,eval_seconds,run_key"]
+        let columns = metricColumns + analysisColumns, spreadColumns = overSeeds ? columns.map { "\($0)_sd" } : []
+        var lines = ["dataset,history_mask,model,label,family,type," + (overSeeds ? "runs," : "") + (columns + spreadColumns).joined(separator: ",")
+                     + ",fit_seconds,eval_seconds,run_key"]
         for g in groups {
             for e in g.entries {
                 let r = e.result
                 let values = columns.map { format(Report.value(r, $0), $0, missing: "") }
+                let spreads = overSeeds ? columns.map { c in e.spread[c].map { String(format: "%.\(decimals)f", $0) } ?? "" } : []
                 let (fit, eval) = Report.fitAndEvalSeconds(r)
-                lines.append(([g.dataset, g.historyMask.rawValue, r.model, CSVText.escape(e.label), e.family.rawValue, r.modelType.rawValue] + values
-                              + [String(format: "%.3f", fit), String(format: "%.3f", eval), r.runKey])
+                lines.append(([g.dataset, g.historyMask.rawValue, r.model, CSVText.escape(e.label), e.family.rawValue, r.modelType.rawValue]
+                              + (overSeeds ? [String(e.runs)] : []) + values + spreads
+                              + [String(format: "%.3f", fit), String(format: "%.3f", eval), e.runKeys.joined(separator: ";")])
                     .joined(separator: ","))
             }
         }
         for f in failures {
-            lines.append(([f.dataset, "", f.model, CSVText.escape(f.label), "", "failed"] + columns.map { _ in "" } + ["", "", f.runKey])
-                .joined(separator: ","))
+            lines.append(([f.dataset, "", f.model, CSVText.escape(f.label), "", "failed"] + (overSeeds ? [""] : [])
+                          + (columns + spreadColumns).map { _ in "" } + ["", "", f.runKey]).joined(separator: ","))
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -249,6 +312,8 @@ public struct Report: Sendable {
         struct Row: Encodable {
             let label: String, model: String, family: String, type: String
             let values: [String: Double], seconds: [String: Double], runKey: String, path: String
+            /// Over seeds only: the runs averaged, each value's standard deviation, their run keys.
+            var runs: Int?, spread: [String: Double]?, runKeys: [String]?
         }
         struct GroupJSON: Encodable { let dataset: String, historyMask: String, warning: String?, rows: [Row] }
         struct ReportJSON: Encodable { let k: Int, sortKey: String, groups: [GroupJSON], failures: [FailureJSON] }
@@ -268,7 +333,9 @@ public struct Report: Sendable {
                       rows: g.entries.map { e in
                           Row(label: e.label, model: e.result.model, family: e.family.rawValue, type: e.result.modelType.rawValue,
                               values: Dictionary(uniqueKeysWithValues: columns.compactMap { c in Report.value(e.result, c).map { (c, $0) } }),
-                              seconds: e.result.seconds, runKey: e.result.runKey, path: e.path)
+                              seconds: e.result.seconds, runKey: e.result.runKey, path: e.path,
+                              runs: overSeeds ? e.runs : nil, spread: overSeeds ? e.spread.filter { columns.contains($0.key) } : nil,
+                              runKeys: overSeeds ? e.runKeys : nil)
                       })
         }
         let encoder = JSONEncoder()
@@ -295,8 +362,7 @@ public struct Report: Sendable {
             for (n, e) in g.entries.enumerated() {
                 if n > 0 && e.family != g.entries[n - 1].family { out.append("\\midrule") }   // families apart
                 let cells = columns.map { c -> String in
-                    let v = Report.value(e.result, c)
-                    let text = format(v, c)
+                    let v = Report.value(e.result, c), text = cell(e, c).replacingOccurrences(of: "±", with: "$\\pm$")
                     return v != nil && v == best(c, in: g) ? "\\textbf{\(text)}" : text
                 }
                 out.append("\(esc(e.label)) & " + cells.joined(separator: " & ") + " & \(e.result.modelType.rawValue) \\\\")
