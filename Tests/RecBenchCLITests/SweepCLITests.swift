@@ -354,6 +354,10 @@ extension SweepCLITests {
         try #require(spreads.contains { $0 > 0 }, "the seeds must give different runs for this test to tell a mean from a run")
         let md = try w.run(["report", "out", "--over-seeds"]).stdout
         #expect(md.contains("mean ± sd over seeds") && md.contains("| BPR (embedding_size=4, 3 seeds) | ") && md.contains(" ± "), "\(md)")
+        // The charts draw a varying row's ± sd as a whisker about its bar's end; a plain report draws none.
+        let page = try w.run(["report", "out", "--over-seeds", "--format", "html"]).stdout
+        #expect(page.components(separatedBy: "<line class=\"spread\"").count - 1 >= 2 && page.contains(" ± "))
+        #expect(!(try w.run(["report", "out", "--format", "html"]).stdout.contains("class=\"spread\"")))
         let refused = try w.run(["report", "out", "--over-seeds", "--significance", "ndcg@2"])
         #expect(refused.status != 0 && refused.stderr.contains("--over-seeds"), "\(refused.stderr)")
     }

@@ -10,19 +10,23 @@ enum HTMLChart {
 
     static let labelWidth = 170.0
 
-    /// A horizontal bar chart, one bar per row; `maximum` fixes the scale (nil: the largest bar).
-    static func bars(title: String, bars: [(String, Double)], colour: String, maximum: Double?, format: (Double) -> String) -> String {
-        grouped(title: title, rows: bars.map { ($0.0, [$0.1]) }, series: [Series(name: "", colour: colour)], maximum: maximum, format: format)
+    /// A horizontal bar chart, one bar per row; `maximum` fixes the scale (nil: the largest bar);
+    /// `spreads` (a row's standard deviation over seeds) draws a whisker of ± that around its bar's end.
+    static func bars(title: String, bars: [(String, Double)], colour: String, maximum: Double?, spreads: [Double?] = [],
+                     format: (Double) -> String) -> String {
+        grouped(title: title, rows: bars.map { ($0.0, [$0.1]) }, series: [Series(name: "", colour: colour)], maximum: maximum,
+                format: format, spreads: spreads)
     }
 
     /// A horizontal bar chart with one bar per series in each row (a legend when there are
     /// several series); a missing value (nil) leaves its slot empty.
     static func grouped(title: String, rows: [(String, [Double?])], series: [Series], maximum: Double?,
-                        format: (Double) -> String, width barArea: Double = 260) -> String {
+                        format: (Double) -> String, width barArea: Double = 260, spreads: [Double?] = []) -> String {
         let barHeight = series.count == 1 ? 16.0 : 11.0, gap = series.count == 1 ? 6.0 : 8.0
         let rowHeight = Double(series.count) * barHeight + gap
         let legend = series.count > 1 ? 18.0 : 0
-        let top = maximum ?? max(1e-12, rows.flatMap { $0.1.compactMap { $0 } }.max() ?? 1)
+        let ends = rows.enumerated().flatMap { i, row in row.1.compactMap { $0.map { $0 + (i < spreads.count ? spreads[i] ?? 0 : 0) } } }
+        let top = maximum ?? max(1e-12, ends.max() ?? 1)
         let height = legend + Double(rows.count) * rowHeight + 8
         var svg = "<div class=\"chart\"><h3>\(escape(title))</h3>"
             + "<svg width=\"\(Int(labelWidth + barArea + 60))\" height=\"\(Int(height))\" role=\"img\" aria-label=\"\(escape(title))\">"
@@ -35,7 +39,15 @@ enum HTMLChart {
                 let w = max(0, min(1, value / top)) * barArea, yy = y + Double(j) * barHeight
                 svg += "<rect x=\"\(Int(labelWidth))\" y=\"\(Int(yy))\" width=\"\(String(format: "%.1f", w))\""
                     + " height=\"\(Int(barHeight - 1))\" fill=\"\(series[j].colour)\"/>"
-                svg += "<text x=\"\(Int(labelWidth + w + 4))\" y=\"\(Int(yy + barHeight - 3))\">\(format(value))</text>"
+                var textX = labelWidth + w + 4
+                if i < spreads.count, let sd = spreads[i], sd > 0 {
+                    let (low, high) = (max(0, min(1, (value - sd) / top)) * barArea, max(0, min(1, (value + sd) / top)) * barArea)
+                    let mid = Int(yy + barHeight / 2)
+                    svg += "<line class=\"spread\" x1=\"\(String(format: "%.1f", labelWidth + low))\" x2=\"\(String(format: "%.1f", labelWidth + high))\""
+                        + " y1=\"\(mid)\" y2=\"\(mid)\" stroke=\"#222\" stroke-width=\"1.5\"/>"
+                    textX = labelWidth + high + 4
+                }
+                svg += "<text x=\"\(Int(textX))\" y=\"\(Int(yy + barHeight - 3))\">\(format(value))</text>"
             }
         }
         return svg + "</svg></div>"

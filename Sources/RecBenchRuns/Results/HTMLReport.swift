@@ -98,7 +98,8 @@ extension Report {
         let headline = headlineKey(g)
         var charts = [HTMLChart.bars(title: "\(Report.readable(headline)) (the headline metric)",
                                      bars: g.entries.map { ($0.label, Report.value($0.result, headline) ?? 0) },
-                                     colour: Report.headlineColour, maximum: nil, format: { String(format: "%.4f", $0) })]
+                                     colour: Report.headlineColour, maximum: nil, spreads: g.entries.map { $0.spread[headline] },
+                                     format: { String(format: "%.4f", $0) })]
         let (analyses, empty) = analysisCharts(g)
         charts += analyses
         if let decomposition = decompositionChart(g) { charts.append(decomposition) }
@@ -134,8 +135,9 @@ extension Report {
                 continue
             }
             let isCount = chart.key.hasPrefix("users_with")
-            charts.append(HTMLChart.bars(title: "\(chart.title) @\(k)", bars: bars, colour: chart.colour,
-                                         maximum: isCount ? nil : 1, format: { isCount ? String(Int($0)) : String(format: "%.3f", $0) }))
+            charts.append(HTMLChart.bars(title: "\(chart.title) @\(k)", bars: bars, colour: chart.colour, maximum: isCount ? nil : 1,
+                                         spreads: g.entries.map { $0.spread[key] },
+                                         format: { isCount ? String(Int($0)) : String(format: "%.3f", $0) }))
         }
         return (charts, empty)
     }
