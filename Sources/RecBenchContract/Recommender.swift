@@ -78,6 +78,9 @@ public protocol Recommender: Scorer, Sendable {
     /// Whether it has a training loop that reads `TrainingSettings.keys` (default: no; every
     /// `LearnedModel` does). A model that does not keeps none of them in its run's identity.
     static var readsTrainingKeys: Bool { get }
+    /// Whether its fit or scores depend on `seed` (default: yes). A model that draws nothing
+    /// says no, and a grid over seeds is one run of it where the split draws nothing either.
+    static var readsSeed: Bool { get }
 
     /// Reads and validates hyperparameters.
     init(parameters: ModelParameters) throws
@@ -101,6 +104,7 @@ extension Recommender {
     public static var testSettings: [[String: ConfigValue]] { [[:]] }
     public static var readsFeatures: Bool { family == .contextAware }
     public static var readsTrainingKeys: Bool { false }
+    public static var readsSeed: Bool { true }
     public static var searchSpace: [SearchDimension] { parameters.compactMap { p in p.search.map { SearchDimension(p.name, $0) } } }
     public var fitSteps: [String: Double] { [:] }
     public var trainingSummary: TrainingSummary? { nil }

@@ -146,6 +146,18 @@ import Testing
         #expect(labels.filter { $0.hasPrefix("BPR") }.count == 4, "\(listed.stdout)")
     }
 
+    /// A model that draws nothing (EASE) is one run of a grid over seeds while the split draws
+    /// nothing (TO); a model that draws (BPR), or a shuffled split (RO), is one run per seed.
+    @Test func aSeedGridIsOneRunOfAModelThatDrawsNothing() throws {
+        let w = try Workspace()
+        for (order, ease) in [("TO", 1), ("RO", 2)] {
+            let listed = try w.run(["sweep", "--config", "run.yml", "--models", "EASE,BPR", "--set", "seed=1,2",
+                                    "--set", "eval_args={order: \(order), split: {RS: [0.6, 0.2, 0.2]}}", "--list"])
+            let labels = listed.stdout.split(separator: "\n").map { String($0.split(separator: "\t")[1]) }
+            #expect(labels.filter { $0.hasPrefix("EASE") }.count == ease && labels.filter { $0.hasPrefix("BPR") }.count == 2, "\(order): \(listed.stdout)")
+        }
+    }
+
     /// A folder holding an older recbench's record of the same run labels both by version.
     @Test func recordsOfTwoVersionsAreToldApart() throws {
         let w = try Workspace()
@@ -356,10 +368,23 @@ extension SweepCLITests {
         #expect(md.contains("mean ± sd over seeds") && md.contains("| BPR (embedding_size=4, 3 seeds) | ") && md.contains(" ± "), "\(md)")
         // The charts draw a varying row's ± sd as a whisker about its bar's end; a plain report draws none.
         let page = try w.run(["report", "out", "--over-seeds", "--format", "html"]).stdout
-        #expect(page.components(separatedBy: "<line class=\"spread\"").count - 1 >= 2 && page.contains(" ± "))
+        #expect(page.components(separatedBy: "<path class=\"spread\"").count - 1 >= 2 && page.contains(" ± "))
         #expect(!(try w.run(["report", "out", "--format", "html"]).stdout.contains("class=\"spread\"")))
+        let latex = try w.run(["report", "out", "--over-seeds", "--format", "latex"]).stdout
+        #expect(latex.contains("$\\pm$") && latex.contains("mean $\\pm$ sample standard deviation over seeds"), "\(latex)")
+        let csv = try w.run(["report", "out", "--over-seeds", "--format", "csv"]).stdout.split(separator: "\n")
+        func fields(_ line: Substring) -> Int {   // commas outside quotes: a label with a comma is quoted
+            line.reduce(into: (count: 1, quoted: false)) { state, ch in
+                if ch == "\"" { state.quoted.toggle() } else if ch == ",", !state.quoted { state.count += 1 }
+            }.count
+        }
+        #expect(csv.count == 3 && Set(csv.map(fields)).count == 1, "\(csv)")
         let refused = try w.run(["report", "out", "--over-seeds", "--significance", "ndcg@2"])
         #expect(refused.status != 0 && refused.stderr.contains("--over-seeds"), "\(refused.stderr)")
+        // A config key that varies (not a hyperparameter) keeps its settings apart too.
+        #expect(try w.run(["sweep", "--config", "run.yml", "--models", "BPR", "--set", "seed=1,2", "--set", "embedding_size=4",
+                           "--set", "epochs=3", "--set", "learning_rate=0.05", "--quiet"]).status == 0)
+        #expect(try rows(["--over-seeds"]).count == 3)
     }
 }
 

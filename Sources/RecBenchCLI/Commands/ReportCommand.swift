@@ -9,7 +9,8 @@ public struct ReportCommand: ParsableCommand {
         commandName: "report",
         abstract: "Tabulate a folder of results (Markdown, CSV, JSON, LaTeX or an HTML page with charts).",
         discussion: """
-            Groups runs by dataset and history mask; one row per run with recall, mrr, ndcg, \
+            Groups runs by dataset and history mask; one row per run (or, with --over-seeds, \
+            per setting) with recall, mrr, ndcg, \
             hit and precision at the cutoff, the repeat-vs-new analyses and coverage, the model \
             type and seconds. Best values are bold (md, latex, html). --significance adds \
             pairwise paired tests on per-user values. --over-seeds gives a model's runs that \

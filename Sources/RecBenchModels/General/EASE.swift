@@ -11,6 +11,7 @@ import RecBenchContract
 ///     score(u) = x_u · B
 public struct EASE: Recommender {
     public static let name = "EASE"
+    public static let readsSeed = false   // no draw: the same fit at every seed
     public static let summary = "Closed-form item-item linear autoencoder with L2 regularisation (Steck 2019)"
     public static let kind = ModelKind.linear
     /// λ, RecBole's default.

@@ -15,6 +15,7 @@ import RecBenchContract
 ///     W[u, :]   = sim(u, ·) kept on its k largest entries,   score(u) = W[u, :] · X
 public struct ItemKNN: Recommender {
     public static let name = "ItemKNN"
+    public static let readsSeed = false   // no draw: the same fit at every seed
     public static let summary = "Item-based nearest neighbours with cosine similarity (k neighbours per item, shrinkage)"
     public static let kind = ModelKind.neighbourhood
     public static let parameters: [ConfigKey] = [

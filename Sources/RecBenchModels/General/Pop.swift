@@ -9,6 +9,7 @@ import RecBenchContract
 /// (reference note 3).
 public struct Pop: Recommender {
     public static let name = "Pop"
+    public static let readsSeed = false   // no draw: the same fit at every seed
     public static let summary = "Most popular items by train interaction count (same list for every user)"
     public static let kind = ModelKind.baseline
     public static let parameters: [ConfigKey] = []

@@ -15,6 +15,7 @@ import RecBenchContract
 /// in time order, divided by u's row count.
 public struct RepeatPop: Recommender {
     public static let name = "RepeatPop"
+    public static let readsSeed = false   // no draw: the same fit at every seed
     public static let summary = "Each user's own most frequent items (ties: most recent), then global popularity"
     public static let kind = ModelKind.baseline
     public static let parameters: [ConfigKey] = []

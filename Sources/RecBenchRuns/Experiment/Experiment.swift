@@ -131,7 +131,11 @@ public enum Experiment {
         }
         let training = try TrainingSettings(config)   // checked whatever the model, then dropped where no loop reads them:
         let data = try DataSettings(config)          // a grid over learning rates is one run of EASE, not one per rate
-        let identity = modelType.readsTrainingKeys ? config : config.restricted { !TrainingSettings.keys.contains($0) }
+        // Likewise a grid over seeds is one run of a model that draws nothing, on a split that draws nothing.
+        let seedFree = !modelType.readsSeed && (split.order == .time || data.benchmarkFilenames != nil)
+        let identity = config.restricted { key in
+            !(seedFree && key == "seed") && (modelType.readsTrainingKeys || !TrainingSettings.keys.contains(key))
+        }
         return ExperimentPlan(
             modelType: modelType, config: identity, data: data, split: split,
             evaluation: evaluation, training: training, parameters: parameters, model: model,

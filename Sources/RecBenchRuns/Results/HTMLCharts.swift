@@ -11,7 +11,8 @@ enum HTMLChart {
     static let labelWidth = 170.0
 
     /// A horizontal bar chart, one bar per row; `maximum` fixes the scale (nil: the largest bar);
-    /// `spreads` (a row's standard deviation over seeds) draws a whisker of ± that around its bar's end.
+    /// `spreads` (a row's standard deviation over seeds) draws a whisker of ± that around its bar's end
+    /// (single-series charts only).
     static func bars(title: String, bars: [(String, Double)], colour: String, maximum: Double?, spreads: [Double?] = [],
                      format: (Double) -> String) -> String {
         grouped(title: title, rows: bars.map { ($0.0, [$0.1]) }, series: [Series(name: "", colour: colour)], maximum: maximum,
@@ -40,11 +41,12 @@ enum HTMLChart {
                 svg += "<rect x=\"\(Int(labelWidth))\" y=\"\(Int(yy))\" width=\"\(String(format: "%.1f", w))\""
                     + " height=\"\(Int(barHeight - 1))\" fill=\"\(series[j].colour)\"/>"
                 var textX = labelWidth + w + 4
-                if i < spreads.count, let sd = spreads[i], sd > 0 {
+                if series.count == 1, i < spreads.count, let sd = spreads[i], sd > 0 {
                     let (low, high) = (max(0, min(1, (value - sd) / top)) * barArea, max(0, min(1, (value + sd) / top)) * barArea)
-                    let mid = Int(yy + barHeight / 2)
-                    svg += "<line class=\"spread\" x1=\"\(String(format: "%.1f", labelWidth + low))\" x2=\"\(String(format: "%.1f", labelWidth + high))\""
-                        + " y1=\"\(mid)\" y2=\"\(mid)\" stroke=\"#222\" stroke-width=\"1.5\"/>"
+                    let (mid, x1, x2) = (Int(yy + barHeight / 2), String(format: "%.1f", labelWidth + low), String(format: "%.1f", labelWidth + high))
+                    // Orange with end caps: visible over every bar colour the report uses.
+                    svg += "<path class=\"spread\" d=\"M\(x1) \(mid) H\(x2) M\(x1) \(mid - 4) V\(mid + 4) M\(x2) \(mid - 4) V\(mid + 4)\""
+                        + " stroke=\"#f39c12\" stroke-width=\"2\" fill=\"none\"/>"
                     textX = labelWidth + high + 4
                 }
                 svg += "<text x=\"\(Int(textX))\" y=\"\(Int(yy + barHeight - 3))\">\(format(value))</text>"

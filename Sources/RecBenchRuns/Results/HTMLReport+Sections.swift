@@ -39,7 +39,7 @@ extension Report {
         out.append("<div class=\"table-wrap\"><table><thead><tr><th>Run</th><th>Hyperparameters</th><th>Run key</th></tr></thead><tbody>")
         for e in g.entries {
             let values = e.result.hyperparameters.isEmpty ? "none" : TuningRecord.describe(e.result.hyperparameters)
-            out.append("<tr><td>\(escape(e.label))</td><td class=\"wrap\">\(escape(values))</td><td>\(escape(e.result.runKey))</td></tr>")
+            out.append("<tr><td>\(escape(e.label))</td><td class=\"wrap\">\(escape(values))</td><td>\(escape(e.runKeys.joined(separator: ", ")))</td></tr>")
         }
         out.append("</tbody></table></div></details>")
         return out.joined(separator: "\n")
@@ -57,9 +57,9 @@ extension Report {
             let masks = [HistoryMask.none, .seen, .recbole].filter { m in family.contains { $0.historyMask == m } }
             let metric = headlineKey(first)
             var labels: [String] = []
-            for g in family { for e in g.entries where !labels.contains(e.label) { labels.append(e.label) } }
+            for g in family { for e in g.entries where !labels.contains(e.setting) { labels.append(e.setting) } }
             let values = labels.map { label in
-                masks.map { m in family.first { $0.historyMask == m }?.entries.first { $0.label == label }.flatMap { Report.value($0.result, metric) } }
+                masks.map { m in family.first { $0.historyMask == m }?.entries.first { $0.setting == label }.flatMap { Report.value($0.result, metric) } }
             }
             let series = masks.map { HTMLChart.Series(name: $0.rawValue, colour: Report.maskColours[$0] ?? "#999") }
             let heading = "\(first.dataset)\(first.protocolSuffix) · what the history mask changes · \(Report.readable(metric))"

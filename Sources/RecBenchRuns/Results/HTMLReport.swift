@@ -137,7 +137,7 @@ extension Report {
             let isCount = chart.key.hasPrefix("users_with")
             charts.append(HTMLChart.bars(title: "\(chart.title) @\(k)", bars: bars, colour: chart.colour, maximum: isCount ? nil : 1,
                                          spreads: g.entries.map { $0.spread[key] },
-                                         format: { isCount ? String(Int($0)) : String(format: "%.3f", $0) }))
+                                         format: { isCount ? String(Int($0.rounded())) : String(format: "%.3f", $0) }))
         }
         return (charts, empty)
     }

@@ -61,6 +61,7 @@ extension Report {
     /// The default-against-tuned table: its header and one row of cells per tuned run (nil when
     /// there is none).
     func tunedTable() throws -> (header: [String], rows: [[String]])? {
+        guard !overSeeds else { return nil }   // its test pairs one run with another: see `tunedOmitted`
         let metric = sortKey
         let pairs = try tunedPairs(metric: metric)
         guard !pairs.isEmpty else { return nil }
@@ -77,8 +78,16 @@ extension Report {
         return (header, rows)
     }
 
+    /// Why a report over seeds has no default-against-tuned table, when it holds tuned runs.
+    var tunedOmitted: String? {
+        overSeeds && groups.contains(where: { $0.entries.contains { $0.result.tuning != nil } })
+            ? "default against tuned is left out over seeds (its p pairs one run's per-user values with another's): see the report without --over-seeds"
+            : nil
+    }
+
     /// The Markdown section (empty when there is no tuned run).
     public func tunedMarkdown() throws -> String {
+        if let tunedOmitted { return "> **Note:** \(tunedOmitted).\n" }
         guard let table = try tunedTable() else { return "" }
         var out = ["### Default against tuned · test \(sortKey)\n", tunedCaption + "\n", "| " + table.header.joined(separator: " | ") + " |",
                    "|---|---|---:|---:|---:|---:|---|---|---:|"]
@@ -89,6 +98,7 @@ extension Report {
 
     /// The HTML section (empty when there is no tuned run).
     func tunedHTML() throws -> String {
+        if let tunedOmitted { return "<p class=\"meta\">\(escape(tunedOmitted.prefix(1).uppercased() + tunedOmitted.dropFirst())).</p>" }
         guard let table = try tunedTable() else { return "" }
         return "<section><h2>Default against tuned · test \(escape(sortKey))</h2><p class=\"meta\">\(inlineMarkdown(tunedCaption))</p>"
             + "<div class=\"table-wrap\"><table><thead><tr>" + table.header.map { "<th>\(escape($0))</th>" }.joined() + "</tr></thead><tbody>"

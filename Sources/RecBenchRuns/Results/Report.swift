@@ -10,7 +10,8 @@ import RecBenchModels
 public struct Report: Sendable {
     /// One run in a table.
     public struct Entry: Sendable {
-        /// The model plus the hyperparameters that vary between its runs in this group.
+        /// The model plus the hyperparameters that vary between its runs in this group (and,
+        /// over seeds, how many seeds the row averages).
         public let label: String
         public let result: RunResult
         public let path: String
@@ -18,9 +19,11 @@ public struct Report: Sendable {
         public var runs = 1
         /// Each column's sample standard deviation over those runs (none for a single run).
         public var spread: [String: Double] = [:]
-        /// The run keys of the runs the row stands for.
+        /// The run keys of the runs the row stands for, by seed.
         public var runKeys: [String] { mergedKeys ?? [result.runKey] }
-        var mergedKeys: [String]?
+        /// The label without the seed count: the same setting's row under another history mask.
+        public var setting: String { settingLabel ?? label }
+        var mergedKeys: [String]?, settingLabel: String?
         /// The model's family (rows are grouped by it: general first).
         public var family: ModelFamily { result.modelFamily ?? .general }
     }
@@ -161,30 +164,43 @@ public struct Report: Sendable {
         return varying.isEmpty ? name : "\(name) (\(varying.joined(separator: ", ")))"
     }
 
-    /// One entry per model and setting, its runs that differ only in `seed` averaged: every
-    /// test metric, analysis and time the mean over the runs that hold it, beside each metric
-    /// and analysis its sample standard deviation (n − 1; none for a single run).
+    /// One entry per model and setting, its runs that differ only in `seed` averaged (a record
+    /// stored twice counted once): each test metric, analysis and time the mean over the runs
+    /// (a value some run lacks is left out), beside each metric and analysis its sample standard
+    /// deviation (n − 1; none for a single run). The row's other fields are its lowest seed's run.
     static func mergedOverSeeds(_ members: [(RunResult, String)]) -> [Entry] {
         let all = members.map(\.0)
-        var order: [String] = [], byLabel: [String: [(RunResult, String)]] = [:]
+        var order: [String] = [], bySetting: [String: [(RunResult, String)]] = [:]
         for m in members {
-            let base = label(for: m.0, among: all, ignoring: ["seed"])
-            if byLabel[base] == nil { order.append(base) }
-            byLabel[base, default: []].append(m)
+            let key = settingKey(m.0)
+            if bySetting[key] == nil { order.append(key) }
+            if bySetting[key]?.contains(where: { $0.0.runKey == m.0.runKey }) != true { bySetting[key, default: []].append(m) }
         }
-        return order.map { base in
-            let runs = byLabel[base]!
+        return order.map { key in
+            let runs = bySetting[key]!.sorted { ($0.0.config["seed"]?.intValue ?? 0, $0.0.runKey) < ($1.0.config["seed"]?.intValue ?? 0, $1.0.runKey) }
             var mean = runs[0].0, spread: [String: Double] = [:], unused: [String: Double] = [:]
             mean.test = averaged(runs.map(\.0.test), spread: &spread)
             mean.analyses["test"] = averaged(runs.map { $0.0.analyses["test"] ?? [:] }, spread: &spread)
             mean.seconds = averaged(runs.map(\.0.seconds), spread: &unused)
-            var entry = Entry(label: label(for: runs[0].0, among: all, ignoring: ["seed"], adding: [runs.count == 1 ? "1 seed" : "\(runs.count) seeds"]),
-                              result: mean, path: runs[0].1)
+            // A model that draws nothing keeps no seed in its record: one run stands for every seed.
+            let seeds = runs.allSatisfy { $0.0.config["seed"] == nil } ? [] : [runs.count == 1 ? "1 seed" : "\(runs.count) seeds"]
+            var entry = Entry(label: label(for: runs[0].0, among: all, ignoring: ["seed"], adding: seeds), result: mean, path: runs[0].1)
             entry.runs = runs.count
             entry.spread = spread
             entry.mergedKeys = runs.map(\.0.runKey)
+            entry.settingLabel = label(for: runs[0].0, among: all, ignoring: ["seed"])
             return entry
         }
+    }
+
+    /// What makes runs one setting: the model, recbench's version, the data's fingerprint, a
+    /// tuned run's search, and every result-relevant config value and hyperparameter but `seed`.
+    static func settingKey(_ r: RunResult) -> String {
+        let config = r.config.filter { $0.key != "seed" && !ConfigKeys.presentation.contains($0.key) }
+        let parameters = r.hyperparameters.filter { $0.key != "seed" }
+        func text(_ values: [String: ConfigValue]) -> String { values.keys.sorted().map { "\($0)=\(values[$0]!)" }.joined(separator: "\u{1}") }
+        return [r.model, r.recbenchVersion, r.datasetFingerprint, r.tuning.map { "\(TuningRecord.describe($0.values)) \($0.trials)" } ?? "",
+                text(config), text(parameters)].joined(separator: "\u{2}")
     }
 
     /// The mean of each key every one of `values` holds; its sample standard deviation into `spread`.
@@ -219,9 +235,16 @@ public struct Report: Sendable {
 
     /// A table cell: the value, and ± its spread when the row averages runs.
     func cell(_ e: Entry, _ column: String) -> String {
-        let text = format(Report.value(e.result, column), column)
+        let text = mean(e, column)
         guard let sd = e.spread[column] else { return text }
         return "\(text) ± " + (Report.isCount(column) ? String(format: "%.1f", sd) : String(format: "%.\(decimals)f", sd))
+    }
+
+    /// A row's value of `column`: a count averaged over runs keeps one decimal.
+    func mean(_ e: Entry, _ column: String, missing: String = "–") -> String {
+        let v = Report.value(e.result, column)
+        guard e.runs > 1, Report.isCount(column), let v else { return format(v, column, missing: missing) }
+        return String(format: "%.1f", v)
     }
 
     /// Columns that count users.
@@ -291,7 +314,7 @@ public struct Report: Sendable {
         for g in groups {
             for e in g.entries {
                 let r = e.result
-                let values = columns.map { format(Report.value(r, $0), $0, missing: "") }
+                let values = columns.map { mean(e, $0, missing: "") }
                 let spreads = overSeeds ? columns.map { c in e.spread[c].map { String(format: "%.\(decimals)f", $0) } ?? "" } : []
                 let (fit, eval) = Report.fitAndEvalSeconds(r)
                 lines.append(([g.dataset, g.historyMask.rawValue, r.model, CSVText.escape(e.label), e.family.rawValue, r.modelType.rawValue]
@@ -368,7 +391,8 @@ public struct Report: Sendable {
                 out.append("\(esc(e.label)) & " + cells.joined(separator: " & ") + " & \(e.result.modelType.rawValue) \\\\")
             }
             out.append("\\bottomrule\n\\end{tabular}")
-            out.append("\\caption{\(esc(g.dataset)), test @\(k), history mask \\texttt{\(g.historyMask.rawValue)}\(esc(g.protocolSuffix)).}")
+            out.append("\\caption{\(esc(g.dataset)), test @\(k), history mask \\texttt{\(g.historyMask.rawValue)}\(esc(g.protocolSuffix))"
+                       + (overSeeds ? "; mean $\\pm$ sample standard deviation over seeds" : "") + ".}")
             out.append("\\end{table}\n")
         }
         return out.joined(separator: "\n")
