@@ -110,6 +110,20 @@ static inline void recbench_store_first(float *p, __m256 v, long k) {
     if (k & 1) _mm_store_ss(p, part);
 }
 
+/// Adds field l's pooled embedding for output row i into a0 and a1 (lanes ≥ width zero): each
+/// entry with FMA in entry order, as every pooled lookup here adds them.
+__attribute__((target("avx2,fma"), always_inline))
+static inline void recbench_pooled_add_avx2(const recbench_pooled_field *l, long i, const float *dense, long width,
+                                            __m256i m0, __m256i m1, __m256 *a0, __m256 *a1) {
+    const long bag = l->rows[i];
+    for (long e = l->starts[bag]; e < l->starts[bag + 1]; e++) {
+        const __m256 w = _mm256_set1_ps(l->values[e]);
+        const float *s = dense + (long)l->columns[e] * width;
+        *a0 = _mm256_fmadd_ps(w, _mm256_maskload_ps(s, m0), *a0);
+        if (width > 8) *a1 = _mm256_fmadd_ps(w, _mm256_maskload_ps(s + 8, m1), *a1);
+    }
+}
+
 /// Output rows begin..<end of a batch's pooled lookups, for rows at most 16 floats wide: each
 /// field's block written once from two registers (fields that share an offset, a summed
 /// lookup's, accumulate into the same block in field order). Every entry is added with FMA in
@@ -136,19 +150,47 @@ static inline void recbench_pooled_rows_avx2(float *out, long stride, const floa
         __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
         for (long f = 0; f < count; f++) {
             const recbench_pooled_field *l = fields + f;
-            const long bag = l->rows[i];
-            for (long e = l->starts[bag]; e < l->starts[bag + 1]; e++) {
-                const __m256 w = _mm256_set1_ps(l->values[e]);
-                const float *s = dense + (long)l->columns[e] * width;
-                a0 = _mm256_fmadd_ps(w, _mm256_maskload_ps(s, m0), a0);
-                if (width > 8) a1 = _mm256_fmadd_ps(w, _mm256_maskload_ps(s + 8, m1), a1);
-            }
+            recbench_pooled_add_avx2(l, i, dense, width, m0, m1, &a0, &a1);
             if (f + 1 < count && fields[f + 1].offset == l->offset) continue;
             float *row = out + i * stride + l->offset;
             recbench_store_first(row, a0, width);
             if (width > 8) recbench_store_first(row + 8, a1, width - 8);
             a0 = _mm256_setzero_ps(); a1 = _mm256_setzero_ps();
         }
+    }
+}
+
+/// The scatter's inner step: table row columns[e] += values[e] · (g0 | g1) for entries e0..<e1, in
+/// `padded` (the row copied in and listed on first touch); returns the new count of listed rows.
+__attribute__((target("avx2,fma"), always_inline))
+static inline long recbench_padded_add_avx2(const float *table, long width, float *padded, uint8_t *touched, int32_t *list, long listed,
+                                            const int32_t *columns, const float *values, long e0, long e1, __m256 g0, __m256 g1) {
+    const __m256i m0 = recbench_first_lanes(width), m1 = recbench_first_lanes(width - 8);
+    const long pad = width > 8 ? 16 : 8;
+    for (long e = e0; e < e1; e++) {
+        const long t = columns[e];
+        float *row = padded + t * pad;
+        if (!touched[t]) {
+            touched[t] = 1;
+            list[listed++] = (int32_t)t;
+            _mm256_storeu_ps(row, _mm256_maskload_ps(table + t * width, m0));
+            if (width > 8) _mm256_storeu_ps(row + 8, _mm256_maskload_ps(table + t * width + 8, m1));
+        }
+        const __m256 w = _mm256_set1_ps(values[e]);
+        _mm256_storeu_ps(row, _mm256_fmadd_ps(w, g0, _mm256_loadu_ps(row)));
+        if (width > 8) _mm256_storeu_ps(row + 8, _mm256_fmadd_ps(w, g1, _mm256_loadu_ps(row + 8)));
+    }
+    return listed;
+}
+
+/// The scatter's last step: each listed row copied from `padded` back into the table.
+__attribute__((target("avx2")))
+static inline void recbench_padded_flush_avx2(float *table, long width, const float *padded, const int32_t *list, long listed) {
+    const long pad = width > 8 ? 16 : 8;
+    for (long k = 0; k < listed; k++) {
+        const long t = list[k];
+        recbench_store_first(table + t * width, _mm256_loadu_ps(padded + t * pad), width);
+        if (width > 8) recbench_store_first(table + t * width + 8, _mm256_loadu_ps(padded + t * pad + 8), width - 8);
     }
 }
 
@@ -166,7 +208,6 @@ static inline void recbench_pooled_scatter_avx2(float *table, long width, const 
                                                 const recbench_pooled_field *fields, long count, long rows,
                                                 float *padded, uint8_t *touched, int32_t *list) {
     const __m256i m0 = recbench_first_lanes(width), m1 = recbench_first_lanes(width - 8);
-    const long pad = width > 8 ? 16 : 8;
     long listed = 0;
     for (long f = 0; f < count; f++) {
         const int32_t *r = fields[f].rows, *columns = fields[f].columns;
@@ -180,26 +221,59 @@ static inline void recbench_pooled_scatter_avx2(float *table, long width, const 
                 continue;
             }
             const __m256 g0 = _mm256_maskload_ps(from, m0), g1 = width > 8 ? _mm256_maskload_ps(from + 8, m1) : _mm256_setzero_ps();
-            for (long e = starts[bag]; e < end; e++) {
-                const long t = columns[e];
-                float *row = padded + t * pad;
-                if (!touched[t]) {
-                    touched[t] = 1;
-                    list[listed++] = (int32_t)t;
-                    _mm256_storeu_ps(row, _mm256_maskload_ps(table + t * width, m0));
-                    if (width > 8) _mm256_storeu_ps(row + 8, _mm256_maskload_ps(table + t * width + 8, m1));
-                }
-                const __m256 w = _mm256_set1_ps(values[e]);
-                _mm256_storeu_ps(row, _mm256_fmadd_ps(w, g0, _mm256_loadu_ps(row)));
-                if (width > 8) _mm256_storeu_ps(row + 8, _mm256_fmadd_ps(w, g1, _mm256_loadu_ps(row + 8)));
-            }
+            listed = recbench_padded_add_avx2(table, width, padded, touched, list, listed, columns, values, starts[bag], end, g0, g1);
         }
     }
-    for (long k = 0; k < listed; k++) {
-        const long t = list[k];
-        recbench_store_first(table + t * width, _mm256_loadu_ps(padded + t * pad), width);
-        if (width > 8) recbench_store_first(table + t * width + 8, _mm256_loadu_ps(padded + t * pad + 8), width - 8);
+    recbench_padded_flush_avx2(table, width, padded, list, listed);
+}
+
+/// FM's bi-interaction over rows begin..<end (width at most 16): value = ½ ((Σ_f e_f)² − Σ_f e_f²)
+/// and sum = Σ_f e_f per row (rows × width each), the fields in order, Σ e_f² with FMA.
+__attribute__((target("avx2,fma")))
+static inline void recbench_bi_interaction_avx2(float *value, float *sum, const float *dense, long width,
+                                                const recbench_pooled_field *fields, long count, long begin, long end) {
+    const __m256i m0 = recbench_first_lanes(width), m1 = recbench_first_lanes(width - 8);
+    const __m256 half = _mm256_set1_ps(0.5f);
+    for (long i = begin; i < end; i++) {
+        __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), q0 = _mm256_setzero_ps(), q1 = _mm256_setzero_ps();
+        for (long f = 0; f < count; f++) {
+            __m256 e0 = _mm256_setzero_ps(), e1 = _mm256_setzero_ps();
+            recbench_pooled_add_avx2(fields + f, i, dense, width, m0, m1, &e0, &e1);
+            s0 = _mm256_add_ps(s0, e0); q0 = _mm256_fmadd_ps(e0, e0, q0);
+            s1 = _mm256_add_ps(s1, e1); q1 = _mm256_fmadd_ps(e1, e1, q1);
+        }
+        const __m256 v0 = _mm256_mul_ps(half, _mm256_fmsub_ps(s0, s0, q0)), v1 = _mm256_mul_ps(half, _mm256_fmsub_ps(s1, s1, q1));
+        recbench_store_first(value + i * width, v0, width);
+        recbench_store_first(sum + i * width, s0, width);
+        if (width > 8) { recbench_store_first(value + i * width + 8, v1, width - 8); recbench_store_first(sum + i * width + 8, s1, width - 8); }
     }
+}
+
+/// The pullback of `recbench_bi_interaction_avx2`: table[columns[e]] += values[e] · g[i] ⊙ (sum[i] − e_f[i])
+/// for every row i and entry e of each field, fields in order, rows in order, with FMA; e_f
+/// recomputed from `dense` (the table's values). The touched rows go through `padded` as in
+/// `recbench_pooled_scatter_avx2` (same scratch contract).
+__attribute__((target("avx2,fma")))
+static inline void recbench_bi_interaction_scatter_avx2(float *table, long width, const float *g, const float *sum, const float *dense,
+                                                        const recbench_pooled_field *fields, long count, long rows,
+                                                        float *padded, uint8_t *touched, int32_t *list) {
+    const __m256i m0 = recbench_first_lanes(width), m1 = recbench_first_lanes(width - 8);
+    long listed = 0;
+    for (long f = 0; f < count; f++) {
+        const recbench_pooled_field *l = fields + f;
+        for (long i = 0; i < rows; i++) {
+            const long bag = l->rows[i], end = l->starts[bag + 1];
+            if (l->starts[bag] == end) continue;
+            __m256 e0 = _mm256_setzero_ps(), e1 = _mm256_setzero_ps();
+            recbench_pooled_add_avx2(l, i, dense, width, m0, m1, &e0, &e1);
+            const float *gi = g + i * width, *si = sum + i * width;
+            const __m256 d0 = _mm256_mul_ps(_mm256_maskload_ps(gi, m0), _mm256_sub_ps(_mm256_maskload_ps(si, m0), e0));
+            const __m256 d1 = width > 8 ? _mm256_mul_ps(_mm256_maskload_ps(gi + 8, m1), _mm256_sub_ps(_mm256_maskload_ps(si + 8, m1), e1))
+                                        : _mm256_setzero_ps();
+            listed = recbench_padded_add_avx2(table, width, padded, touched, list, listed, l->columns, l->values, l->starts[bag], end, d0, d1);
+        }
+    }
+    recbench_padded_flush_avx2(table, width, padded, list, listed);
 }
 #endif
 

@@ -33,11 +33,24 @@ public enum PoolingKernels {
     /// FM's bi-interaction of pooled field embeddings, ½ ((Σ_f e_f)² − Σ_f e_f²) per row, e_f =
     /// bags_f[rows_f[r], :] · table, in one pass over the fields (no per-field matrix); also Σ_f e_f,
     /// which the pullback needs. Rows in fixed chunks on the workers, each chunk field by field.
-    public static func biInteraction(_ table: Matrix, _ lookups: [(bags: SparseMatrix, rows: [Int32])], compute: Compute) -> (value: Matrix, sum: Matrix) {
+    public static func biInteraction(_ table: Matrix, _ lookups: [(bags: SparseMatrix, rows: [Int32])], compute: Compute,
+                                     kernels: KernelSet = .current) -> (value: Matrix, sum: Matrix) {
         let d = table.columns, n = lookups.first?.rows.count ?? 0
         precondition(lookups.allSatisfy { $0.rows.count == n && $0.bags.columns == table.rows }, "biInteraction: shapes differ")
         var outputs = [Matrix(rows: n, columns: d), Matrix(rows: n, columns: d)]
         guard n > 0 && d > 0 && !lookups.isEmpty else { return (outputs[0], outputs[1]) }
+        if kernels == .avx2 && d <= 16 {   // one C call per chunk of rows and every field
+            withFields(lookups[...], offsets: Array(repeating: 0, count: lookups.count)[...]) { fields in
+                Matrix.withBuffers(reading: [table], writing: &outputs) { b in
+                    let shared = UnsafeShared(fields)   // workers write disjoint rows; the fields' arrays are only read
+                    compute.forEachChunk(count: n, chunkSize: 256) { range in
+                        let f = shared.value
+                        recbench_bi_interaction_avx2(b.write[0], b.write[1], b.read[0], d, f, f.count, range.lowerBound, range.upperBound)
+                    }
+                }
+            }
+            return (outputs[0], outputs[1])
+        }
         Matrix.withBuffers(reading: [table], writing: &outputs) { b in
             compute.forEachChunk(count: n, chunkSize: 256) { range in   // disjoint output rows
                 let (value, sum) = (b.write[0], b.write[1])
@@ -59,10 +72,24 @@ public enum PoolingKernels {
     /// The pullback of `biInteraction`: ∂/∂e_f = g ⊙ (Σ e − e_f), scattered to each field's
     /// bag rows with their weights, field by field in row order (a fixed order).
     public static func addBiInteractionGradient(_ g: Matrix, sum: Matrix, table: Matrix, _ lookups: [(bags: SparseMatrix, rows: [Int32])],
-                                                into grad: inout Matrix) {
+                                                into grad: inout Matrix, kernels: KernelSet = .current) {
         let d = table.columns
         precondition(g.columns == d && sum.columns == d && grad.columns == d && grad.rows == table.rows, "biInteraction: gradient shapes")
         guard g.rows > 0 && d > 0 else { return }
+        if kernels == .avx2 && d <= 16 {   // the delta made per row in registers and scattered at once
+            withFields(lookups[...], offsets: Array(repeating: 0, count: lookups.count)[...]) { fields in
+                var padded = [Float](unsafeUninitializedCapacity: grad.rows * (d > 8 ? 16 : 8)) { $1 = $0.count }   // written before read
+                var touched = [UInt8](repeating: 0, count: grad.rows), list = [Int32](repeating: 0, count: grad.rows)
+                let rows = g.rows
+                grad.values.withUnsafeMutableBufferPointer { t in
+                    Matrix.withBuffers(reading: [g, sum, table]) { b in
+                        recbench_bi_interaction_scatter_avx2(t.baseAddress!, d, b.read[0], b.read[1], b.read[2], fields, fields.count, rows,
+                                                             &padded, &touched, &list)
+                    }
+                }
+            }
+            return
+        }
         var delta = Matrix(rows: g.rows, columns: d)
         for l in lookups {
             delta.values.withUnsafeMutableBufferPointer { dp in
