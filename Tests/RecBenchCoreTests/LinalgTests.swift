@@ -85,6 +85,39 @@ import Linalg
         }
     }
 
+    /// Batch norm's passes in C (AVX2) give the Swift passes' bits: the statistics, the forward,
+    /// the pullback's column sums (x̂ recomputed or stored, no activation or each one) and its
+    /// input gradient. 10, 21 and 70 columns (a partial group of lanes, and past one span of
+    /// 64 columns), 1,500 rows, one worker and two (each a block of columns).
+    @Test func batchNormPassesInCGiveTheSwiftPassesBits() {
+        guard KernelSet.available.contains(.avx2) else { return }
+        for n in [10, 21, 70] {
+            let x = Fixtures.randomMatrix(rows: 1_500, columns: n, seed: 64), g = Fixtures.randomMatrix(rows: 1_500, columns: n, seed: 65)
+            let gamma = Fixtures.randomMatrix(rows: 1, columns: n, seed: 66), beta = Fixtures.randomMatrix(rows: 1, columns: n, seed: 67)
+            let y = x.map(.serial) { 0.5 + 0.4 * $0 }   // an activation's output
+            for compute in [Compute.serial, Compute(workers: 2, blasThreads: 1)] {
+                func run(_ k: KernelSet) -> [Matrix] {
+                    let (mean, variance) = BatchNormKernels.statistics(x, compute: compute, kernels: k)
+                    let (value, inverse) = BatchNormKernels.forward(x, mean: mean, variance: variance, scale: gamma, shift: beta, eps: 1e-5,
+                                                                    compute: compute, kernels: k)
+                    var out = [mean, variance, value]
+                    let centered = BatchNormKernels.Centered(input: x, mean: mean, inverseStd: inverse)
+                    out.append(BatchNormKernels.gradientSums(g, normalized: BatchNormKernels.Centered(normalized: x), compute: compute, kernels: k))
+                    for f in [nil, PointwiseActivation.relu, .tanh, .sigmoid] {
+                        let activated = f.map { ($0, y) }
+                        let sums = BatchNormKernels.gradientSums(g, normalized: centered, activation: activated, compute: compute, kernels: k)
+                        out += [sums, BatchNormKernels.inputGradient(g, input: x, mean: mean, inverseStd: inverse, scale: gamma, sums: sums,
+                                                                     activation: activated, compute: compute, kernels: k)]
+                    }
+                    return out
+                }
+                let (swift, c) = (run(.baseline), run(.avx2))
+                #expect(swift.count == 12 && c.count == 12)
+                for (i, (a, b)) in zip(swift, c).enumerated() { #expect(a.values == b.values, "n \(n), output \(i), \(compute)") }
+            }
+        }
+    }
+
     /// Dense layers' products (short k, narrow n, many rows): in the AVX2 build each entry is
     /// the k-term fused multiply-add chain in order (then + c when β = 1), bit for bit, with
     /// b or bᵀ, into rows of a larger c, from `aRows`, on one worker or two; every build within

@@ -137,6 +137,15 @@ public enum PointwiseActivation: String, Sendable {
         }
     }
 
+    /// The C kernels' code for this activation (`RECBENCH_ACT_*`).
+    var code: Int32 {
+        switch self {
+        case .relu: Int32(RECBENCH_ACT_RELU)
+        case .tanh: Int32(RECBENCH_ACT_TANH)
+        case .sigmoid: Int32(RECBENCH_ACT_SIGMOID)
+        }
+    }
+
     /// g ⊙ f′ from f's output y, as the tape's pullbacks compute it.
     @inline(__always)
     public func pullback(_ g: Lanes, output y: Lanes) -> Lanes {

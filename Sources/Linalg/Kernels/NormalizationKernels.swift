@@ -139,10 +139,18 @@ public enum BatchNormKernels {
     }
 
     /// Each column's mean and biased variance over the rows (Double sums: a batch is thousands of rows).
-    public static func statistics(_ x: Matrix, compute: Compute) -> (mean: Matrix, variance: Matrix) {
+    public static func statistics(_ x: Matrix, compute: Compute, kernels: KernelSet = .current) -> (mean: Matrix, variance: Matrix) {
         let rows = x.rows, n = x.columns
         var outputs = [Matrix(rows: 1, columns: n), Matrix(rows: 1, columns: n)]
         guard rows > 0 && n > 0 else { return (outputs[0], outputs[1]) }
+        if kernels == .avx2 {
+            Matrix.withBuffers(reading: [x], writing: &outputs) { b in
+                forEachColumnBlock(n, compute: compute) { block in
+                    recbench_bn_statistics_avx2(b.read[0], rows, n, block.lowerBound, block.upperBound, b.write[0], b.write[1])
+                }
+            }
+            return (outputs[0], outputs[1])
+        }
         Matrix.withBuffers(reading: [x], writing: &outputs) { b in
             forEachColumnBlock(n, compute: compute, accumulators: 2, of: SIMD8<Double>.self) { block, acc in
                 let (x, mean, variance, groups) = (b.read[0], b.write[0], b.write[1], (block.count + 7) / 8)
@@ -165,6 +173,13 @@ public enum BatchNormKernels {
     /// per worker, each with `accumulators` zeroed lane groups per eight columns of its block. A
     /// block walks its rows in order, reading each row's block contiguously, so every column's
     /// sum is added in row order whatever the split: the same bits on any worker count.
+    static func forEachColumnBlock(_ n: Int, compute: Compute, _ body: @Sendable (Range<Int>) -> Void) {
+        guard n > 0 else { return }
+        let groups = (n + 7) / 8, perBlock = (groups + compute.activeWorkers - 1) / compute.activeWorkers
+        compute.forEachChunk(count: groups, chunkSize: perBlock) { range in body((range.lowerBound * 8)..<min(n, range.upperBound * 8)) }
+    }
+
+    /// `forEachColumnBlock` with each block's `accumulators` zeroed lane groups per eight columns.
     static func forEachColumnBlock<T: SIMD>(_ n: Int, compute: Compute, accumulators: Int, of: T.Type,
                                             _ body: @Sendable (Range<Int>, UnsafeMutablePointer<T>) -> Void) where T.Scalar: FloatingPoint {
         guard n > 0 else { return }
@@ -191,6 +206,11 @@ public enum BatchNormKernels {
         Matrix.withBuffers(reading: [x, mean, inverse, gamma, beta], writing: &outputs) { b in
             compute.forEachChunk(count: rows, chunkSize: max(1, elementwiseChunk / n)) { range in
                 let (x, mu, inv, g, bias, y) = (b.read[0], b.read[1], b.read[2], b.read[3], b.read[4], b.write[0])
+                if kernels == .avx2 {
+                    recbench_bn_forward_avx2(x, mu, inv, g, bias, n, range.lowerBound, range.upperBound, y)
+                    activation?.apply(y + range.lowerBound * n, count: range.count * n, kernels: kernels)
+                    return
+                }
                 for r in range {
                     for j in stride(from: 0, to: n, by: 8) {
                         let h = (Lanes.load(x + r * n, j, count: n) - Lanes.load(mu, j, count: n)) * Lanes.load(inv, j, count: n)
@@ -222,10 +242,20 @@ public enum BatchNormKernels {
     /// Each column's Σ g (row 0: β's gradient) and Σ g·x̂ (row 1: γ's), which the input gradient needs too.
     /// With `activation`, g is the gradient of f's output y and its pullback g ⊙ f′ is taken on the fly, never stored.
     public static func gradientSums(_ g: Matrix, normalized xn: Centered, activation: (kind: PointwiseActivation, output: Matrix)? = nil,
-                                    compute: Compute) -> Matrix {
+                                    compute: Compute, kernels: KernelSet = .current) -> Matrix {
         let rows = g.rows, n = g.columns, f = activation?.kind, centers = xn.recomputes
         var columnSums = [Matrix(rows: 2, columns: n)]
         guard rows > 0 && n > 0 else { return columnSums[0] }
+        if kernels == .avx2 {
+            let kind = f?.code ?? 0
+            Matrix.withBuffers(reading: [g, activation?.output ?? g] + xn.buffers, writing: &columnSums) { b in
+                forEachColumnBlock(n, compute: compute) { block in
+                    recbench_bn_gradient_sums_avx2(b.read[0], b.read[1], kind, b.read[2], centers ? b.read[3] : nil, b.read[4], rows, n,
+                                                   block.lowerBound, block.upperBound, b.write[0])
+                }
+            }
+            return columnSums[0]
+        }
         Matrix.withBuffers(reading: [g, activation?.output ?? g] + xn.buffers, writing: &columnSums) { b in
             forEachColumnBlock(n, compute: compute, accumulators: 2, of: Lanes.self) { block, acc in
                 let (g, y, xs, mu, inv, sums, groups) = (b.read[0], b.read[1], b.read[2], b.read[3], b.read[4], b.write[0], (block.count + 7) / 8)
@@ -249,13 +279,18 @@ public enum BatchNormKernels {
     /// d/dx when μ and σ² are the batch's own: γ/√(σ²+ε)/N · (N·g − Σ g − x̂ · Σ g·x̂) per column, given `gradientSums`
     /// (with `activation`, of g ⊙ f′ again taken on the fly), x̂ recomputed from the input x.
     public static func inputGradient(_ g: Matrix, input x: Matrix, mean: Matrix, inverseStd: Matrix, scale gamma: Matrix, sums: Matrix,
-                                     activation: (kind: PointwiseActivation, output: Matrix)? = nil, compute: Compute) -> Matrix {
+                                     activation: (kind: PointwiseActivation, output: Matrix)? = nil, compute: Compute,
+                                     kernels: KernelSet = .current) -> Matrix {
         let rows = g.rows, n = g.columns, count = Float(rows), f = activation?.kind
         var outputs = [Matrix(uninitializedRows: rows, columns: n)]
         guard rows > 0 && n > 0 else { return outputs[0] }
         Matrix.withBuffers(reading: [g, x, inverseStd, gamma, sums, activation?.output ?? g, mean], writing: &outputs) { b in
             compute.forEachChunk(count: rows, chunkSize: max(1, elementwiseChunk / n)) { range in
                 let (g, x, inv, scale, sums, y, mu, out) = (b.read[0], b.read[1], b.read[2], b.read[3], b.read[4], b.read[5], b.read[6], b.write[0])
+                if kernels == .avx2 {
+                    recbench_bn_input_gradient_avx2(g, y, f?.code ?? 0, x, mu, inv, scale, sums, n, count, range.lowerBound, range.upperBound, out)
+                    return
+                }
                 for r in range {
                     for j in stride(from: 0, to: n, by: 8) {
                         let k = Lanes.load(scale, j, count: n) * Lanes.load(inv, j, count: n) / count
