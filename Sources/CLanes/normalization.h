@@ -1,7 +1,6 @@
 // Batch normalisation's passes over a rows × n matrix, as `BatchNormKernels` computes them in
 // Swift (the same operations in the same order per column, so the same bits), in AVX2: Swift's
-// SIMD types compile for baseline x86-64 here, two SSE registers per eight lanes, and the
-// float-to-double conversion of the statistics went lane by lane.
+// SIMD types compile for baseline x86-64 here (two SSE registers per eight lanes, no FMA).
 #ifndef RECBENCH_NORMALIZATION_H
 #define RECBENCH_NORMALIZATION_H
 

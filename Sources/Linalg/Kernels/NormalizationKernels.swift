@@ -169,8 +169,7 @@ public enum BatchNormKernels {
         return (outputs[0], outputs[1])
     }
 
-    /// body(columns, accumulators) for contiguous blocks of columns (whole groups of eight), one
-    /// per worker, each with `accumulators` zeroed lane groups per eight columns of its block. A
+    /// body(columns) for contiguous blocks of columns (whole groups of eight), one per worker. A
     /// block walks its rows in order, reading each row's block contiguously, so every column's
     /// sum is added in row order whatever the split: the same bits on any worker count.
     static func forEachColumnBlock(_ n: Int, compute: Compute, _ body: @Sendable (Range<Int>) -> Void) {
