@@ -125,6 +125,12 @@ struct ConfigTests {
         }
         let set = #expect(throws: RecBenchError.self) { try ConfigLayer.assignments(["seed=!!int x"]) }
         #expect(set?.field == "seed" && set?.message.contains("!!int") == true)
+        // Keys: a tag is held to the key's text, and a list or map as a key is refused, not skipped.
+        #expect(try ConfigLayer.yaml("!!str epochs: 2\n", source: "t").values["epochs"] == .int(2))
+        for text in ["a: 1\n!!bool epochs: 3\n", "a: 1\n? [epochs, seed]\n: 3\n", "a: 1\n!!int seed: 3\n"] {
+            let e = #expect(throws: RecBenchError.self, "\(text)") { try ConfigLayer.yaml(text, source: "t.yml") }
+            #expect(e?.location == "t.yml:2" && e?.message.contains("key") == true, "\(text): \(String(describing: e))")
+        }
     }
 
     @Test func brokenYamlAndDuplicateKeysNameTheLine() {

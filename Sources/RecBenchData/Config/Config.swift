@@ -86,7 +86,10 @@ public struct ConfigLayer: Sendable {
         var lines: [String: Int] = [:]
         var budget = ConfigValue.expansionLimit
         for (k, v) in mapping {
-            guard let key = k.string else { continue }
+            let key: String
+            do { key = try ConfigValue.key(k) } catch let tag as ConfigValue.UnreadableTag {
+                throw RecBenchError.file(source, line: tag.line ?? k.mark?.line, "in a key: \(tag.message)")
+            }
             if let previous = lines[key] {
                 throw RecBenchError.file(source, line: k.mark?.line, field: key, "key is set twice (first on line \(previous))")
             }

@@ -103,11 +103,22 @@ public enum ConfigValue: Sendable, Equatable, CustomStringConvertible {
                 throw UnreadableTag(message: "the tag \(mapping.tag.rawValue) is not supported on a map", line: mapping.mark?.line)
             }
             var m: [String: ConfigValue] = [:]
-            for (k, v) in mapping { m[k.string ?? "\(k)"] = try ConfigValue(node: v, budget: &budget) }
+            for (k, v) in mapping { m[try Self.key(k)] = try ConfigValue(node: v, budget: &budget) }
             self = .map(m)
         case .alias:
             self = .null
         }
+    }
+
+    /// A mapping key's text, held to its tag as PyYAML's constructor holds it (`!!str epochs` is
+    /// `epochs`; `!!bool epochs` is refused where PyYAML raises); a list or a map as a key
+    /// (unhashable to PyYAML) is refused rather than skipped.
+    static func key(_ node: Node) throws -> String {
+        guard case .scalar(let scalar) = node else {
+            throw UnreadableTag(message: "a list or a map cannot be a key (keys are text)", line: node.mark?.line)
+        }
+        _ = try ConfigValue.scalar(scalar)
+        return scalar.string
     }
 
     /// A scalar as PyYAML constructs it: untagged by the resolvers below when plain, text when
