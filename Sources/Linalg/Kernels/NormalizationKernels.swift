@@ -181,10 +181,8 @@ public enum BatchNormKernels {
     /// `forEachColumnBlock` with each block's `accumulators` zeroed lane groups per eight columns.
     static func forEachColumnBlock<T: SIMD>(_ n: Int, compute: Compute, accumulators: Int, of: T.Type,
                                             _ body: @Sendable (Range<Int>, UnsafeMutablePointer<T>) -> Void) where T.Scalar: FloatingPoint {
-        guard n > 0 else { return }
-        let groups = (n + 7) / 8, perBlock = (groups + compute.activeWorkers - 1) / compute.activeWorkers
-        compute.forEachChunk(count: groups, chunkSize: perBlock) { range in
-            let block = (range.lowerBound * 8)..<min(n, range.upperBound * 8), count = accumulators * range.count
+        forEachColumnBlock(n, compute: compute) { block in
+            let count = accumulators * ((block.count + 7) / 8)
             withUnsafeTemporaryAllocation(of: T.self, capacity: count) { acc in
                 acc.initialize(repeating: T())
                 body(block, acc.baseAddress!)

@@ -78,13 +78,13 @@ public enum PoolingKernels {
         guard g.rows > 0 && d > 0 else { return }
         if kernels == .avx2 && d <= 16 {   // the delta made per row in registers and scattered at once
             withFields(lookups[...], offsets: Array(repeating: 0, count: lookups.count)[...]) { fields in
-                var padded = [Float](unsafeUninitializedCapacity: grad.rows * (d > 8 ? 16 : 8)) { $1 = $0.count }   // written before read
-                var touched = [UInt8](repeating: 0, count: grad.rows), list = [Int32](repeating: 0, count: grad.rows)
                 let rows = g.rows
-                grad.values.withUnsafeMutableBufferPointer { t in
-                    Matrix.withBuffers(reading: [g, sum, table]) { b in
-                        recbench_bi_interaction_scatter_avx2(t.baseAddress!, d, b.read[0], b.read[1], b.read[2], fields, fields.count, rows,
-                                                             &padded, &touched, &list)
+                withScatterScratch(tableRows: grad.rows, width: d) { padded, touched, list in
+                    grad.values.withUnsafeMutableBufferPointer { t in
+                        Matrix.withBuffers(reading: [g, sum, table]) { b in
+                            recbench_bi_interaction_scatter_avx2(t.baseAddress!, d, b.read[0], b.read[1], b.read[2], fields, fields.count, rows,
+                                                                 padded, touched, list)
+                        }
                     }
                 }
             }
@@ -175,15 +175,27 @@ extension PoolingKernels {
         precondition(g.columns == (sideBySide ? lookups.count * d : d) && lookups.allSatisfy { $0.rows.count == g.rows && $0.bags.columns == grad.rows },
                      "addPooledGradient: shapes differ")
         withFields(order.map { lookups[$0] }[...], offsets: order.map { sideBySide ? $0 * d : 0 }[...]) { fields in
-            // Scratch for the kernel: each touched table row padded to whole registers (written before it is read).
-            var padded = [Float](unsafeUninitializedCapacity: grad.rows * (d > 8 ? 16 : 8)) { $1 = $0.count }
-            var touched = [UInt8](repeating: 0, count: grad.rows), list = [Int32](repeating: 0, count: grad.rows)
-            grad.values.withUnsafeMutableBufferPointer { t in
-                g.values.withUnsafeBufferPointer { gp in
-                    recbench_pooled_scatter_avx2(t.baseAddress!, d, gp.baseAddress!, g.columns, fields, fields.count, g.rows,
-                                                 &padded, &touched, &list)
+            withScatterScratch(tableRows: grad.rows, width: d) { padded, touched, list in
+                grad.values.withUnsafeMutableBufferPointer { t in
+                    g.values.withUnsafeBufferPointer { gp in
+                        recbench_pooled_scatter_avx2(t.baseAddress!, d, gp.baseAddress!, g.columns, fields, fields.count, g.rows,
+                                                     padded, touched, list)
+                    }
                 }
             }
+        }
+    }
+
+    /// body(padded, touched, list): the AVX2 scatters' scratch for a table of `tableRows` rows
+    /// `width` wide: each touched row padded to whole registers (written before it is read),
+    /// a zeroed flag per row, room for every row's index.
+    static func withScatterScratch(tableRows: Int, width: Int,
+                                   _ body: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<Int32>) -> Void) {
+        let rows = Swift.max(1, tableRows)   // never an empty buffer without a base address
+        var padded = [Float](unsafeUninitializedCapacity: rows * (width > 8 ? 16 : 8)) { $1 = $0.count }
+        var touched = [UInt8](repeating: 0, count: rows), list = [Int32](repeating: 0, count: rows)
+        padded.withUnsafeMutableBufferPointer { p in
+            touched.withUnsafeMutableBufferPointer { t in list.withUnsafeMutableBufferPointer { l in body(p.baseAddress!, t.baseAddress!, l.baseAddress!) } }
         }
     }
 
