@@ -210,6 +210,9 @@ public enum ConfigValue: Sendable, Equatable, CustomStringConvertible {
         if ["", "~", "null", "Null", "NULL"].contains(text) { return .null }
         if ["yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"].contains(text) { return .bool(true) }
         if ["no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"].contains(text) { return .bool(false) }
+        // Every number pattern below starts with a sign, a digit or a dot: other text skips the
+        // regexes, which Swift parses anew on each call (an alias bomb's many words were slow).
+        guard let first = text.first, "+-.0123456789".contains(first) else { return .string(text) }
         if let d = yamlFloat(text) { return .double(d) }
         if let i = yamlInt(text) { return .int(i) }
         return .string(text)
