@@ -9,6 +9,10 @@ public enum BLAS {
         return String(cString: config)
     }
 
+    /// Whether narrow products are shared out over OpenBLAS's own inner blocks in this process
+    /// (`OpenBLASBlocks`: its probe found the blocking that gives one call's bits).
+    public static var sharesNarrowProducts: Bool { OpenBLASBlocks.parameters != nil }
+
     /// The largest n for which a dense n × n matrix can go to this OpenBLAS build: it takes
     /// 32-bit indices, so n² must stay below 2³¹ (46,340² = 2,147,395,600). The ILP64 build
     /// (`libopenblas64-*`) lifts this; recbench links the LP64 one.
@@ -17,7 +21,8 @@ public enum BLAS {
     /// `c = alpha · op(a) · op(b) + beta · c`, where op transposes when asked. With one
     /// OpenBLAS thread and several workers, large products are split over the workers: tall
     /// outputs by rows, short wide ones (m < 128: a weight gradient of a narrow layer) by
-    /// columns, one block per worker (fewest re-packings). With `firstRow`, the product
+    /// columns, one block per worker (fewest re-packings); outputs too small for either over
+    /// OpenBLAS's own inner blocks (`OpenBLASBlocks`, the same bits as one call). With `firstRow`, the product
     /// goes to c's rows `firstRow ..< firstRow + m` and the rest of c is left alone. With
     /// `aRows` (no transpose of a), only those rows of a are the left factor, read in place.
     public static func gemm(
@@ -43,6 +48,11 @@ public enum BLAS {
         if InnerSlices.apply(m: m, n: n, k: k) {
             return gemmOverInnerSlices(a, aOffset: aOffset, transposeA: transposeA, b, transposeB: transposeB, alpha: alpha, beta: beta,
                                        into: &c, firstRow: first, shape: (m, n, k), compute: compute)
+        }
+        if let blocks = OpenBLASBlocks.plan(m: m, n: n, k: k, transposeA: transposeA, transposeB: transposeB, alpha: alpha, beta: beta,
+                                            compute: compute) {
+            return OpenBLASBlocks.gemm(a, aOffset: aOffset, transposeA: transposeA, b, transposeB: transposeB, beta: beta, into: &c,
+                                       firstRow: first, shape: (m, n, k), blocks: blocks, compute: compute)
         }
         let workers = compute.activeWorkers
         let split = compute.splitsProducts && m * n * k >= 1 << 22
@@ -84,35 +94,45 @@ public enum BLAS {
                                             beta: Float, into c: inout Matrix, firstRow first: Int, shape: (m: Int, n: Int, k: Int),
                                             compute: Compute) {
         let (m, n, k) = shape, slice = (k + InnerSlices.count - 1) / InnerSlices.count
-        var partials = (0..<InnerSlices.count).map { _ in Matrix(rows: m, columns: n) }
-        OpenBLASThreads.shared.run(threads: compute.blasThreads) {
+        let slices = (0..<InnerSlices.count).map { s in min(k, s * slice)..<min(k, (s + 1) * slice) }
+        let stacked = innerPartials(a, aOffset: aOffset, transposeA: transposeA, b, transposeB: transposeB, shape: shape, over: slices,
+                                    compute: compute)
+        for r in 0..<m {
+            for j in 0..<n {
+                var sum: Float = 0
+                for s in slices.indices { sum += stacked.values[s * m * n + r * n + j] }
+                let at = (first + r) * n + j
+                c.values[at] = beta == 0 ? alpha * sum : beta * c.values[at] + alpha * sum   // β = 0 never reads c
+            }
+        }
+    }
+
+    /// The partial products `op(a) · op(b)` over each range of the inner dimension, stacked (range
+    /// r's m rows from row r · m), the ranges over the workers, one OpenBLAS thread each.
+    static func innerPartials(_ a: Matrix, aOffset: Int, transposeA: Bool, _ b: Matrix, transposeB: Bool, shape: (m: Int, n: Int, k: Int),
+                              over ranges: [Range<Int>], compute: Compute) -> Matrix {
+        let (m, n, _) = shape
+        var partials = Matrix(uninitializedRows: ranges.count * m, columns: n)
+        OpenBLASThreads.shared.run(threads: 1) {
             a.values.withUnsafeBufferPointer { pa in
                 b.values.withUnsafeBufferPointer { pb in
-                    Matrix.withBuffers(reading: [], writing: &partials) { out in
-                        let p = UnsafeShared((pa.baseAddress!, pb.baseAddress!))
+                    partials.values.withUnsafeMutableBufferPointer { pp in
+                        let p = UnsafeShared((pa.baseAddress!, pb.baseAddress!, pp.baseAddress!))   // each range writes its own partial
                         let lda = max(1, a.columns), ldb = max(1, b.columns)
-                        compute.forEachChunk(count: InnerSlices.count, chunkSize: 1) { range in   // each slice its own partial
-                            let (ap, bp) = p.value, s = range.lowerBound, inner = (s * slice)..<min(k, (s + 1) * slice)
-                            guard !inner.isEmpty else { return }
+                        compute.forEachChunk(count: ranges.count, chunkSize: 1) { chunk in
+                            let (ap, bp, out) = p.value, inner = ranges[chunk.lowerBound], c = out + chunk.lowerBound * m * n
+                            guard !inner.isEmpty else { return c.update(repeating: 0, count: m * n) }
                             // Inner index i: column i of a (row i when transposed), row i of b (column i when transposed).
                             let aStart = transposeA ? ap + inner.lowerBound * lda : ap + aOffset * lda + inner.lowerBound
                             let bStart = transposeB ? bp + inner.lowerBound : bp + inner.lowerBound * ldb
                             cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans,
-                                        Int32(m), Int32(n), Int32(inner.count), 1, aStart, Int32(lda), bStart, Int32(ldb),
-                                        0, out.write[s], Int32(n))
+                                        Int32(m), Int32(n), Int32(inner.count), 1, aStart, Int32(lda), bStart, Int32(ldb), 0, c, Int32(n))
                         }
                     }
                 }
             }
         }
-        for r in 0..<m {
-            for j in 0..<n {
-                var sum: Float = 0
-                for partial in partials { sum += partial.values[r * n + j] }
-                let at = (first + r) * n + j
-                c.values[at] = beta == 0 ? alpha * sum : beta * c.values[at] + alpha * sum   // β = 0 never reads c
-            }
-        }
+        return partials
     }
 
     /// `x · w + b` with the 1 × n `b` in every row, written into `c` (a dense layer). In

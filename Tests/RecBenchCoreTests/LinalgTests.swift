@@ -56,6 +56,40 @@ import Linalg
         #expect(BLAS.gemm(a, b, compute: .serial).values == BLAS.gemm(a, b, compute: Compute(workers: 2, blasThreads: 1)).values)
     }
 
+    /// A narrow product (too small for a row or column split; a weight gradient) shared out over
+    /// OpenBLAS's own inner blocks gives one call's bits: two workers against one, in every
+    /// transpose combination, β 0 and 1, into rows of a larger c, with `aRows`, and for inner
+    /// dimensions that end in a short pair of blocks. NFM's and AutoInt's shapes among them.
+    @Test func narrowProductsGiveTheSameBitsOnOneWorkerAndTwo() {
+        for (m, n, k) in [(64, 64, 4_096), (16, 48, 28_672), (24, 200, 1_777), (100, 10, 9_999)] {
+            let a = Fixtures.randomMatrix(rows: m, columns: k, seed: 31), b = Fixtures.randomMatrix(rows: k, columns: n, seed: 32)
+            let (at, bt) = (a.transposed(), b.transposed())
+            func products(_ compute: Compute) -> [[Float]] {
+                var accumulated = Matrix(rows: m + 2, columns: n, values: (0..<((m + 2) * n)).map { Float($0 % 13) - 6 })
+                BLAS.gemm(at, transposeA: true, b, alpha: 1, beta: 1, into: &accumulated, firstRow: 1, compute: compute)
+                let padded = Matrix(rows: m + 3, columns: k, values: [Float](repeating: 9, count: 3 * k) + a.values)
+                var rows = Matrix(rows: m, columns: n)
+                BLAS.gemm(padded, aRows: 3..<(m + 3), bt, transposeB: true, into: &rows, compute: compute)
+                return [BLAS.gemm(a, b, compute: compute), BLAS.gemm(at, transposeA: true, b, compute: compute),
+                        BLAS.gemm(a, bt, transposeB: true, compute: compute), BLAS.gemm(at, transposeA: true, bt, transposeB: true, compute: compute),
+                        accumulated, rows].map(\.values)
+            }
+            let one = products(.serial), two = products(Compute(workers: 2, blasThreads: 1))
+            for v in one.indices {
+                let differing = zip(one[v], two[v]).filter { $0.bitPattern != $1.bitPattern }.count
+                #expect(differing == 0, "\(m)×\(n)×\(k) variant \(v): \(differing) entries differ")
+            }
+            let naive = naiveProduct(a, b)
+            #expect((0..<(m * n)).allSatisfy { abs(Double(two[0][$0]) - naive[$0]) < 1e-2 }, "\(m)×\(n)×\(k) against the naive product")
+        }
+    }
+
+    /// With the OpenBLAS README installs (0.3.21), the probe finds its blocking, so the shared
+    /// path above is the one that ran (another build may block otherwise and fall back to one call).
+    @Test(.enabled(if: BLAS.configuration.contains("0.3.21"))) func openBLAS0321sBlockingIsFound() {
+        #expect(BLAS.sharesNarrowProducts, "\(BLAS.configuration)")
+    }
+
     /// Row `row` of a times column `column` of b as one fused multiply-add chain in k order.
     func orderedSum(_ a: Matrix, _ b: Matrix, row: Int, column: Int) -> Float {
         var sum: Float = 0
