@@ -16,14 +16,27 @@
 #define RECBENCH_GEMM_PANEL 16L
 
 /// Copies op(b) (k × n: b itself, row-major with `ldb`, or bᵀ when `transposed`) into
-/// ⌈n / 16⌉ panels of k × 16 floats each, the columns past n zero.
+/// ⌈n / 16⌉ panels of k × 16 floats each, the columns past n zero. Each source row is read
+/// contiguously (a copy per panel row, or a column of the panel per row of b).
 static inline void recbench_gemm_pack(const float *b, long ldb, int transposed, long k, long n, float *panels) {
     for (long q = 0; q * RECBENCH_GEMM_PANEL < n; q++) {
         float *panel = panels + q * k * RECBENCH_GEMM_PANEL;
-        for (long p = 0; p < k; p++) {
-            for (long j = 0; j < RECBENCH_GEMM_PANEL; j++) {
-                const long column = q * RECBENCH_GEMM_PANEL + j;
-                panel[p * RECBENCH_GEMM_PANEL + j] = column >= n ? 0.0f : transposed ? b[column * ldb + p] : b[p * ldb + column];
+        const long first = q * RECBENCH_GEMM_PANEL, width = n - first < RECBENCH_GEMM_PANEL ? n - first : RECBENCH_GEMM_PANEL;
+        if (!transposed) {
+            for (long p = 0; p < k; p++) {
+                const float *source = b + p * ldb + first;
+                float *row = panel + p * RECBENCH_GEMM_PANEL;
+                for (long j = 0; j < width; j++) row[j] = source[j];
+                for (long j = width; j < RECBENCH_GEMM_PANEL; j++) row[j] = 0.0f;
+            }
+            continue;
+        }
+        for (long j = 0; j < RECBENCH_GEMM_PANEL; j++) {
+            const float *source = b + (first + j) * ldb;
+            if (j < width) {
+                for (long p = 0; p < k; p++) panel[p * RECBENCH_GEMM_PANEL + j] = source[p];
+            } else {
+                for (long p = 0; p < k; p++) panel[p * RECBENCH_GEMM_PANEL + j] = 0.0f;
             }
         }
     }

@@ -32,10 +32,10 @@ static inline __m256 recbench_load_first(const float *p, long k, __m256i mask) {
     return k >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask);
 }
 
-/// Columns are walked in spans of up to this many eight-lane groups, each span row by row (each
-/// row's span read contiguously, the sums kept in registers or L1): walking one group of eight
-/// down all the rows at a time read every cache line twice and strided.
-#define RECBENCH_BN_SPAN 8
+/// Columns are walked in spans of up to this many eight-lane groups (512 columns), each span row
+/// by row, the sums in L1: a span reads whole rows in order, which the prefetchers stream; spans of
+/// 64 columns, or a half row per worker, read each row in strided pieces at a third of the speed.
+#define RECBENCH_BN_SPAN 64
 
 /// Columns c0..<c1 (c0 a multiple of 8) of x: each column's mean and biased variance, summed in
 /// double down the rows in order, the variance from the deviations from the double mean.

@@ -121,11 +121,11 @@ import Linalg
 
     /// Batch norm's passes in C (AVX2) give the Swift passes' bits: the statistics, the forward,
     /// the pullback's column sums (x̂ recomputed or stored, no activation or each one) and its
-    /// input gradient. 10, 21 and 70 columns (a partial group of lanes, and past one span of
-    /// 64 columns), 1,500 rows, one worker and two (each a block of columns).
+    /// input gradient. 10, 21, 70 and 600 columns (a partial group of lanes, past one span of
+    /// 512 columns) and 1,100 (two workers' blocks), 1,500 rows, one worker and two.
     @Test func batchNormPassesInCGiveTheSwiftPassesBits() {
         guard KernelSet.available.contains(.avx2) else { return }
-        for n in [10, 21, 70] {
+        for n in [10, 21, 70, 600, 1_100] {
             let x = Fixtures.randomMatrix(rows: 1_500, columns: n, seed: 64), g = Fixtures.randomMatrix(rows: 1_500, columns: n, seed: 65)
             let gamma = Fixtures.randomMatrix(rows: 1, columns: n, seed: 66), beta = Fixtures.randomMatrix(rows: 1, columns: n, seed: 67)
             let y = x.map(.serial) { 0.5 + 0.4 * $0 }   // an activation's output
@@ -148,6 +148,24 @@ import Linalg
                 let (swift, c) = (run(.baseline), run(.avx2))
                 #expect(swift.count == 12 && c.count == 12)
                 for (i, (a, b)) in zip(swift, c).enumerated() { #expect(a.values == b.values, "n \(n), output \(i), \(compute)") }
+            }
+        }
+    }
+
+    /// A right factor packed once gives the bits of `BLAS.gemm` with it on one thread: tiles of
+    /// fewer rows than the register kernel takes (OpenBLAS then) and more, widths under, at and
+    /// past a 16-column panel, k = 1 and past a panel's rows, c overwritten and accumulated.
+    @Test func aPackedRightFactorGivesTheBitsOfGemm() {
+        for (k, n) in [(1, 16), (64, 37), (300, 256)] {
+            let packed = PackedRightFactor(Fixtures.randomMatrix(rows: k, columns: n, seed: 71))
+            for m in [5, 16, 200] {
+                let a = Fixtures.randomMatrix(rows: m, columns: k, seed: 72), start = Fixtures.randomMatrix(rows: m, columns: n, seed: 73)
+                for accumulate in [false, true] {
+                    var expected = start, got = start
+                    BLAS.gemm(a, packed.matrix, beta: accumulate ? 1 : 0, into: &expected, compute: .serial)
+                    BLAS.gemm(a, packed, accumulate: accumulate, into: &got)
+                    #expect(got.values == expected.values, "k \(k), n \(n), m \(m), accumulate \(accumulate)")
+                }
             }
         }
     }
@@ -302,10 +320,10 @@ import Linalg
 
     /// Column sums in blocks of columns over the workers: each column added down its rows in
     /// order (so equal, bit for bit, to a plain loop), for widths with and without a partial
-    /// block, on one worker and two.
+    /// group of lanes, one block and several, on one worker and two.
     @Test func columnSumsAddEachColumnInRowOrder() {
         var rng = SeededGenerator(seed: 11)
-        for n in [1, 7, 32, 33, 192, 300] {
+        for n in [1, 7, 32, 33, 192, 300, 513, 1_100] {
             let rows = 517
             let m = Matrix(rows: rows, columns: n, values: (0..<(rows * n)).map { _ in rng.nextUnitFloat() * 2 - 1 })
             var plain = [Float](repeating: 0, count: n)

@@ -61,3 +61,36 @@ enum SmallProducts {
         }
     }
 }
+
+/// A right factor packed once for many products with it (a scorer's item tiles through the same
+/// layer): packing a 256 × 256 weight per 256-row tile was a tenth of such a product.
+public struct PackedRightFactor: Sendable {
+    /// The factor as given (k × n).
+    public let matrix: Matrix
+    /// Its panels, when the register kernel takes products with it.
+    let panels: Matrix?
+
+    public init(_ b: Matrix, kernels: KernelSet = .current) {
+        matrix = b
+        let fits = SmallProducts.registerKernel(kernels, inner: b.rows, columns: b.columns) && b.rows > 0 && b.columns > 0
+        panels = fits ? SmallProducts.pack(b, transposed: false, k: b.rows, n: b.columns) : nil
+    }
+}
+
+extension BLAS {
+    /// `gemm(a, b.matrix, beta: accumulate ? 1 : 0, into: &c, compute: .serial)` on the calling
+    /// thread, reading b's panels as packed: the same products, so the same bits.
+    public static func gemm(_ a: Matrix, _ b: PackedRightFactor, accumulate: Bool, into c: inout Matrix, kernels: KernelSet = .current) {
+        let (m, n, k) = (a.rows, b.matrix.columns, a.columns)
+        guard let panels = b.panels,
+              SmallProducts.applies(m: m, n: n, k: k, transposeA: false, alpha: 1, beta: accumulate ? 1 : 0, kernels: kernels) else {
+            return gemm(a, b.matrix, beta: accumulate ? 1 : 0, into: &c, compute: .serial, kernels: kernels)
+        }
+        precondition(k == b.matrix.rows && c.rows == m && c.columns == n, "gemm: \(m)×\(k) · \(b.matrix.rows)×\(n) into \(c.rows)×\(c.columns)")
+        Matrix.withBuffers(reading: [a, panels]) { buffers in
+            c.values.withUnsafeMutableBufferPointer { pc in
+                recbench_gemm_rows_avx2(m, n, k, buffers.read[0], k, buffers.read[1], pc.baseAddress!, n, accumulate ? 1 : 0, nil)
+            }
+        }
+    }
+}

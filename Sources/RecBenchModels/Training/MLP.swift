@@ -117,11 +117,14 @@ public struct SplitMLP: Sendable {
     public let activation: HiddenActivation
     /// Whether the score itself is activated too (xDeepFM's deep part ends in a ReLU).
     public let activatesScore: Bool
+    /// The middle layers' weights, packed once for every tile.
+    let packed: [PackedRightFactor]
 
     /// The layers after the split first layer.
     public init(firstBias: Matrix, layers: [(weight: Matrix, bias: Matrix)], activation: HiddenActivation = .relu, activatesScore: Bool = false) {
         precondition(layers.last?.weight.columns == 1, "SplitMLP: the last layer gives one score per pair")
         self.firstBias = firstBias; self.layers = layers; self.activation = activation; self.activatesScore = activatesScore
+        packed = layers.dropLast().map { PackedRightFactor($0.weight) }
     }
 
     /// Adds the MLP's output for every (row of `userHalf`, row of `itemHalf`) pair to `block`
@@ -166,9 +169,9 @@ public struct SplitMLP: Sendable {
             }
         }
         var hidden = activation.apply(h[0], compute: .serial)
-        for layer in layers.dropLast() {
+        for (layer, weight) in zip(layers.dropLast(), packed) {
             var next = Matrix(repeatingRow: layer.bias, count: items.count, compute: .serial)
-            BLAS.gemm(hidden, layer.weight, alpha: 1, beta: 1, into: &next, compute: .serial)
+            BLAS.gemm(hidden, weight, accumulate: true, into: &next)
             hidden = activation.apply(next, compute: .serial)
         }
         let last = layers.last!, inner = hidden.columns, bias = last.bias.values[0]
