@@ -172,7 +172,7 @@ public enum BatchNormKernels {
     /// body(columns) for contiguous blocks of columns (whole groups of eight), one per worker. A
     /// block walks its rows in order, reading each row's block contiguously, so every column's
     /// sum is added in row order whatever the split: the same bits on any worker count. Blocks
-    /// are at least `minimumBlock` columns: a worker reading part of each row is slower than one
+    /// are at least `Matrix.minimumColumnBlock` columns: a worker reading part of each row is slower than one
     /// reading whole rows alone.
     static func forEachColumnBlock(_ n: Int, compute: Compute, _ body: @Sendable (Range<Int>) -> Void) {
         guard n > 0 else { return }

@@ -63,7 +63,7 @@ enum SmallProducts {
 }
 
 /// A right factor packed once for many products with it (a scorer's item tiles through the same
-/// layer): packing a 256 × 256 weight per 256-row tile was a tenth of such a product.
+/// layer), where `BLAS.gemm` packs it again for every product.
 public struct PackedRightFactor: Sendable {
     /// The factor as given (k × n).
     public let matrix: Matrix
