@@ -181,7 +181,7 @@ public enum BatchNormKernels {
     }
 
     /// `forEachColumnBlock` with each block's `accumulators` zeroed lane groups per eight columns.
-    static func forEachColumnBlock<T: SIMD>(_ n: Int, compute: Compute, accumulators: Int, of: T.Type,
+    static func forEachColumnBlock<T: SIMD & Sendable>(_ n: Int, compute: Compute, accumulators: Int, of: T.Type,
                                             _ body: @Sendable (Range<Int>, UnsafeMutablePointer<T>) -> Void) where T.Scalar: FloatingPoint {
         forEachColumnBlock(n, compute: compute) { block in
             let count = accumulators * ((block.count + 7) / 8)
