@@ -61,7 +61,7 @@ let package = Package(
                 swiftSettings: cmo),
         // The product's library: every layer above, re-exported.
         .target(name: "RecBenchCore",
-                dependencies: ["RecBenchRuns", "RecBenchModels", "RecBenchEvaluation", "RecBenchContract", "RecBenchData", "RecBenchSupport"]),
+                dependencies: ["RecBenchRuns", "RecBenchModels", "RecBenchEvaluation", "RecBenchContract", "RecBenchData", "RecBenchSupport", "Linalg"]),
         // recbench's self-benchmark (`recbench bench`): host peaks, the synthetic scale data, the
         // reference file. The product's core does not depend on it.
         .target(name: "RecBenchBench", dependencies: ["RecBenchCore", "Linalg", .product(name: "Logging", package: "swift-log")]),

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import Linalg
-import Autodiff
 import RecBenchSupport
 import RecBenchData
 import RecBenchContract
