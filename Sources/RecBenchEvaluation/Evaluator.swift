@@ -30,6 +30,8 @@ public struct EvaluationResult: Sendable {
     public let analyses: [String: Double]
     /// Wall-clock seconds spent scoring, masking, ranking and averaging.
     public let seconds: Double
+    /// Rows whose scores held NaN or +∞ (a diverged model): their lists and metrics mean nothing.
+    public var nonFiniteRows = 0
 
     /// The value of `key`, or nil when it was not computed.
     public subscript(key: String) -> Double? { values[key] }
@@ -252,11 +254,13 @@ public enum Evaluator {
                 ItemCoverage.value(lists: topItems, width: width, k: k, itemCount: itemCount, trainCounts: trainCounts)
         }
         if let repeatModes { analyses.merge(Analyses.repeatMode(repeatModes, isRepeat: users.indices.map { table.repeats($0) > 0 })) { _, new in new } }
-        return EvaluationResult(
+        var result = EvaluationResult(
             part: target.part, historyMask: settings.historyMask, keys: settings.keys, values: values, users: users, perUser: perUser,
             topItems: topItems, width: width, positives: target.positives.nonzeroCount,
             repeatPositives: users.indices.reduce(0) { $0 + table.repeats($1) }, analyses: analyses,
             seconds: seconds + (ContinuousClock.now - started).seconds)
+        result.nonFiniteRows = table.nonFiniteRows
+        return result
     }
 }
 
@@ -337,6 +341,8 @@ struct Ranking: Sendable {
         applyMask(row, user: u)
         table.setRepeats(slot, Int(target.repeatCounts[u]))
         let n = TopK.select(UnsafeBufferPointer(row), k: top.count, into: top.baseAddress!)
+        // TopK passes NaN over: a short list is where to look for it (a full one of finite scores is a ranking still).
+        if (n > 0 && row[Int(top[0])] == .infinity) || (n < top.count && row.contains(where: \.isNaN)) { table.markNonFinite(slot) }
         let p = positives.entries(ofRow: u).count
         // No allocation per user: the hit flags live on the stack, the results go straight
         // into the table.

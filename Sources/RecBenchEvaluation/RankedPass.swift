@@ -14,6 +14,9 @@ public struct RankedPass: Sendable {
     /// Seconds spent scoring and ranking.
     let seconds: Double
 
+    /// Rows whose scores held NaN or +∞ (a diverged model).
+    public var nonFiniteRows: Int { table.nonFiniteRows }
+
     /// The value the summary reports for `key` ("ndcg@10", "giniindex@10"), computed alone; nil
     /// for a key the pass cannot give (an unknown metric, or a ranking metric not configured).
     public func value(of key: String) -> Double? {

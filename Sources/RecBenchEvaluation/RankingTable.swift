@@ -14,6 +14,8 @@ final class RankingTable: @unchecked Sendable {
     private let hitCounts: UnsafeMutableBufferPointer<Int32>
     /// Positives of user u that were in their history.
     private let repeatCounts: UnsafeMutableBufferPointer<Int32>
+    /// 1 where user u's scores held NaN or +∞ (a diverged model), which ranking cannot order.
+    private let nonFinite: UnsafeMutableBufferPointer<UInt8>
 
     /// A table for `users` users, `keys` metric columns, `cutoffs` cutoffs.
     init(users: Int, keys: Int, cutoffs: Int) {
@@ -27,10 +29,12 @@ final class RankingTable: @unchecked Sendable {
         hitCounts.initialize(repeating: 0)
         repeatCounts = .allocate(capacity: users)
         repeatCounts.initialize(repeating: 0)
+        nonFinite = .allocate(capacity: users)
+        nonFinite.initialize(repeating: 0)
     }
 
     deinit {
-        hitCounts.deallocate(); repeatCounts.deallocate()
+        hitCounts.deallocate(); repeatCounts.deallocate(); nonFinite.deallocate()
         metricColumns.forEach { $0.deallocate() }
     }
 
@@ -45,6 +49,12 @@ final class RankingTable: @unchecked Sendable {
 
     /// Records how many of user u's positives were in their history.
     @inline(__always) func setRepeats(_ u: Int, _ count: Int) { repeatCounts[u] = Int32(count) }
+
+    /// Records that user u's scores held NaN or +∞.
+    @inline(__always) func markNonFinite(_ u: Int) { nonFinite[u] = 1 }
+
+    /// Rows whose scores held NaN or +∞, after ranking.
+    var nonFiniteRows: Int { nonFinite.reduce(0) { $0 + Int($1) } }
 
     /// User u's (all hits, repeat hits) at cutoff index c.
     func hits(_ u: Int, cutoff c: Int) -> (all: Int, repeated: Int) {

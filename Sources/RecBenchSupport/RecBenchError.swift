@@ -53,7 +53,8 @@ public enum Suggestion {
             if best == nil || d < best!.1 { best = (candidate, d) }
         }
         guard let (name, d) = best else { return nil }
-        return d <= max(2, w.count / 3) ? name : nil
+        // A short word is a typo of another only one edit away; a word all of whose letters change is no typo.
+        return d <= (w.count <= 4 ? 1 : max(2, w.count / 3)) && d < w.count ? name : nil
     }
 
     /// " (did you mean 'x'?)" or "".

@@ -57,6 +57,15 @@ struct ConfigTests {
         #expect(e?.message.contains("did you mean 'reg_weight'") == true)
     }
 
+    /// A short word is a typo only one edit away; nothing is offered for a word unlike every key.
+    @Test func suggestionsAreTyposNotGuesses() {
+        let keys = ["tol", "k", "topk", "seed", "epochs"]
+        #expect(Suggestion.nearest(to: "sead", in: keys) == "seed")
+        #expect(Suggestion.nearest(to: "epohcs", in: keys) == "epochs")
+        #expect(Suggestion.nearest(to: "foo", in: keys) == nil)   // two edits from 'tol'
+        #expect(Suggestion.nearest(to: "1", in: keys) == nil)     // one edit from 'k', but every letter changed
+    }
+
     @Test func recboleInfrastructureKeysAreAcceptedWithANotice() throws {
         let c = try Config(layers: [try ConfigLayer.yaml("gpu_id: '0'\nuse_gpu: false\n", source: "a.yml")], modelKeys: models)
         #expect(c.notices.count == 1)   // one line per config file

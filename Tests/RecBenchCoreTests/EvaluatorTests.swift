@@ -49,6 +49,20 @@ struct EvaluatorTests {
         #expect(close(r["recall@2"]!, 1))
     }
 
+    /// NaN scores are never ranked and +∞ ones tie at the top: either way the row's metrics mean
+    /// nothing, and the result counts it so a run can refuse to store it.
+    @Test func rowsWithNaNOrInfiniteScoresAreCounted() throws {
+        let (split, d) = try fixture()
+        let settings = EvaluationSettings(metrics: ["Recall"], cutoffs: [2], historyMask: .none)
+        var table = scorer(d).table
+        #expect(Evaluator.evaluate(FixedScorer(table: table), split: split, part: .test, settings: settings, compute: Compute(threads: 1))
+            .nonFiniteRows == 0)
+        for j in 0..<table.columns { table[Int(d.userIDs["u"]!), j] = .nan }   // u: nothing rankable
+        table[Int(d.userIDs["v"]!), Int(d.itemIDs["d"]!)] = .infinity           // v: one overflowed score
+        let r = Evaluator.evaluate(FixedScorer(table: table), split: split, part: .test, settings: settings, compute: Compute(threads: 1))
+        #expect(r.nonFiniteRows == 2)
+    }
+
     @Test func seenModeMasksEveryEarlierItem() throws {
         // u: mask {a, b} → ranking c d → one hit of two positives, at rank 1.
         let (r, d) = try evaluate(.seen)

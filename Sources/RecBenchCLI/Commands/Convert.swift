@@ -39,8 +39,8 @@ public struct Convert: ParsableCommand {
     @Option(help: "CSV delimiter (default: detected per file). Use \\t for tab.")
     public var delimiter: String?
 
-    @Option(help: "The column holding times.")
-    public var timeField = "timestamp"
+    @Option(help: "The column holding times (default: timestamp, when the interaction CSV has it).")
+    public var timeField: String?
 
     @Option(help: "A YAML spec with keys name, out, inter, item, user, fields, delimiter, time_field (command-line options win).")
     public var spec: String?
@@ -53,11 +53,7 @@ public struct Convert: ParsableCommand {
             var values: [String: ConfigValue] = [:]
             if let spec {
                 let layer = try ConfigLayer.file(spec)
-                let known = ["name", "out", "inter", "item", "user", "fields", "delimiter", "time_field"]
-                for key in layer.values.keys where !known.contains(key) {
-                    throw RecBenchError(location: "\(spec):\(layer.lines[key] ?? 0)", field: key, "unknown spec key\(Suggestion.hint(for: key, in: known))")
-                }
-                values = layer.values
+                values = try checkedSpec(layer, path: spec)
             }
             func value(_ option: String?, _ key: String) -> String? { option ?? values[key]?.stringValue }
             guard let name = value(name, "name") else { throw RecBenchError(field: "--name", "a dataset name is required") }
@@ -73,9 +69,10 @@ public struct Convert: ParsableCommand {
                 guard text.utf8.count == 1 else { throw RecBenchError(field: "--delimiter", "must be one character, got '\(d)'") }
                 delimiterByte = text.utf8.first
             }
-            let conversion = ConversionSpec(
+            var conversion = ConversionSpec(
                 name: name, outputDirectory: value(out, "out") ?? "Datasets/\(name)", inputs: inputs, fields: fields,
-                delimiter: delimiterByte, timeField: values["time_field"]?.stringValue ?? timeField, overwrite: force)
+                delimiter: delimiterByte, timeField: timeField ?? values["time_field"]?.stringValue ?? "timestamp", overwrite: force)
+            conversion.timeFieldRequired = timeField != nil || values["time_field"] != nil
             let report = try CSVConverter.convert(conversion)
             for file in report.files {
                 Terminal.out("\(file.output)  ← \(file.input)  (\(file.rows) rows)")
@@ -85,5 +82,25 @@ public struct Convert: ParsableCommand {
                 }
             }
         }
+    }
+
+    /// The spec's values, each of the type its key needs (a key of the wrong type would
+    /// otherwise be passed over, and the command line's default taken in silence).
+    func checkedSpec(_ layer: ConfigLayer, path: String) throws -> [String: ConfigValue] {
+        let known = ["name", "out", "inter", "item", "user", "fields", "delimiter", "time_field"]
+        for (key, value) in layer.values {
+            let place = "\(path):\(layer.lines[key] ?? 0)"
+            guard known.contains(key) else { throw RecBenchError(location: place, field: key, "unknown spec key\(Suggestion.hint(for: key, in: known))") }
+            if key == "fields" {
+                guard case .list(let items) = value, items.allSatisfy({ $0.stringValue != nil }) else {
+                    throw RecBenchError(location: place, field: key, "must be a list of mappings such as [uid=user_id, price:float], got \(value)")
+                }
+            } else if case .string = value {
+                continue
+            } else {
+                throw RecBenchError(location: place, field: key, "must be text, got \(value) (quote it in the YAML)")
+            }
+        }
+        return layer.values
     }
 }

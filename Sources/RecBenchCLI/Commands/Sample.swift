@@ -47,6 +47,9 @@ public struct Sample: ParsableCommand {
         if let shape, ScaleSample.Shape.named[shape] == nil {
             throw ValidationError("unknown --shape '\(shape)' (shapes: \(ScaleSample.Shape.named.keys.sorted().joined(separator: ", ")))")
         }
+        for (flag, value) in [("--users", users), ("--items", items), ("--interactions", interactions), ("--weeks", weeks)] {
+            if let value, value < 1 { throw ValidationError("\(flag) must be at least 1, not \(value)") }
+        }
         if shape == nil, interactions != nil, users == nil || items == nil {
             throw ValidationError("--interactions without --shape needs --users and --items")
         }

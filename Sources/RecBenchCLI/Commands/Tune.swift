@@ -95,6 +95,10 @@ public struct Tune: ParsableCommand {
             let quiet = logging.quiet
             let outcome = try Search.run(request, logger: logger) { event in if !quiet { Tune.report(event) } }
             Tune.summary(outcome, timeBudgetedShard: trials == nil && shard != nil)
+            if outcome.best == nil, let failed = outcome.trials.first(where: { $0.state == .failed }) {
+                throw RecBenchError(location: outcome.store.folder, "no trial finished: all \(outcome.trials.count) failed; "
+                                    + "trial \(failed.number + 1): \(failed.error ?? "no message")")
+            }
         }
     }
 

@@ -48,11 +48,12 @@ extension Config {
                        positive: Bool = false) throws -> Double {
         guard let d = self[key].doubleValue else { throw typeError(key, "a number") }
         guard d.isFinite, range.contains(d), !positive || d > 0 else {
+            let unboundedBelow = range.lowerBound <= -.greatestFiniteMagnitude
             let bounds = positive ? "greater than 0"
-                : range.upperBound >= .greatestFiniteMagnitude ? "of at least \(range.lowerBound)"
-                : range.lowerBound <= -.greatestFiniteMagnitude ? "of at most \(range.upperBound)"
+                : range.upperBound >= .greatestFiniteMagnitude ? (unboundedBelow ? "" : "of at least \(range.lowerBound)")
+                : unboundedBelow ? "of at most \(range.upperBound)"
                 : "between \(range.lowerBound) and \(range.upperBound)"
-            throw RecBenchError.config(key, origin: origin(of: key), "must be a finite number \(bounds), got \(d)")
+            throw RecBenchError.config(key, origin: origin(of: key), "must be a finite number\(bounds.isEmpty ? "" : " ")\(bounds), got \(d)")
         }
         return d
     }

@@ -48,6 +48,10 @@ public enum SearchDistribution: Sendable, Equatable, CustomStringConvertible {
         guard numbers[0] <= numbers[1] else {
             throw SpaceProblem("\(type) has low \(numbers[0]) > high \(numbers[1])\(type == "loguniform" ? " (the bounds are natural logs)" : "")")
         }
+        if type == "loguniform", !exp(numbers[1]).isFinite || exp(numbers[0]) == 0 {
+            throw SpaceProblem("loguniform's bounds are natural logs: exp(\(numbers[0]))…exp(\(numbers[1])) leaves the numbers a run can take "
+                               + "(for 1e-4…1000 write loguniform -9.21,6.91)")
+        }
         switch type {
         case "uniform": return .uniform(low: numbers[0], high: numbers[1])
         case "loguniform": return .loguniform(low: numbers[0], high: numbers[1])

@@ -59,7 +59,9 @@ public struct DataSettings: Sendable, Hashable {
         userField = try config.string("USER_ID_FIELD")
         itemField = try config.string("ITEM_ID_FIELD")
         guard userField != itemField else {
-            throw RecBenchError.config("ITEM_ID_FIELD", origin: config.origin(of: "ITEM_ID_FIELD"), "names the same column as USER_ID_FIELD ('\(userField)')")
+            // Blame the key the user set (a default clashing with a set key is not the user's line).
+            let (key, other) = config.isSet("ITEM_ID_FIELD") ? ("ITEM_ID_FIELD", "USER_ID_FIELD") : ("USER_ID_FIELD", "ITEM_ID_FIELD")
+            throw RecBenchError.config(key, origin: config.origin(of: key), "names the same column as \(other) ('\(userField)')")
         }
         // RecBole's general models never read it: null is its default, empty would match every `item_id:` header.
         listSuffix = try config.optionalString("LIST_SUFFIX") ?? ConfigKeys.byName["LIST_SUFFIX"]!.defaultValue.stringValue!

@@ -19,6 +19,8 @@ public struct ConversionSpec: Sendable {
     public var idFields: Set<String>
     /// Replace existing output files.
     public var overwrite: Bool
+    /// Whether the interaction CSV must have `timeField` (it was asked for, not the default).
+    public var timeFieldRequired = false
 
     /// A spec with RecBole's default field names.
     public init(name: String, outputDirectory: String, inputs: [String: String], fields: [String] = [],
@@ -65,7 +67,7 @@ public enum CSVConverter {
         for suffix in spec.inputs.keys where !["inter", "item", "user"].contains(suffix) {
             throw RecBenchError(field: suffix, "unknown file kind (expected inter, item or user)")
         }
-        let mappings = try spec.fields.map(FieldMapping.init(parsing:))
+        let mappings = try checkedMappings(spec)
         let order = ["inter", "item", "user"].filter { spec.inputs[$0] != nil }
         let outputs = Dictionary(uniqueKeysWithValues: order.map { ($0, "\(spec.outputDirectory)/\(spec.name).\($0)") })
         if !spec.overwrite {
@@ -81,6 +83,7 @@ public enum CSVConverter {
         for mapping in mappings where !plans.contains(where: { $0.1.columns.contains { $0.source == mapping.source } }) {
             throw RecBenchError(field: mapping.source, "--field names a column that no input CSV has")
         }
+        if spec.timeFieldRequired, let inter = plans.first(where: { $0.0 == "inter" })?.1 { try checkTimeField(inter, spec: spec) }
         // Pass 2: write temp files, then rename them all.
         do {
             try FileManager.default.createDirectory(atPath: spec.outputDirectory, withIntermediateDirectories: true)
@@ -108,7 +111,30 @@ public enum CSVConverter {
         return report
     }
 
+    /// The `--field` mappings, each column mapped once and ids kept tokens.
+    static func checkedMappings(_ spec: ConversionSpec) throws -> [FieldMapping] {
+        let mappings = try spec.fields.map(FieldMapping.init(parsing:))
+        for (i, m) in mappings.enumerated() {
+            if let earlier = mappings[..<i].first(where: { $0.source == m.source }) {
+                throw RecBenchError(field: spec.fields[i], "column '\(m.source)' is mapped twice (also by '\(earlier.text)'): give one mapping")
+            }
+            if spec.idFields.contains(m.name), let type = m.type, type != .token {
+                throw RecBenchError(field: spec.fields[i], "\(m.name) is an id column: always token (RecBole reads ids as tokens)")
+            }
+        }
+        return mappings
+    }
+
+    /// A time column asked for by name must be one of the interaction CSV's (the default may be absent).
+    static func checkTimeField(_ inter: FilePlan, spec: ConversionSpec) throws {
+        let names = inter.columns.map(\.name)
+        guard !names.contains(spec.timeField) else { return }
+        throw RecBenchError.file(inter.path, line: 1, field: spec.timeField, "the time column asked for is not a column "
+                                 + "(columns: \(names.joined(separator: ", ")))\(Suggestion.hint(for: spec.timeField, in: names))")
+    }
+
     struct FieldMapping {
+        let text: String
         let source: String
         let name: String
         let type: FieldType?
@@ -132,6 +158,7 @@ public enum CSVConverter {
                 rest = rest[..<colon]
             }
             guard !rest.isEmpty else { throw RecBenchError(field: text, "expected [csv=]name[:type], e.g. timestamp:float") }
+            self.text = text
             self.name = String(rest)
             self.source = source ?? self.name
             self.type = type
@@ -162,6 +189,9 @@ public enum CSVConverter {
         }
         var stats = [ColumnStats](repeating: ColumnStats(), count: names.count)
         var plan = FilePlan(path: path, delimiter: reader.delimiter)
+        // A side file lists each id once (the atomic reader refuses a repeat): find it here, with both lines.
+        var firstLine: [String: Int] = [:]
+        let idColumn = suffix == "inter" ? nil : names.firstIndex(of: suffix == "item" ? "item_id" : "user_id")
         while let (fields, line) = try reader.next() {
             guard fields.count == names.count else {
                 throw RecBenchError.file(path, line: line, "expected \(names.count) fields (\(names.joined(separator: ", "))), found \(fields.count)")
@@ -176,9 +206,20 @@ public enum CSVConverter {
                 }
                 stats[c].observe(value, line: line)
             }
+            if let idColumn, let first = firstLine.updateValue(line, forKey: fields[idColumn]) {
+                throw RecBenchError.file(path, line: line, field: names[idColumn], "'\(fields[idColumn])' is listed again (first on line \(first))")
+            }
             plan.rows += 1
         }
         if suffix == "inter" && plan.rows == 0 { throw RecBenchError.file(path, line: 2, "no interaction rows after the header") }
+        plan.columns = try columnTypes(names: names, sources: sources, stats: stats, path: path, spec: spec, mappings: mappings)
+        return plan
+    }
+
+    /// Each column's type: as given by a mapping, an id's, the time column's, or inferred from its values.
+    static func columnTypes(names: [String], sources: [String], stats: [ColumnStats], path: String, spec: ConversionSpec,
+                            mappings: [FieldMapping]) throws -> [ConversionReport.Column] {
+        var columns: [ConversionReport.Column] = []
         for (c, name) in names.enumerated() {
             let s = stats[c]
             let type: FieldType, reason: String
@@ -198,9 +239,9 @@ public enum CSVConverter {
             } else {
                 type = .token; reason = s.nonEmpty == 0 ? "inferred: empty column" : "inferred: text"
             }
-            plan.columns.append(.init(source: sources[c], name: name, type: type, reason: reason))
+            columns.append(.init(source: sources[c], name: name, type: type, reason: reason))
         }
-        return plan
+        return columns
     }
 
     /// The atomic-file name of each CSV column (mapped, checked), apart from `inspect`'s pass over the rows.
@@ -241,10 +282,10 @@ public enum CSVConverter {
         }
     }
 
-    /// Plain decimal syntax only (no hex, inf or nan words), as atomic-file floats accept.
+    /// Plain decimal syntax only and finite (no hex, inf or nan words, nor 1e400), as atomic-file floats accept.
     static func isDecimalNumber(_ s: String) -> Bool {
         s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D || $0 == 0x2B || $0 == 0x65 || $0 == 0x45 }
-            && s.utf8.contains { $0 >= 0x30 && $0 <= 0x39 } && Double(s) != nil
+            && s.utf8.contains { $0 >= 0x30 && $0 <= 0x39 } && Double(s)?.isFinite == true
     }
 
     /// Pass 2: stream the CSV again and write the atomic file.

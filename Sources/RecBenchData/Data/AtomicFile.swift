@@ -229,6 +229,10 @@ public enum AtomicFileReader {
             }
             let name = String(text[..<colon]), typeName = String(text[text.index(after: colon)...])
             guard let type = FieldType(rawValue: typeName) else {
+                if typeName.contains("\r") {   // one line to the reader, and the error printer shows the CRs as spaces
+                    throw RecBenchError.file(path, line: 1, "lines end in a bare carriage return (classic Mac OS): convert them to line feeds "
+                                             + "(e.g. tr '\\r' '\\n')")
+                }
                 throw RecBenchError.file(path, line: 1, field: name,
                                          "unknown column type '\(typeName)'\(Suggestion.hint(for: typeName, in: FieldType.allCases.map(\.rawValue))) "
                                          + "(types: token, float, token_seq, float_seq)")

@@ -55,6 +55,8 @@ public struct Dataset: Sendable {
     public var isPreSplit: Bool { interactions.parts != nil }
     /// Human-readable notes on what filtering did.
     public let filterLog: [String]
+    /// What loading did that every run should say (interactions an incomplete side file dropped).
+    public internal(set) var notices: [String] = []
     /// `unused_col`: columns per file suffix that were loaded (and may drive the split) but
     /// are no model input, as in RecBole.
     public internal(set) var unusedColumns: [String: [String]] = [:]

@@ -30,13 +30,14 @@ public enum DatasetLoader {
                 throw RecBenchError.config("unused_col", "column '\(column)' is not loaded from the .\(suffix) file")
             }
         }
-        var log: [String] = []
-        let kept = try filter(&raw, settings: settings, itemTable: itemTable, userTable: userTable, log: &log)
+        var log: [String] = [], notices: [String] = []
+        let kept = try filter(&raw, settings: settings, itemTable: itemTable, userTable: userTable, log: &log, notices: &notices)
         var files = tables.map { ($0.path, $0.sha256) }
         for t in [itemTable, userTable].compactMap({ $0 }) { files.append((t.path, t.sha256)) }
         var dataset = try remap(raw, settings: settings, userTable: userTable.map { ($0, kept.userRows!) },
                                 itemTable: itemTable.map { ($0, kept.itemRows!) }, files: files, log: log)
         dataset.unusedColumns = settings.unusedColumns
+        dataset.notices = notices
         dataset.timeField = dataset.interactions.timestamps == nil ? nil : settings.timeField
         dataset.userField = settings.userField
         dataset.itemField = settings.itemField
@@ -116,7 +117,7 @@ public enum DatasetLoader {
     /// missing from a side file, interaction-count intervals. Returns which side-file rows
     /// survive (nil for a file not loaded).
     static func filter(_ raw: inout RawLog, settings: DataSettings, itemTable: AtomicTable?, userTable: AtomicTable?,
-                       log: inout [String]) throws -> (itemRows: [Bool]?, userRows: [Bool]?) {
+                       log: inout [String], notices: inout [String]) throws -> (itemRows: [Bool]?, userRows: [Bool]?) {
         var keptItemRows = itemTable.map { t in [Bool](repeating: true, count: t.rowCount) }
         var keptUserRows = userTable.map { t in [Bool](repeating: true, count: t.rowCount) }
         guard raw.parts == nil else {
@@ -127,8 +128,18 @@ public enum DatasetLoader {
         }
         if let policy = settings.removeDuplicates { raw.removeDuplicates(keep: policy, log: &log) }
         if settings.filterByUserOrItem {
-            if let t = itemTable { raw.keepOnly(items: Set(try t.tokens(settings.itemField)), log: &log); try checkSomeLeft(raw, by: t, "item") }
-            if let t = userTable { raw.keepOnly(users: Set(try t.tokens(settings.userField)), log: &log); try checkSomeLeft(raw, by: t, "user") }
+            // An incomplete side file silently shrinks the data: every run says so (RecBole's default, but rarely meant).
+            for (t, side) in [(itemTable, "item"), (userTable, "user")] {
+                guard let t else { continue }
+                let before = raw.count
+                if side == "item" { raw.keepOnly(items: Set(try t.tokens(settings.itemField))) }
+                if side == "user" { raw.keepOnly(users: Set(try t.tokens(settings.userField))) }
+                try checkSomeLeft(raw, by: t, side)
+                if raw.count < before {
+                    notices.append("\(t.path) lists no row for the \(side) of \(before - raw.count) of \(before) interactions: dropped "
+                                   + "(filter_inter_by_user_or_item: true, as in RecBole; false keeps them, with padding features)")
+                }
+            }
         }
         guard settings.userInterval != nil || settings.itemInterval != nil else { return (keptItemRows, keptUserRows) }
         let (bannedUsers, bannedItems) = raw.filterByCounts(users: settings.userInterval, items: settings.itemInterval, log: &log)
@@ -356,18 +367,14 @@ struct RawLog {
         log.append("rm_dup_inter=\(policy.rawValue): removed \(before - count) duplicate rows")
     }
 
-    mutating func keepOnly(items allowed: Set<String>, log: inout [String]) {
-        let before = count
+    mutating func keepOnly(items allowed: Set<String>) {
         let allowedCode = items.vocabulary.map { allowed.contains($0) }
         keep((0..<count).filter { allowedCode[Int(items.codes[$0])] })
-        if before != count { log.append("removed \(before - count) interactions whose item is not in the .item file") }
     }
 
-    mutating func keepOnly(users allowed: Set<String>, log: inout [String]) {
-        let before = count
+    mutating func keepOnly(users allowed: Set<String>) {
         let allowedCode = users.vocabulary.map { allowed.contains($0) }
         keep((0..<count).filter { allowedCode[Int(users.codes[$0])] })
-        if before != count { log.append("removed \(before - count) interactions whose user is not in the .user file") }
     }
 
     /// RecBole's `_filter_by_inter_num`: ban users and items whose counts fall outside their

@@ -73,8 +73,8 @@ public struct MartSample: Sendable {
         for u in 0..<shape.users {
             userLines.append("\(u + 1),\(pick(MartSample.ageBands)),\(pick(MartSample.stores))")
             let favourites = (0..<(3 + rng.nextInt(below: 3))).map { _ in weighted(categories.map(\.weight)) }
-            var staples: [Int] = []
-            let stapleCount = 4 + rng.nextInt(below: 9)
+            var staples: [Int] = []   // at most the favourites' items: a tiny catalogue leaves categories empty, and the draw would never end
+            let stapleCount = min(4 + rng.nextInt(below: 9), Set(favourites).reduce(0) { $0 + itemsByCategory[$1].count })
             while staples.count < stapleCount {
                 let pool = itemsByCategory[pick(favourites)]
                 guard !pool.isEmpty else { continue }
@@ -84,7 +84,7 @@ public struct MartSample: Sendable {
             let visitProbability = 0.3 + 0.6 * Double(rng.nextUnitFloat())
             let stapleProbability = 0.3 + 0.5 * Double(rng.nextUnitFloat())
             let preferredDay = rng.nextInt(below: 7)
-            for week in 0..<shape.weeks where Double(rng.nextUnitFloat()) < visitProbability {
+            for week in 0..<max(shape.weeks, 0) where Double(rng.nextUnitFloat()) < visitProbability {
                 let day = rng.nextUnitFloat() < 0.6 ? preferredDay : rng.nextInt(below: 7)
                 let time = start + week * 604_800 + day * 86_400 + (9 + rng.nextInt(below: 12)) * 3600 + rng.nextInt(below: 60) * 60
                 var basket: [Int] = staples.filter { _ in Double(rng.nextUnitFloat()) < stapleProbability }

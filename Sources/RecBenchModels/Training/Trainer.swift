@@ -42,6 +42,10 @@ public struct Trainer {
                 let validStart = ContinuousClock.now
                 score = validate(model.scoring(with: state.parameters), compute)
                 validSeconds = (ContinuousClock.now - validStart).seconds
+                guard !score!.isNaN else {   // parameters finite but so large that the scores overflow
+                    throw RecBenchError.config("learning_rate", "\(M.name): training diverged at epoch \(epoch + 1) (scores NaN or +∞ "
+                                               + "on the valid split); try a lower learning_rate")
+                }
                 improved = stopping.record(score!, epoch: epoch + 1)
                 if improved {
                     time("keep best parameters") { state.keepBest() }

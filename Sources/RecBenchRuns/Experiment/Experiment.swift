@@ -217,6 +217,8 @@ public enum Experiment {
         let start = ContinuousClock.now
         let dataset = try DatasetLoader.load(plan.data)
         for line in dataset.filterLog { logger.info("\(line)") }
+        for line in dataset.notices { logger.notice("\(line)") }
+        notices += dataset.notices
         if let k = plan.evaluation.cutoffs.max(), k > dataset.itemCount {
             throw RecBenchError.config("topk", origin: plan.config.origin(of: "topk"),
                                        "cutoff \(k) is larger than the catalogue (\(dataset.itemCount) items)")
@@ -267,9 +269,9 @@ public enum Experiment {
             defer { clock = now }
             return (now - clock).seconds
         }
-        let (valid, validFromEpoch) = validResult(model, log: log, data: data, plan: plan, compute: compute, onEvent: onEvent)
+        let (valid, validFromEpoch) = try validResult(model, log: log, data: data, plan: plan, compute: compute, onEvent: onEvent)
         let validSeconds = lap()
-        let test = evaluate(model, on: data.outcome.test, plan: plan, compute: compute, onEvent: onEvent)
+        let test = try evaluate(model, on: data.outcome.test, plan: plan, compute: compute, onEvent: onEvent)
         let testSeconds = lap()
 
         let runKey = tunedKey ?? Experiment.runKey(plan: plan, datasetFingerprint: dataset.fingerprint)
@@ -298,12 +300,12 @@ public enum Experiment {
     /// The valid result (nil without a valid part): the fit's kept validation pass and its epoch
     /// when the log holds it, else an evaluation of the fitted model.
     static func validResult(_ model: any Recommender, log: ValidationLog, data: LoadedData, plan: ExperimentPlan, compute: Compute,
-                            onEvent: @Sendable (Event) -> Void) -> (EvaluationResult?, Int?) {
+                            onEvent: @Sendable (Event) -> Void) throws -> (EvaluationResult?, Int?) {
         guard let target = data.validTarget else { return (nil, nil) }
         guard let kept = log.takeBestPass(of: model.trainingSummary) else {
-            return (evaluate(model, on: target, plan: plan, compute: compute, onEvent: onEvent), nil)
+            return (try evaluate(model, on: target, plan: plan, compute: compute, onEvent: onEvent), nil)
         }
-        let result = kept.pass.summarized()
+        let result = try finite(kept.pass.summarized(), model: plan.modelType.name)
         onEvent(.evaluated(result))
         return (result, kept.epoch)
     }
@@ -320,10 +322,19 @@ public enum Experiment {
 
     /// Evaluates `model` on `target` with the evaluation's share of `compute`, and reports the result as an event.
     static func evaluate(_ model: any Scorer, on target: EvaluationTarget, plan: ExperimentPlan, compute: Compute,
-                         onEvent: @Sendable (Event) -> Void) -> EvaluationResult {
-        let result = Evaluator.evaluate(model, target: target, settings: plan.evaluation, compute: plan.threadSplit.evaluation(compute))
+                         onEvent: @Sendable (Event) -> Void) throws -> EvaluationResult {
+        let result = try finite(Evaluator.evaluate(model, target: target, settings: plan.evaluation, compute: plan.threadSplit.evaluation(compute)),
+                                model: plan.modelType.name)
         onEvent(.evaluated(result))
         return result
+    }
+
+    /// `result`, unless some rows' scores held NaN or +∞: TopK cannot order those, and a run that
+    /// stored them would report a table of near-zero metrics as if the model had been measured.
+    static func finite(_ result: EvaluationResult, model: String) throws -> EvaluationResult {
+        guard result.nonFiniteRows > 0 else { return result }
+        throw RecBenchError(location: model, "the scores of \(result.nonFiniteRows) of \(result.users.count) \(result.part.name) rows are NaN or +∞ "
+                            + "(the fitted model diverged or overflowed); try a lower learning_rate or a stronger regularisation")
     }
 
     /// A split and what evaluating on it needs.
@@ -422,7 +433,8 @@ public enum Experiment {
         let validate: (@Sendable (any Scorer, Compute) -> Double)? = validTarget.map { [validation] target in
             { @Sendable scorer, compute in
                 let pass = Evaluator.rank(scorer, target: target, settings: validation, compute: compute, profile: profile, phase: "validation")
-                let score = pass.value(of: evaluation.validMetric) ?? 0
+                // NaN tells the trainer the model diverged (scores it cannot rank), whatever the metric's value.
+                let score = pass.nonFiniteRows > 0 ? .nan : pass.value(of: evaluation.validMetric) ?? 0
                 log?.record(score: score, pass: pass)
                 return score
             }

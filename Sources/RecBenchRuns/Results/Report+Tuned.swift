@@ -46,7 +46,9 @@ extension Report {
     func perUserValues(_ entry: Entry, metric: String) throws -> [String: Double]? {
         let path = RunFiles(record: entry.path).perUser
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        let per = try JSONDecoder().decode(PerUserResults.self, from: data)
+        guard let per = try? JSONDecoder().decode(PerUserResults.self, from: data) else {
+            throw RecBenchError.file(path, "is not a recbench per-user file (cut short or edited?); rerun its run, or delete it to leave the run out")
+        }
         guard let split = per.splits["test"], let column = split.values[metric] else {
             throw RecBenchError.file(path, field: metric, "no per-user values for this metric (is it a ranking metric of the run?)")
         }

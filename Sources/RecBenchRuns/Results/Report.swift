@@ -64,8 +64,10 @@ public struct Report: Sendable {
     /// Reads every run record and failure record under `directory`.
     public static func load(directory: String, k requestedK: Int? = nil, sortKey requestedSort: String? = nil,
                             overSeeds: Bool = false) throws -> Report {
-        guard let enumerator = FileManager.default.enumerator(atPath: directory) else {
-            throw RecBenchError.file(directory, "results folder not found")
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), isFolder.boolValue,
+              let enumerator = FileManager.default.enumerator(atPath: directory) else {
+            throw RecBenchError.file(directory, "no such results folder")
         }
         var results: [(RunResult, String)] = [], failures: [FailedRun] = []
         let decoder = JSONDecoder()
@@ -151,6 +153,8 @@ public struct Report: Sendable {
         guard siblings.count > 1 else { return extra.isEmpty ? name : "\(name) (\(extra.joined(separator: ", ")))" }
         // Records an older recbench wrote stay in a folder a newer one adds to (their run keys differ): say which is which.
         var varying = Set(siblings.map(\.recbenchVersion)).count > 1 ? ["recbench \(r.recbenchVersion)"] : []
+        // The same dataset name over different files (the data changed between runs): their rows must not read as one.
+        if Set(siblings.map(\.datasetFingerprint)).count > 1 { varying.append("data \(r.datasetFingerprint.prefix(8))") }
         for key in r.hyperparameters.keys.sorted() where !ignored.contains(key)
             && Set(siblings.map { $0.hyperparameters[key]?.description ?? "" }).count > 1 {
             varying.append("\(key)=\(r.hyperparameters[key]!)")
@@ -317,14 +321,14 @@ public struct Report: Sendable {
                 let values = columns.map { mean(e, $0, missing: "") }
                 let spreads = overSeeds ? columns.map { c in e.spread[c].map { String(format: "%.\(decimals)f", $0) } ?? "" } : []
                 let (fit, eval) = Report.fitAndEvalSeconds(r)
-                lines.append(([g.dataset, g.historyMask.rawValue, r.model, CSVText.escape(e.label), e.family.rawValue, r.modelType.rawValue]
+                lines.append(([CSVText.escape(g.dataset), g.historyMask.rawValue, r.model, CSVText.escape(e.label), e.family.rawValue, r.modelType.rawValue]
                               + (overSeeds ? [String(e.runs)] : []) + values + spreads
                               + [String(format: "%.3f", fit), String(format: "%.3f", eval), e.runKeys.joined(separator: ";")])
                     .joined(separator: ","))
             }
         }
         for f in failures {
-            lines.append(([f.dataset, "", f.model, CSVText.escape(f.label), "", "failed"] + (overSeeds ? [""] : [])
+            lines.append(([CSVText.escape(f.dataset), "", f.model, CSVText.escape(f.label), "", "failed"] + (overSeeds ? [""] : [])
                           + (columns + spreadColumns).map { _ in "" } + ["", "", f.runKey]).joined(separator: ","))
         }
         return lines.joined(separator: "\n") + "\n"
@@ -412,7 +416,14 @@ public struct Report: Sendable {
     }
 
     /// Runs the paired test `test` ("t" or "wilcoxon") on per-user `metric` values.
-    public func significance(metric: String, test: String, correction: Significance.Correction) throws -> [Comparison] {
+    public func significance(metric requested: String, test: String, correction: Significance.Correction) throws -> [Comparison] {
+        let metric = requested.lowercased(), names = Set(MetricRegistry.ranking.map { $0.name.lowercased() })
+        let ranking = Set(groups.flatMap { $0.entries.flatMap { $0.result.metricKeys } }
+            .filter { MetricKey(parsing: $0).map { names.contains($0.name) } ?? false })
+        guard ranking.contains(metric) else {
+            throw RecBenchError(field: "--significance", "'\(requested)' is no per-user metric of these results\(Suggestion.hint(for: metric, in: ranking)); "
+                                + "they hold \(ranking.sorted().joined(separator: ", "))")
+        }
         var comparisons: [Comparison] = []
         for g in groups where g.entries.count >= 2 {
             let values = try g.entries.map { try perUserValues($0, metric: metric) }

@@ -63,7 +63,7 @@ public enum Search {
         -> SearchOutcome {
         let plan = try Experiment.plan(request.run)
         let space = try request.space ?? defaultSpace(plan.modelType)
-        try validate(space, for: plan)
+        try validate(space, for: plan, request: request.run)
         let loaded = try Experiment.load(plan, logger: logger)
         guard loaded.validTarget != nil else {
             throw RecBenchError.config("eval_args", origin: plan.config.origin(of: "eval_args"),
@@ -139,7 +139,7 @@ public enum Search {
                                  seconds: 0, finishedAt: "", shard: request.shard?.description)
         do {
             var runRequest = request.run
-            runRequest.layers.append(ConfigLayer(source: "trial \(number)", values: values))
+            runRequest.layers.append(ConfigLayer(source: "trial \(number + 1)", values: values))   // trials are numbered from 1 where printed
             let plan = try Experiment.plan(runRequest)
             let key = Experiment.runKey(plan: plan, datasetFingerprint: loaded.dataset.fingerprint)
             record.runKey = key
@@ -175,7 +175,8 @@ public enum Search {
             record.objective = best
         } else {
             let settings = plan.evaluation.validationOnly
-            let values = Evaluator.evaluate(model, target: loaded.validTarget!, settings: settings, compute: plan.threadSplit.evaluation(compute)).values
+            let result = Evaluator.evaluate(model, target: loaded.validTarget!, settings: settings, compute: plan.threadSplit.evaluation(compute))
+            let values = try Experiment.finite(result, model: plan.modelType.name).values
             record.objective = values[plan.evaluation.validMetric]
         }
         record.state = summary?.prunedAt == nil ? .finished : .pruned
@@ -185,7 +186,7 @@ public enum Search {
     static func finalRun(_ request: SearchRequest, best: TrialRecord, tuning: TuningRecord, loaded: Experiment.LoadedData, logger: Logger,
                          onEvent: @Sendable (SearchEvent) -> Void) throws -> (RunResult, String) {
         var runRequest = request.run
-        runRequest.layers.append(ConfigLayer(source: "tuned (trial \(best.number))", values: best.values))
+        runRequest.layers.append(ConfigLayer(source: "tuned (trial \(best.number + 1))", values: best.values))
         let plan = try Experiment.plan(runRequest)
         let resultStore = ResultStore(root: plan.resultsDirectory)
         let key = tunedRunKey(searchKey: tuning.searchKey, trials: request.trials, budgetSeconds: request.budgetSeconds)

@@ -18,7 +18,33 @@ extension Search {
 
     /// Refuses a space that names a key the model does not read, or draws values of the wrong
     /// type for an integer key, naming the space file's line.
-    static func validate(_ space: SearchSpace, for plan: ExperimentPlan) throws {
+    static func validate(_ space: SearchSpace, for plan: ExperimentPlan, request: RunRequest) throws {
+        try checkNames(space, for: plan)
+        try checkExtremes(space, request: request)
+    }
+
+    /// Refuses a space whose range reaches a value the model refuses (a negative `reg_weight`):
+    /// each end of a range, and each choice, is planned once, so no trial fails on a bound.
+    static func checkExtremes(_ space: SearchSpace, request: RunRequest) throws {
+        for d in space.dimensions {
+            let ends: [ConfigValue]
+            switch d.distribution {
+            case .choice(let values): ends = values
+            case .uniform(let low, let high), .quniform(let low, let high, _), .loguniform(let low, let high):
+                ends = [low, high].map { SearchCoordinate.value(of: d.distribution, at: $0) }
+            }
+            for value in ends {
+                var probe = request
+                probe.layers.append(ConfigLayer(source: "search space", values: [d.name: value]))
+                do { _ = try Experiment.plan(probe) } catch let refused as RecBenchError {
+                    throw RecBenchError(location: d.line.map { "\(space.source):\($0)" } ?? space.source, field: d.name,
+                                        "the range reaches \(value), which the run refuses: \(refused.message)")
+                }
+            }
+        }
+    }
+
+    static func checkNames(_ space: SearchSpace, for plan: ExperimentPlan) throws {
         let type = plan.modelType, learned = type.readsTrainingKeys
         let own = Dictionary(uniqueKeysWithValues: type.parameters.map { ($0.name, $0) })
         let allowed = own.keys.sorted() + (learned ? trainingKeys : [])
