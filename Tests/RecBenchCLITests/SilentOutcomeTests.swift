@@ -47,6 +47,14 @@ import Testing
         #expect((record?["notices"] as? [String])?.contains { $0.contains(line) } == true, "\(out.stdout.prefix(500))")
     }
 
+    @Test func anEmptyValidPartIsANotice() throws {
+        let twoEach = Workspace.header + (0..<6).map { u in "u\(u)\ti\(u)\t1\nu\(u)\ti\((u + 1) % 6)\t2\n" }.joined()
+        let w = try Workspace(inter: twoEach)
+        let out = try w.run(["run", "--model", "BPR", "--config", "run.yml", "--set", "epochs=2", "--json"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stderr.contains("the split leaves the valid part empty"), "\(out.stderr)")
+    }
+
     @Test func aTinyMartSampleFinishesAndNonsenseSizesAreRefused() throws {
         let w = try Workspace()
         let tiny = try w.run(["sample", "--users", "3", "--items", "5", "--weeks", "2", "--out", "tiny"])

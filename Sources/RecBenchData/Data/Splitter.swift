@@ -32,6 +32,14 @@ public struct SplitSettings: Sendable, Equatable {
     public var strategy: SplitStrategy
     public var seed: UInt64
 
+    /// Whether the split asks for a valid part (three ratios, or leave-one-out for valid and test).
+    public var hasValidPart: Bool {
+        switch strategy {
+        case .ratio(let ratios): return ratios.count == 3 && ratios[1] > 0
+        case .leaveOneOut(let validAndTest): return validAndTest
+        }
+    }
+
     /// A split description.
     public init(order: SplitOrder, strategy: SplitStrategy, seed: UInt64) {
         self.order = order; self.strategy = strategy; self.seed = seed

@@ -392,6 +392,11 @@ public enum Experiment {
         guard summary.testUsers > 0 else {
             throw RecBenchError.config("eval_args", "the split leaves no \(nextItem ? "example" : "user") with a test interaction")
         }
+        if summary.validUsers == 0, plan.data.benchmarkFilenames == nil, plan.split.hasValidPart {
+            notices.append("the split leaves the valid part empty (users too short for its ratios): no validation, so no early stopping, "
+                           + "and the last epoch's parameters are tested")
+            logger.notice("\(notices.last!)")
+        }
         return SplitOutcome(split: split, sequences: sequences, valid: validTarget, test: testTarget, summary: summary)
     }
 
