@@ -31,6 +31,11 @@ import Testing
         #expect(labels.count == 2 && labels.allSatisfy { $0.contains("data ") }, "\(csv.stdout)")
         let unknown = try w.run(["report", "out", "--significance", "ndcg@7"])
         #expect(unknown.status != 0 && unknown.stderr.contains("'--significance'") && unknown.stderr.contains("ndcg@2"), "\(unknown.stderr)")
+        let perUser = try #require(w.allFiles.first { $0.hasSuffix(".peruser.json") })
+        try Data("{\"run_key\": ".utf8).write(to: URL(fileURLWithPath: w.root + "/out/" + perUser))   // cut short
+        let cut = try w.run(["report", "out", "--significance", "ndcg@2"])
+        #expect(cut.status != 0 && cut.stderr.contains(perUser) && cut.stderr.contains("is not a recbench per-user file")
+                && cut.stderr.split(separator: "\n").count == 1, "\(cut.stderr)")
     }
 
     @Test func interactionsASideFileDropsAreANoticeOfTheRun() throws {
