@@ -4,7 +4,7 @@ import Linalg
 /// Reverse-mode autodiff: ops record pullbacks in execution order; `backward` runs them in
 /// reverse (micrograd's design over matrices).
 public final class Tape {
-    private var pullbacks: [() -> Void] = []
+    private var pullbacks: [(output: Variable, run: () -> Void)] = []
     /// The threads the ops and their pullbacks may use.
     public let compute: Compute
     /// Where op times go, when profiling.
@@ -40,18 +40,18 @@ public final class Tape {
     public func record(_ output: Variable, op: String = #function, _ pullback: @escaping () -> Void) -> Variable {
         output.compute = compute
         guard let profile else {
-            if output.requiresGrad { pullbacks.append(pullback) }
+            if output.requiresGrad { pullbacks.append((output, pullback)) }
             return output
         }
         let now = ContinuousClock.now, name = OpProfile.opName(op)
         profile.charge(name, forward: (now - mark).seconds)
         mark = now
         if output.requiresGrad {
-            pullbacks.append {
+            pullbacks.append((output, {
                 let start = ContinuousClock.now
                 pullback()
                 profile.charge(name, backward: (ContinuousClock.now - start).seconds, calls: 0)
-            }
+            }))
         }
         return output
     }
@@ -60,7 +60,9 @@ public final class Tape {
     public func backward(_ loss: Variable) {
         precondition(loss.value.rows == 1 && loss.value.columns == 1, "backward needs a scalar loss")
         loss.accumulate(Matrix(rows: 1, columns: 1, repeating: 1))
-        for pullback in pullbacks.reversed() { pullback() }
+        // An output the loss never reached has no gradient: its pullback has nothing to pass back (a
+        // term scaled by a weight of 0 that a model leaves out, say, after its lookups were recorded).
+        for pullback in pullbacks.reversed() where pullback.output.grad != nil { pullback.run() }
         pullbacks.removeAll()
     }
 }

@@ -52,6 +52,24 @@ import Testing
         #expect((record?["notices"] as? [String])?.contains { $0.contains(line) } == true, "\(out.stdout.prefix(500))")
     }
 
+    /// Settings at the edge of their range that once crashed: an auto-encoder without hidden
+    /// layers (its cost indexed the first), xDeepFM with reg_weight 0 (a lookup the loss never
+    /// reached had its pullback run); and a size whose memory is refused before it is allocated.
+    @Test func edgeSettingsRunOrAreRefusedWithoutACrash() throws {
+        let w = try Workspace()
+        for (model, setting) in [("MultiDAE", "mlp_hidden_size=[]"), ("MultiVAE", "mlp_hidden_size=[]"), ("xDeepFM", "reg_weight=0")] {
+            let out = try w.run(["run", "--model", model, "--config", "run.yml", "--set", setting, "--set", "epochs=1", "--no-save", "--quiet"])
+            #expect(out.status == 0, "\(model) \(setting): \(out.status) \(out.stderr.prefix(500))")
+        }
+        for (model, setting, what) in [("NNCF", "neigh_num=100000", "neighbour windows"), ("MultiDAE", "mlp_hidden_size=[100000,100000]", "weights"),
+                                       ("NeuMF", "mlp_hidden_size=[65536,65536]", "weights")] {
+            let out = try w.run(["run", "--model", model, "--config", "run.yml", "--set", setting, "--set", "memory_limit_mb=2000", "--no-save"])
+            #expect(out.status == 1 && out.stderr.contains("needs an estimated") && out.stderr.contains(what), "\(model): \(out.stderr.prefix(500))")
+        }
+        let positive = try w.run(["run", "--model", "RecVAE", "--config", "run.yml", "--set", "mixture_weights=[1,0,0]", "--no-save"])
+        #expect(positive.status == 1 && positive.stderr.contains("greater than 0"), "\(positive.stderr)")
+    }
+
     @Test func anEmptyValidPartIsANotice() throws {
         let twoEach = Workspace.header + (0..<6).map { u in "u\(u)\ti\(u)\t1\nu\(u)\ti\((u + 1) % 6)\t2\n" }.joined()
         let w = try Workspace(inter: twoEach)

@@ -10,9 +10,10 @@ extension Config {
     /// The error for a value outside `range` (the bounds said as a reader would).
     func rangeError<T: Comparable>(_ key: String, _ value: T, _ range: ClosedRange<T>, unbounded: (T, T), entries: Bool = false) -> RecBenchError {
         let subject = entries ? "entries must" : "must"
-        let bounds = range.upperBound == unbounded.1 ? "be at least \(range.lowerBound)"
+        let positive = (range.lowerBound as? Double) == .leastNonzeroMagnitude   // a range written as "greater than 0"
+        let bounds = range.upperBound == unbounded.1 ? (positive ? "be greater than 0" : "be at least \(range.lowerBound)")
             : range.lowerBound == unbounded.0 ? "be at most \(range.upperBound)"
-            : "lie in \(range.lowerBound)...\(range.upperBound)"
+            : positive ? "be greater than 0 and at most \(range.upperBound)" : "lie in \(range.lowerBound)...\(range.upperBound)"
         return RecBenchError.config(key, origin: origin(of: key), "\(subject) \(bounds), got \(value)")
     }
 

@@ -60,6 +60,10 @@ public struct MultiDAE: LearnedModel {
         MLP.autoEncoderCost(shape, hidden: hidden, encoderOutput: latent, code: latent)
     }
 
+    public func memory(_ shape: WorkShape) -> MemoryEstimate? {
+        MLP.autoEncoderMemory(shape, hidden: hidden, encoderOutput: latent, code: latent)
+    }
+
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         var rng = SeededGenerator(seed: 0)
         let tape = Tape(compute: compute)

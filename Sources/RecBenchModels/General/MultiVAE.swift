@@ -77,6 +77,10 @@ public struct MultiVAE: LearnedModel {
         MLP.autoEncoderCost(shape, hidden: hidden, encoderOutput: latent, code: code)
     }
 
+    public func memory(_ shape: WorkShape) -> MemoryEstimate? {
+        MLP.autoEncoderMemory(shape, hidden: hidden, encoderOutput: latent, code: code)
+    }
+
     public func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
         var rng = SeededGenerator(seed: 0)
         let tape = Tape(compute: compute)

@@ -111,6 +111,15 @@ public struct NNCF: PointwiseModel, ScoresWhenPrepared {
         return out
     }
 
+    /// Scoring convolves every user's and every item's neighbours at once: per id, its windows'
+    /// stacked rows (kernel × width floats each, gathered and then concatenated) and the
+    /// convolution's output before and after pooling. `neigh_num` may exceed any history.
+    public func memory(_ shape: WorkShape) -> MemoryEstimate? {
+        let ids = shape.users + shape.items, positions = windows * pool
+        let bytes = 4 * Double(ids) * Double(positions) * Double(2 * kernel * neighbourWidth + 2 * channels)
+        return MemoryEstimate(bytes: bytes, what: "the convolution's \(ids) × \(positions) neighbour windows (neigh_num \(neighbours))")
+    }
+
     /// c for the listed ids of one side: the convolution over their neighbours' embeddings as
     /// one GEMM of the windows' stacked rows (im2col), max-pooled, ReLU, flattened per id.
     func convolved(_ ids: [Int32], neighbours table: [Int32], embedding: Variable, side: String, _ p: [String: Variable], tape: Tape) -> Variable {

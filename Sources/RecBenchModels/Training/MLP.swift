@@ -77,6 +77,14 @@ extension MLP {
 }
 
 extension MLP {
+    /// The parameters of an auto-encoder built by `autoEncoder`, five times over (values, gradients,
+    /// Adam's two moments, the best epoch's copy): what a run would allocate before its first step.
+    public static func autoEncoderMemory(_ s: WorkShape, hidden: [Int], encoderOutput: Int, code: Int) -> MemoryEstimate {
+        let encoder = [s.items] + hidden + [encoderOutput], decoder = [code] + hidden.reversed() + [s.items]
+        let weights = [encoder, decoder].reduce(0.0) { total, dims in total + zip(dims, dims.dropFirst()).reduce(0.0) { $0 + Double($1.0 * $1.1) } }
+        return MemoryEstimate(bytes: 5 * 4 * weights, what: "\(Int(weights)) weights (values, gradients, Adam's moments, the best copy)")
+    }
+
     /// FLOPs of an epoch of an auto-encoder built by `autoEncoder` and trained on every user,
     /// plus one validation forward. Dense layers: forward + two backward GEMMs. The first
     /// layer: forward + weight gradient, dense in RecBole (nominal), sparse here (executed).
@@ -87,7 +95,8 @@ extension MLP {
         let decoderDims = [Double(code)] + h.reversed() + [n]
         let decoder = zip(decoderDims, decoderDims.dropFirst()).map { $0 * $1 }
         let dense = 2 * U * (encoder.reduce(0, +) + decoder.reduce(0, +))   // forward, all dense layers
-        let first = 2 * U * n * h[0], firstSparse = 2 * nnz * h[0]
+        let width = h.first ?? out   // without hidden layers the first layer maps the items straight to the encoder's output
+        let first = 2 * U * n * width, firstSparse = 2 * nnz * width
         return ModelCost(nominal: 3 * dense + 2 * first + (dense + first),
                          executed: 3 * dense + 2 * firstSparse + (dense + firstSparse), scoringInner: hidden.first ?? code)
     }
