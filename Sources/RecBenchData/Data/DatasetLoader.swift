@@ -128,7 +128,7 @@ public enum DatasetLoader {
         }
         if let policy = settings.removeDuplicates { raw.removeDuplicates(keep: policy, log: &log) }
         if settings.filterByUserOrItem {
-            // An incomplete side file silently shrinks the data: every run says so (RecBole's default, but rarely meant).
+            // An incomplete side file silently shrinks the data: every run says so (RecBole's default, and easy to miss).
             for (t, side) in [(itemTable, "item"), (userTable, "user")] {
                 guard let t else { continue }
                 let before = raw.count
