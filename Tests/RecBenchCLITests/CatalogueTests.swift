@@ -173,6 +173,7 @@ extension HostileCase {
         .set("unknown history mask", ["history_mask=maybe"], ["'history_mask'", "recbole, seen or none"]),
         .set("user and item the same column", ["ITEM_ID_FIELD=user_id"], ["'ITEM_ID_FIELD'"]),
         .set("user id field set to the item's column", ["USER_ID_FIELD=item_id"], ["'USER_ID_FIELD'", "same column as ITEM_ID_FIELD"]),
+        .set("a transformer initialised at zero", ["initializer_range=0"], ["'initializer_range'", "greater than 0 and at most 10.0"], model: "SASRec"),
         .set("NaN tail ratio", ["tail_ratio=.nan"], ["'tail_ratio'", "must be a finite number, got nan"]),
         .set("a model that diverges in its only epoch", ["epochs=1", "learning_rate=1e30"], ["'learning_rate'", "diverged at epoch 1"], model: "FM"),
         HostileCase(name: "a search range the model refuses", files: ["s.hyper": Array("reg_weight uniform -100,0\n".utf8)],

@@ -70,6 +70,11 @@ import Testing
         #expect(positive.status == 1 && positive.stderr.contains("greater than 0"), "\(positive.stderr)")
     }
 
+    @Test func item2vecWithoutPairsSaysItLearnsNothing() throws {
+        let out = try Workspace().run(["run", "--model", "Item2vec", "--config", "run.yml", "--set", "session_gap=0", "--set", "epochs=1", "--no-save"])
+        #expect(out.status == 0 && out.stderr.contains("no session holds two items"), "\(out.stderr)")
+    }
+
     @Test func anEmptyValidPartIsANotice() throws {
         let twoEach = Workspace.header + (0..<6).map { u in "u\(u)\ti\(u)\t1\nu\(u)\ti\((u + 1) % 6)\t2\n" }.joined()
         let w = try Workspace(inter: twoEach)

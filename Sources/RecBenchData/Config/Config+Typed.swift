@@ -49,8 +49,9 @@ extension Config {
                        positive: Bool = false) throws -> Double {
         guard let d = self[key].doubleValue else { throw typeError(key, "a number") }
         guard d.isFinite, range.contains(d), !positive || d > 0 else {
-            let unboundedBelow = range.lowerBound <= -.greatestFiniteMagnitude
-            let bounds = positive ? "greater than 0"
+            let unboundedBelow = range.lowerBound <= -.greatestFiniteMagnitude, abovePositive = range.lowerBound == .leastNonzeroMagnitude
+            let bounds = positive || (abovePositive && range.upperBound >= .greatestFiniteMagnitude) ? "greater than 0"
+                : abovePositive ? "greater than 0 and at most \(range.upperBound)"
                 : range.upperBound >= .greatestFiniteMagnitude ? (unboundedBelow ? "" : "of at least \(range.lowerBound)")
                 : unboundedBelow ? "of at most \(range.upperBound)"
                 : "between \(range.lowerBound) and \(range.upperBound)"

@@ -107,6 +107,9 @@ public struct Item2vec: LearnedModel, ScoresWhenPrepared {
         let message = "Item2vec: \(sessions.count) sessions, \(pairsPerEpoch) pairs per epoch, "
             + "\(counts.filter { $0 > 0 }.count) of \(data.itemCount) items in a session"
         context.logger.info("\(message)")
+        if pairsPerEpoch == 0 {   // a run would end with its initial vectors and a table as if trained
+            context.logger.warning("Item2vec: no session holds two items (session_gap \(sessionGap), or one train item per user): nothing is learned")
+        }
         return initial
     }
 

@@ -39,7 +39,7 @@ public struct BERT4Rec: EncodedSequentialModel {
 
     public init(parameters: ModelParameters) throws {
         encoder = try TransformerEncoder(parameters)
-        std = Float(try parameters.double("initializer_range", in: 0...10))
+        std = Float(try parameters.double("initializer_range", in: .leastNonzeroMagnitude...10))   // 0: every weight equal, nothing learns
         maskRatio = try parameters.double("mask_ratio", in: 0...1)
         fineTuneRatio = try parameters.double("ft_ratio", in: 0...1)
         guard try NextItemLoss(parameters) == .crossEntropy else { throw parameters.invalid("loss_type", "BERT4Rec here trains with CE only") }

@@ -41,7 +41,7 @@ public struct GCSAN: TiedNextItemModel {
     public init(parameters: ModelParameters) throws {
         encoder = try TransformerEncoder(parameters)
         gnn = try GatedGraphLayer(parameters, width: encoder.width, nodeBiases: false)
-        std = Float(try parameters.double("initializer_range", in: 0...10))
+        std = Float(try parameters.double("initializer_range", in: .leastNonzeroMagnitude...10))   // 0: every weight equal, nothing learns
         weight = Float(try parameters.double("weight", in: 0...1))
         regWeight = Float(try parameters.double("reg_weight", in: 0...1e6))
         lossType = try NextItemLoss(parameters)

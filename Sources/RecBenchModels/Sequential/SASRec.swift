@@ -32,7 +32,7 @@ public struct SASRec: TiedNextItemModel {
 
     public init(parameters: ModelParameters) throws {
         encoder = try TransformerEncoder(parameters)
-        std = Float(try parameters.double("initializer_range", in: 0...10))
+        std = Float(try parameters.double("initializer_range", in: .leastNonzeroMagnitude...10))   // 0: every weight equal, nothing learns
         lossType = try NextItemLoss(parameters)
     }
 
