@@ -57,6 +57,12 @@ public struct MemoryEstimate: Sendable {
         self.bytes = bytes; self.what = what; self.blasSquareOrder = blasSquareOrder
     }
 
+    /// `count` trained float32 weights, five times over (values, gradients, Adam's two moments, the
+    /// best epoch's copy): what a run allocates for them before its first step.
+    public static func trainedWeights(_ count: Double) -> MemoryEstimate {
+        MemoryEstimate(bytes: 5 * 4 * count, what: "\(Int(count)) weights (values, gradients, Adam's moments, the best copy)")
+    }
+
     /// One dense float32 items × items matrix (EASE's inverse, SLIM's Gram); `factorised`
     /// when LAPACK works on it, which bounds the catalogue by `BLAS.maxSquareOrder`.
     public static func itemByItem(_ shape: WorkShape, _ name: String, factorised: Bool = false) -> MemoryEstimate {

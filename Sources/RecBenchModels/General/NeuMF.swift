@@ -100,11 +100,11 @@ public struct NeuMF: PointwiseModel, ScoresWhenPrepared {
         return ModelCost(nominal: flops, executed: flops)
     }
 
-    /// The embeddings and the MLP's weights, five times over (values, gradients, Adam's moments, the best copy).
+    /// The embeddings and the MLP's weights, as a run holds them while training.
     public func memory(_ s: WorkShape) -> MemoryEstimate? {
         let widths = [2 * mlp] + hidden
         let weights = Double((s.users + s.items) * (mf + mlp)) + zip(widths, widths.dropFirst()).reduce(0.0) { $0 + Double($1.0 * $1.1) }
-        return MemoryEstimate(bytes: 5 * 4 * weights, what: "\(Int(weights)) weights (values, gradients, Adam's moments, the best copy)")
+        return .trainedWeights(weights)
     }
 
     /// The items' half of the MLP's first layer, computed once for a whole evaluation pass.

@@ -77,12 +77,11 @@ extension MLP {
 }
 
 extension MLP {
-    /// The parameters of an auto-encoder built by `autoEncoder`, five times over (values, gradients,
-    /// Adam's two moments, the best epoch's copy): what a run would allocate before its first step.
+    /// The weights of an auto-encoder built by `autoEncoder`, as a run holds them while training.
     public static func autoEncoderMemory(_ s: WorkShape, hidden: [Int], encoderOutput: Int, code: Int) -> MemoryEstimate {
         let encoder = [s.items] + hidden + [encoderOutput], decoder = [code] + hidden.reversed() + [s.items]
         let weights = [encoder, decoder].reduce(0.0) { total, dims in total + zip(dims, dims.dropFirst()).reduce(0.0) { $0 + Double($1.0 * $1.1) } }
-        return MemoryEstimate(bytes: 5 * 4 * weights, what: "\(Int(weights)) weights (values, gradients, Adam's moments, the best copy)")
+        return .trainedWeights(weights)
     }
 
     /// FLOPs of an epoch of an auto-encoder built by `autoEncoder` and trained on every user,
