@@ -30,7 +30,16 @@ public struct ModelParameters: Sendable {
 
     /// An error about parameter `name` that names where it was set.
     public func invalid(_ name: String, _ message: String) -> RecBenchError {
-        RecBenchError.config(name, origin: config.origin(of: name), message)
+        RecBenchError.config(name, origin: origin(of: name), message)
+    }
+
+    /// Where parameter `name` was set, for an error found only once the data is known.
+    public func origin(of name: String) -> String { config.origin(of: name) }
+
+    /// An error about two parameters that conflict, blamed on `name` unless only `other` was set
+    /// (a user who set `other` alone is told about the key they set, not a default).
+    public func conflict(_ name: String, _ other: String, _ message: String) -> RecBenchError {
+        origin(of: name) == "default" && origin(of: other) != "default" ? invalid(other, message) : invalid(name, message)
     }
 
     /// A finite number in `range`.

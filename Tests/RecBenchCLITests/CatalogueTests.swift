@@ -175,7 +175,16 @@ extension HostileCase {
         .set("user id field set to the item's column", ["USER_ID_FIELD=item_id"], ["'USER_ID_FIELD'", "same column as ITEM_ID_FIELD"]),
         .set("a transformer initialised at zero", ["initializer_range=0"], ["'initializer_range'", "greater than 0 and at most 10.0"], model: "SASRec"),
         .set("NaN tail ratio", ["tail_ratio=.nan"], ["'tail_ratio'", "must be a finite number, got nan"]),
-        .set("a model that diverges in its only epoch", ["epochs=1", "learning_rate=1e30"], ["'learning_rate'", "diverged at epoch 1"], model: "FM"),
+        .set("a model that diverges in its only epoch", ["epochs=1", "learning_rate=1e30"],
+             ["'learning_rate'", "diverged at epoch 1", "or scale down large float features"], model: "FM"),
+        HostileCase(name: "Hogwild BPR diverging blames its own step size",   // at epoch 2: --quiet keeps epoch 1's line off stderr
+                    arguments: ["run", "--model", "BPR", "--config", "run.yml", "--quiet"]
+                        + ["epochs=3", "threads=1", "hogwild=true", "hogwild_learning_rate=100", "hogwild_regularization=100"].flatMap { ["--set", $0] },
+                    mentions: ["'hogwild_learning_rate'", "diverged", "try a lower hogwild_learning_rate"]),
+        .set("a BERT4Rec mask that keeps no position", ["mask_ratio=0.01"], ["'mask_ratio'", "masks no position", "at least 0.02"], model: "BERT4Rec"),
+        .set("a width the default heads do not divide", ["hidden_size=7"], ["'hidden_size'", "not a multiple of n_heads 2"], model: "SASRec"),
+        .set("heads that do not divide the default width", ["n_heads=3"], ["'n_heads'", "not a multiple of n_heads 3"], model: "SASRec"),
+        .set("an attention width the default heads do not divide", ["attention_size=15"], ["'attention_size'", "not a multiple"], model: "AutoInt"),
         HostileCase(name: "a search range the model refuses", files: ["s.hyper": Array("reg_weight uniform -100,0\n".utf8)],
                     arguments: ["tune", "--model", "EASE", "--config", "run.yml", "--trials", "2", "--space", "s.hyper"],
                     mentions: ["s.hyper:1", "'reg_weight'", "reaches -100.0, which the run refuses"]),

@@ -87,3 +87,27 @@ struct SequentialModelTests {
         #expect(outcome.test.values["hit@5"]! >= 0.75, "\(model): hit@5 \(outcome.test.values["hit@5"]!)")
     }
 }
+
+/// `loss_type: BPR` with `sample_num` N, as RecBole's pairwise loader: a batch holds
+/// train_batch_size / N examples and the loss sees each N times, each with its own draw.
+struct NextItemBPRTests {
+    func training(_ yaml: String) throws -> TrainingSettings {
+        try TrainingSettings(Config(layers: [try ConfigLayer.yaml(yaml, source: "t.yml")], modelKeys: ModelRegistry.parameterNames))
+    }
+
+    @Test func aBPRBatchHoldsEachExampleOncePerNegative() throws {
+        let three = try training("train_batch_size: 100\ntrain_neg_sample_args: {distribution: uniform, sample_num: 3}\n")
+        let (split, d) = try blockFixture()
+        let context = FitContext(seed: 1, compute: Compute(threads: 1), logger: Logger(label: "test"))
+        for (loss, perBatch, copies) in [("BPR", 33, 3), ("CE", 100, 1)] {
+            var model = try Fixtures.model(GRU4Rec.self, ["embedding_size": .int(3), "hidden_size": .int(4), "loss_type": .string(loss)])
+            var rng = SeededGenerator(seed: 1)
+            _ = model.prepare(TrainingData(dataset: d, split: split), context: context, rng: &rng)
+            #expect(model.examplesPerBatch(three) == perBatch, "\(loss)")
+            let batch = TrainingBatch(examples: [4, 0, 2][...], pass: .all, step: 1, negatives: three.negativesPerPositive)
+            let once = model.examples(of: batch)
+            #expect(model.lossExamples(of: batch) == Array(Array(repeating: once, count: copies).joined()), "\(loss)")
+        }
+        #expect(try training("train_neg_sample_args: ~\n").negativesPerPositive == 0)
+    }
+}

@@ -136,7 +136,9 @@ public enum ConfigKeys {
         ConfigKey("train_neg_sample_args", "map or null", .map(["distribution": .string("uniform"), "sample_num": .int(1)]),
                   "Negative sampling for pairwise models: `{distribution: uniform, sample_num: N}` "
                   + "(`alpha`, `dynamic: false`, `candidate_num` accepted at RecBole's defaults); null: none. Sequential models "
-                  + "trained with CE draw none (a note says so; RecBole 1.2.1 refuses the pair)."),
+                  + "trained with CE draw none (a note says so; RecBole 1.2.1 refuses the pair); with `loss_type: BPR` a batch holds "
+                  + "`train_batch_size` / N examples, each seen N times with its own draw, as RecBole's pairwise loader repeats them "
+                  + "(null: one negative, with a note; RecBole stops there)."),
         ConfigKey("clip_grad_norm", "map or null", .null,
                   "Gradient clipping for learned models as torch's `clip_grad_norm_`, e.g. `{max_norm: 5}` (`norm_type` 2 by default, or inf)."),
         ConfigKey("checkpoint_dir", "str or null", .null, "Folder where learned models also write their best parameters (null: in memory only)."),

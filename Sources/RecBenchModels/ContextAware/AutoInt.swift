@@ -59,7 +59,9 @@ public struct AutoInt: ContextModel, ScoresWhenPrepared {
         width = try parameters.int("attention_size", in: 1...4096)
         layers = try parameters.int("n_layers", in: 0...16)
         heads = try parameters.int("num_heads", in: 1...64)
-        guard width % heads == 0 else { throw parameters.invalid("num_heads", "attention_size \(width) is not a multiple of num_heads \(heads)") }
+        guard width % heads == 0 else {
+            throw parameters.conflict("num_heads", "attention_size", "attention_size \(width) is not a multiple of num_heads \(heads)")
+        }
         attentionDropout = Float(dropouts[0])
         residual = try parameters.bool("has_residual")
     }

@@ -66,6 +66,7 @@ public struct BPR: LearnedModel {
     }
 
     public var passes: [TrainingPass] { [hogwild ? TrainingPass("hogwild", method: .custom) : .all] }
+    public var stepSizeKey: String { hogwild ? "hogwild_learning_rate" : "learning_rate" }
 
     public func exampleCount(_ data: TrainingData) -> Int { pairs.users.count }
 

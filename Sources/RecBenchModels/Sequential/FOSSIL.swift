@@ -47,7 +47,7 @@ public struct FOSSIL: TiedNextItemModel {
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        sequences = data.sequenceData
+        prepareSequences(data, context: context)
         let (users, items, d) = (data.userCount, data.itemCount, embeddingSize)
         var initial = Parameters()
         initial.add("item_embedding", Initializer.xavierNormal(fanIn: items + 1, fanOut: d, rng: &rng))   // row `items`: padding
@@ -73,7 +73,7 @@ public struct FOSSIL: TiedNextItemModel {
     }
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let examples = SequenceBatch(examples: examples(of: batch), of: sequences!)
+        let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let encoded = encode(examples, p, tape: tape, training: true, rng: &rng)
         let loss = lossType(encoded, p["item_embedding"]!, targets: examples.targets!, items: sequences!.log.itemCount, tape: tape, rng: &rng)
         guard regWeight > 0 else { return loss }

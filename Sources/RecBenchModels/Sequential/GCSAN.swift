@@ -48,7 +48,7 @@ public struct GCSAN: TiedNextItemModel {
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        sequences = data.sequenceData
+        prepareSequences(data, context: context)
         let d = encoder.width, std = self.std
         var initial = Parameters()
         initial.add("item_embedding", Initializer.normal(rows: data.itemCount + 1, columns: d, std: std, rng: &rng))   // row `items`: padding
@@ -69,7 +69,7 @@ public struct GCSAN: TiedNextItemModel {
     }
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let examples = SequenceBatch(examples: examples(of: batch), of: sequences!)
+        let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let table = p["item_embedding"]!
         let loss = lossType(encode(examples, p, tape: tape, training: true, rng: &rng), table, targets: examples.targets!,
                             items: sequences!.log.itemCount, tape: tape, rng: &rng)

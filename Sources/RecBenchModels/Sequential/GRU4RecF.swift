@@ -76,7 +76,7 @@ public struct GRU4RecF: TiedNextItemModel {
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        sequences = data.sequenceData
+        prepareSequences(data, context: context)
         if features == nil { features = try? SelectedItemFeatures(data.dataset, selected: selected, model: Self.name) }
         guard let fields = features?.fields else { preconditionFailure("GRU4RecF: fit checks selected_features before training") }
         let (items, d, h) = (data.itemCount, embeddingSize, hiddenSize)

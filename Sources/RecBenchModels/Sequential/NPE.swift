@@ -15,7 +15,7 @@ import RecBenchContract
 /// relu(E) is formed once per evaluation pass. RecBole's item table has no padding index
 /// (its row 0 trains like any other) and its unused `embedding_seq_item` is left out; U and
 /// E xavier normal over RecBole's row counts.
-public struct NPE: EncodedSequentialModel {
+public struct NPE: EncodedSequentialModel, NextItemLossModel {
     public static let name = "NPE"
     public static let summary = "Neural personalised embedding: the user's vector plus the sequence's summed items, scored against relu(items)"
     public static let kind = ModelKind.factorisation
@@ -26,7 +26,7 @@ public struct NPE: EncodedSequentialModel {
     ]
 
     let embeddingSize: Int, dropout: Float
-    let lossType: NextItemLoss
+    public let lossType: NextItemLoss
     public var parameters = Parameters()
     public var trainingSummary: TrainingSummary?
     public var sequences: SequenceData?
@@ -38,7 +38,7 @@ public struct NPE: EncodedSequentialModel {
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        sequences = data.sequenceData
+        prepareSequences(data, context: context)
         let (users, items, d) = (data.userCount, data.itemCount, embeddingSize)
         var initial = Parameters()
         initial.add("user_embedding", Initializer.normal(rows: users, columns: d, std: (2 / Float(users + 1 + d)).squareRoot(), rng: &rng))
@@ -59,7 +59,7 @@ public struct NPE: EncodedSequentialModel {
     }
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let examples = SequenceBatch(examples: examples(of: batch), of: sequences!)
+        let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let encoded = encode(examples, p, tape: tape, training: true, rng: &rng)
         return lossType(encoded, tape.relu(p["item_embedding"]!), targets: examples.targets!, items: sequences!.log.itemCount, tape: tape, rng: &rng)
     }

@@ -52,7 +52,7 @@ public struct NextItNet: TiedNextItemModel {
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        sequences = data.sequenceData
+        prepareSequences(data, context: context)
         let (rows, c) = (data.itemCount + 1, embeddingSize)   // row `items`: padding
         var initial = Parameters()
         initial.add("item_embedding", Initializer.uniform(rows: rows, columns: c, bound: (1 / Float(rows)).squareRoot(), rng: &rng))
@@ -85,7 +85,7 @@ public struct NextItNet: TiedNextItemModel {
     }
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let examples = SequenceBatch(examples: examples(of: batch), of: sequences!)
+        let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let loss = lossType(encode(examples, p, tape: tape, training: true, rng: &rng), p["item_embedding"]!, targets: examples.targets!,
                             items: sequences!.log.itemCount, tape: tape, rng: &rng)
         guard regWeight > 0 else { return loss }

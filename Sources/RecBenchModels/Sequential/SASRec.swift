@@ -37,7 +37,7 @@ public struct SASRec: TiedNextItemModel {
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        sequences = data.sequenceData
+        prepareSequences(data, context: context)
         let d = encoder.width
         var initial = Parameters()
         initial.add("item_embedding", Initializer.normal(rows: data.itemCount + 1, columns: d, std: std, rng: &rng))   // row `items`: padding

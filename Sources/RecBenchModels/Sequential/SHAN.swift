@@ -50,7 +50,7 @@ public struct SHAN: TiedNextItemModel {
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        sequences = data.sequenceData
+        prepareSequences(data, context: context)
         let (users, items, d) = (data.userCount, data.itemCount, embeddingSize)
         let bound = (3 / Float(d)).squareRoot()
         var initial = Parameters()
@@ -88,7 +88,7 @@ public struct SHAN: TiedNextItemModel {
     }
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let examples = SequenceBatch(examples: examples(of: batch), of: sequences!)
+        let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let encoded = encode(examples, p, tape: tape, training: true, rng: &rng)
         let loss = lossType(encoded, p["item_embedding"]!, targets: examples.targets!, items: sequences!.log.itemCount, tape: tape, rng: &rng)
         let weights = tape.affine(tape.add(tape.norm(p["long.weight"]!), tape.norm(p["long_short.weight"]!)), scale: regWeights[0])

@@ -39,7 +39,7 @@ public struct SRGNN: TiedNextItemModel {
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        sequences = data.sequenceData
+        prepareSequences(data, context: context)
         let d = embeddingSize, bound = 1 / Float(d).squareRoot()
         let uniform = { (rows: Int, columns: Int, rng: inout SeededGenerator) in Initializer.uniform(rows: rows, columns: columns, bound: bound, rng: &rng) }
         var initial = Parameters()

@@ -38,7 +38,7 @@ public struct STAMP: TiedNextItemModel {
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        sequences = data.sequenceData
+        prepareSequences(data, context: context)
         let d = embeddingSize
         var initial = Parameters()
         initial.add("item_embedding", Initializer.normal(rows: data.itemCount + 1, columns: d, std: 0.002, rng: &rng))   // row `items`: padding

@@ -63,20 +63,45 @@ extension EncodedSequentialModel {
     }
 }
 
-/// A sequential model whose item table `item_embedding` is both its input lookup and its
-/// output layer (tied, as RecBole's GRU4Rec, NARM, STAMP and SASRec): its rows are the
-/// items, then the padding class CE trains too. Loss and scoring are shared.
-public protocol TiedNextItemModel: EncodedSequentialModel {
+/// A sequential model trained by RecBole's `loss_type` (CE or BPR) on next-item examples.
+public protocol NextItemLossModel: SequentialModel {
     /// `loss_type`.
     var lossType: NextItemLoss { get }
 }
+
+extension NextItemLossModel {
+    /// RecBole's pairwise loader fits `train_batch_size` rows, one per negative, so a BPR batch
+    /// holds batch size / `sample_num` examples; CE draws no negatives.
+    public func examplesPerBatch(_ training: TrainingSettings) -> Int {
+        lossType == .bpr ? max(1, training.batchSize / max(1, training.negativesPerPositive)) : training.batchSize
+    }
+
+    /// The batch's examples as the loss sees them: under BPR the whole batch once per negative
+    /// (RecBole repeats the interactions `sample_num` times, one uniform draw each).
+    public func lossExamples(of batch: TrainingBatch) -> [Int32] {
+        let once = examples(of: batch)
+        return lossType == .bpr && batch.negatives > 1 ? Array(Array(repeating: once, count: batch.negatives).joined()) : once
+    }
+
+    /// Keeps the fit's sequences; a BPR loss on a config without negatives gets the note
+    /// FPMC's does (RecBole 1.2.1 stops there: the batch has no negative item).
+    public mutating func prepareSequences(_ data: TrainingData, context: FitContext) {
+        sequences = data.sequenceData
+        if lossType == .bpr { _ = NextItemLoss.pairwiseNegatives(context, model: Self.name) }
+    }
+}
+
+/// A sequential model whose item table `item_embedding` is both its input lookup and its
+/// output layer (tied, as RecBole's GRU4Rec, NARM, STAMP and SASRec): its rows are the
+/// items, then the padding class CE trains too. Loss and scoring are shared.
+public protocol TiedNextItemModel: EncodedSequentialModel, NextItemLossModel {}
 
 extension TiedNextItemModel {
     public func itemVectors(_ parameters: Parameters, itemCount: Int) -> Matrix { leadingRows(of: "item_embedding", itemCount) }
 
     /// The batch's examples encoded with dropout on, predicting their items.
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let examples = SequenceBatch(examples: examples(of: batch), of: sequences!)
+        let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let encoded = encode(examples, p, tape: tape, training: true, rng: &rng)
         return lossType(encoded, p["item_embedding"]!, targets: examples.targets!, items: sequences!.log.itemCount, tape: tape, rng: &rng)
     }
@@ -122,7 +147,7 @@ extension NextItemLoss {
         }
     }
 
-    /// Negatives per example of a pairwise sequential model (FPMC, TransRec): the config's,
+    /// Negatives per example of a pairwise sequential model (FPMC, TransRec, a BPR `loss_type`): the config's,
     /// at least one (with a note when `train_neg_sample_args` is null, as its BPR loss needs one).
     public static func pairwiseNegatives(_ context: FitContext, model: String) -> Int {
         if context.training.negativesPerPositive == 0 {

@@ -39,7 +39,7 @@ public struct TransformerEncoder: Sendable {
         layers = try p.int("n_layers", in: 1...16)
         heads = try p.int("n_heads", in: 1...64)
         width = try p.int("hidden_size", in: 1...4096)
-        guard width % heads == 0 else { throw p.invalid("n_heads", "hidden_size \(width) is not a multiple of n_heads \(heads)") }
+        guard width % heads == 0 else { throw p.conflict("n_heads", "hidden_size", "hidden_size \(width) is not a multiple of n_heads \(heads)") }
         inner = try p.int("inner_size", in: 1...65536)
         hiddenDropout = Float(try p.double("hidden_dropout_prob", in: 0...0.99))
         attentionDropout = Float(try p.double("attn_dropout_prob", in: 0...0.99))

@@ -34,6 +34,8 @@ public protocol LearnedModel: Recommender {
     /// pass's stream (dropout, negatives, noise), drawn in batch order.
     func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable
 
+    /// The key whose step size a divergence is blamed on (default `learning_rate`).
+    var stepSizeKey: String { get }
     /// Called before each pass with the current parameters and the training loop's threads
     /// (RecVAE refreshes its prior).
     mutating func willBegin(_ pass: TrainingPass, parameters: Parameters, data: TrainingData, compute: Compute)
@@ -53,6 +55,14 @@ extension LearnedModel {
     }
 
     public var passes: [TrainingPass] { [.all] }
+
+    public var stepSizeKey: String { "learning_rate" }
+
+    /// The error of a fit that diverged at `epoch` (1-based): `what` went non-finite.
+    func diverged(at epoch: Int, _ what: String) -> RecBenchError {
+        let features = Self.readsFeatures ? ", or scale down large float features" : ""
+        return RecBenchError.config(stepSizeKey, "\(Self.name): training diverged at epoch \(epoch) (\(what)); try a lower \(stepSizeKey)\(features)")
+    }
 
     public func examplesPerBatch(_ training: TrainingSettings) -> Int { training.batchSize }
 
@@ -113,10 +123,12 @@ public struct TrainingBatch: Sendable {
     /// Set by gradient checks: noise is drawn at unit scale, so that every path carries a
     /// gradient large enough to compare with finite differences.
     public let unitNoise: Bool
+    /// Uniform negatives a pairwise loss draws per example: `train_neg_sample_args`' `sample_num`, at least 1.
+    public let negatives: Int
 
     /// A batch.
-    public init(examples: ArraySlice<Int>, pass: TrainingPass, step: Int, unitNoise: Bool = false) {
-        self.examples = examples; self.pass = pass; self.step = step; self.unitNoise = unitNoise
+    public init(examples: ArraySlice<Int>, pass: TrainingPass, step: Int, unitNoise: Bool = false, negatives: Int = 1) {
+        self.examples = examples; self.pass = pass; self.step = step; self.unitNoise = unitNoise; self.negatives = negatives
     }
 
     /// The examples as user ids (models whose examples are users).

@@ -43,8 +43,7 @@ public struct Trainer {
                 score = validate(model.scoring(with: state.parameters), compute)
                 validSeconds = (ContinuousClock.now - validStart).seconds
                 guard !score!.isNaN else {   // parameters finite but so large that the scores overflow
-                    throw RecBenchError.config("learning_rate", "\(M.name): training diverged at epoch \(epoch + 1) (scores NaN or +∞ "
-                                               + "on the valid split); try a lower learning_rate")
+                    throw model.diverged(at: epoch + 1, "scores NaN or +∞ on the valid split")
                 }
                 improved = stopping.record(score!, epoch: epoch + 1)
                 if improved {
@@ -85,8 +84,7 @@ public struct Trainer {
             if pass.reportsLoss { loss = passLoss }
         }
         guard loss.isFinite, time("finite check", { state.parameters.isFinite(compute: compute) }) else {
-            throw RecBenchError.config("learning_rate",
-                                       "\(M.name): training diverged at epoch \(epoch + 1) (non-finite loss or parameters); try a lower learning_rate")
+            throw model.diverged(at: epoch + 1, "non-finite loss or parameters")
         }
         return loss
     }
@@ -106,7 +104,7 @@ public struct Trainer {
         var total = 0.0
         for (b, examples) in batches.enumerated() {
             state.steps += 1
-            let batch = TrainingBatch(examples: examples, pass: pass, step: state.steps)
+            let batch = TrainingBatch(examples: examples, pass: pass, step: state.steps, negatives: max(1, context.training.negativesPerPositive))
             let (value, gradients, statistics) = { () -> (Double, [String: Matrix], [String: Matrix]) in
                 let tape = Tape(compute: compute, profile: context.profile)
                 let leaves = tape.leaves(state.parameters, trainable: pass.updates)
