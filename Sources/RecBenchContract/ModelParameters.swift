@@ -30,17 +30,19 @@ public struct ModelParameters: Sendable {
 
     /// An error about parameter `name` that names where it was set.
     public func invalid(_ name: String, _ message: String) -> RecBenchError {
-        RecBenchError.config(name, origin: origin(of: name), message)
+        RecBenchError.config(name, origin: config.origin(of: name), message)
     }
 
-    /// Where parameter `name` was set, for an error found only once the data is known.
-    public func origin(of name: String) -> String { config.origin(of: name) }
-
-    /// An error about two parameters that conflict, blamed on `name` unless only `other` was set
+    /// An error about two keys that conflict, blamed on `name` unless only `other` was set
     /// (a user who set `other` alone is told about the key they set, not a default).
     public func conflict(_ name: String, _ other: String, _ message: String) -> RecBenchError {
-        origin(of: name) == "default" && origin(of: other) != "default" ? invalid(other, message) : invalid(name, message)
+        !config.isSet(name) && config.isSet(other) ? invalid(other, message) : invalid(name, message)
     }
+
+    /// `MAX_ITEM_LIST_LENGTH`, the one data key a sequential model's own settings may conflict
+    /// with (BERT4Rec masks ⌊mask_ratio · L⌋ positions), read so that the conflict is refused
+    /// when the model is planned, before any data is loaded.
+    public func sequenceLength() throws -> Int { try config.int("MAX_ITEM_LIST_LENGTH", atLeast: 1) }
 
     /// A finite number in `range`.
     public func double(_ name: String, in range: ClosedRange<Double> = -.greatestFiniteMagnitude...(.greatestFiniteMagnitude)) throws -> Double {

@@ -91,6 +91,9 @@ struct SequentialModelTests {
 /// `loss_type: BPR` with `sample_num` N, as RecBole's pairwise loader: a batch holds
 /// train_batch_size / N examples and the loss sees each N times, each with its own draw.
 struct NextItemBPRTests {
+    /// Through `LearnedModel`, the witness the trainer calls.
+    static func examplesPerBatch<M: LearnedModel>(_ model: M, _ training: TrainingSettings) -> Int { model.examplesPerBatch(training) }
+
     func training(_ yaml: String) throws -> TrainingSettings {
         try TrainingSettings(Config(layers: [try ConfigLayer.yaml(yaml, source: "t.yml")], modelKeys: ModelRegistry.parameterNames))
     }
@@ -103,7 +106,7 @@ struct NextItemBPRTests {
             var model = try Fixtures.model(GRU4Rec.self, ["embedding_size": .int(3), "hidden_size": .int(4), "loss_type": .string(loss)])
             var rng = SeededGenerator(seed: 1)
             _ = model.prepare(TrainingData(dataset: d, split: split), context: context, rng: &rng)
-            #expect(model.examplesPerBatch(three) == perBatch, "\(loss)")
+            #expect(Self.examplesPerBatch(model, three) == perBatch, "\(loss)")
             let batch = TrainingBatch(examples: [4, 0, 2][...], pass: .all, step: 1, negatives: three.negativesPerPositive)
             let once = model.examples(of: batch)
             #expect(model.lossExamples(of: batch) == Array(Array(repeating: once, count: copies).joined()), "\(loss)")

@@ -69,6 +69,7 @@ public struct Item2vec: LearnedModel, ScoresWhenPrepared {
     }
 
     public var passes: [TrainingPass] { [TrainingPass("sgns", method: .custom)] }
+    public var stepSizeKey: String { "sgns_learning_rate" }
 
     public var fitSteps: [String: Double] {
         ["sessions": Double(sessions.count), "pairs_per_epoch": Double(pairsPerEpoch), "flops_per_pair": flopsPerPair]

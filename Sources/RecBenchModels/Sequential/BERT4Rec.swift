@@ -33,7 +33,6 @@ public struct BERT4Rec: EncodedSequentialModel {
 
     let encoder: TransformerEncoder
     let std: Float, maskRatio: Double, fineTuneRatio: Double
-    let maskRatioOrigin: String
     public var parameters = Parameters()
     public var trainingSummary: TrainingSummary?
     public var sequences: SequenceData?
@@ -42,21 +41,19 @@ public struct BERT4Rec: EncodedSequentialModel {
         encoder = try TransformerEncoder(parameters)
         std = Float(try parameters.double("initializer_range", in: .leastNonzeroMagnitude...10))   // 0: every weight equal, nothing learns
         maskRatio = try parameters.double("mask_ratio", in: 0...1)
-        maskRatioOrigin = parameters.origin(of: "mask_ratio")
+        try Self.checkMask(maskRatio, parameters)
         fineTuneRatio = try parameters.double("ft_ratio", in: 0...1)
         guard try NextItemLoss(parameters) == .crossEntropy else { throw parameters.invalid("loss_type", "BERT4Rec here trains with CE only") }
     }
 
     /// Refuses a mask that keeps no position: ⌊mask_ratio · L⌋ = 0 leaves the loss nothing
     /// (RecBole 1.2.1 sizes its masked list the same way and divides by its zero count).
-    public mutating func fit(_ data: TrainingData, context: FitContext) throws {
-        let length = data.sequenceData.maxLength
-        guard Int(maskRatio * Double(length)) >= 1 else {
-            throw RecBenchError.config("mask_ratio", origin: maskRatioOrigin, "BERT4Rec: mask_ratio \(maskRatio) × MAX_ITEM_LIST_LENGTH \(length) "
-                                       + "masks no position (⌊\(maskRatio * Double(length))⌋ = 0), so nothing would be learned; "
-                                       + "use a mask_ratio of at least \(1 / Double(length))")
-        }
-        trainingSummary = try Trainer(context: context).train(&self, data: data)
+    static func checkMask(_ ratio: Double, _ parameters: ModelParameters) throws {
+        let length = try parameters.sequenceLength()
+        guard Int(ratio * Double(length)) < 1 else { return }
+        let smallest = (10_000 / Double(length)).rounded(.up) / 10_000
+        throw parameters.conflict("mask_ratio", "MAX_ITEM_LIST_LENGTH", "BERT4Rec: mask_ratio \(ratio) × MAX_ITEM_LIST_LENGTH \(length) masks no "
+                                  + "position (⌊\(ratio * Double(length))⌋ = 0), so nothing would be learned; use a mask_ratio of at least \(smallest)")
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {

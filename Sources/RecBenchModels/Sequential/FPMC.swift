@@ -15,7 +15,7 @@ import RecBenchContract
 ///
 /// The two item tables are held side by side as one items × 2d table, each half
 /// initialised as RecBole's (xavier normal over its n_items + 1 rows, padding included).
-public struct FPMC: EncodedSequentialModel {
+public struct FPMC: EncodedSequentialModel, NextItemLossModel {
     public static let name = "FPMC"
     public static let summary = "Factorised personalised Markov chain: the user's taste plus a transition from the last item, trained with BPR"
     public static let kind = ModelKind.factorisation
@@ -27,7 +27,9 @@ public struct FPMC: EncodedSequentialModel {
     public var parameters = Parameters()
     public var trainingSummary: TrainingSummary?
     public var sequences: SequenceData?
-    private var negatives = 1
+    private var negatives = 1   // per example, for the FLOP count
+    /// RecBole 1.2.1's FPMC trains with BPR only.
+    public var lossType: NextItemLoss { .bpr }
 
     public init(parameters: ModelParameters) throws {
         embeddingSize = try parameters.int("embedding_size", in: 1...4096)
@@ -35,8 +37,7 @@ public struct FPMC: EncodedSequentialModel {
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        sequences = data.sequenceData
-        negatives = NextItemLoss.pairwiseNegatives(context, model: Self.name)
+        negatives = prepareSequences(data, context: context)
         let (users, items, d) = (data.userCount, data.itemCount, embeddingSize)
         // RecBole's tables count a padding row: xavier over n + 1 rows.
         func xavier(_ rows: Int, _ columns: Int) -> Float { (2 / Float(rows + 1 + columns)).squareRoot() }
@@ -47,8 +48,6 @@ public struct FPMC: EncodedSequentialModel {
         return initial
     }
 
-    /// Examples per batch: RecBole's pairwise loader fits `train_batch_size` rows, one per negative.
-    public func examplesPerBatch(_ training: TrainingSettings) -> Int { max(1, training.batchSize / negatives) }
 
     /// [V_u^U, V_l^{IL}] for each row's user u and last item l.
     public func encode(_ batch: SequenceBatch, _ p: [String: Variable], tape: Tape, training: Bool, rng: inout SeededGenerator) -> Variable {
@@ -61,7 +60,7 @@ public struct FPMC: EncodedSequentialModel {
     /// −mean log σ(x̂_i − x̂_j), `negatives` uniform draws j ≠ i per example (RecBole's
     /// repeatable sampler excludes only the example's own item).
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let examples = SequenceBatch(examples: Array(repeating: examples(of: batch), count: negatives).joined(), of: sequences!)
+        let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let encoded = encode(examples, p, tape: tape, training: true, rng: &rng)
         return NextItemLoss.bpr(encoded, p["item_embedding"]!, targets: examples.targets!, items: sequences!.log.itemCount, tape: tape, rng: &rng)
     }

@@ -83,11 +83,13 @@ extension NextItemLossModel {
         return lossType == .bpr && batch.negatives > 1 ? Array(Array(repeating: once, count: batch.negatives).joined()) : once
     }
 
-    /// Keeps the fit's sequences; a BPR loss on a config without negatives gets the note
-    /// FPMC's does (RecBole 1.2.1 stops there: the batch has no negative item).
-    public mutating func prepareSequences(_ data: TrainingData, context: FitContext) {
+    /// Keeps the fit's sequences and returns the negatives each example is seen with (1 under
+    /// CE); a BPR loss on a config without negatives gets a note (RecBole 1.2.1 stops there:
+    /// the batch has no negative item).
+    @discardableResult
+    public mutating func prepareSequences(_ data: TrainingData, context: FitContext) -> Int {
         sequences = data.sequenceData
-        if lossType == .bpr { _ = NextItemLoss.pairwiseNegatives(context, model: Self.name) }
+        return lossType == .bpr ? NextItemLoss.pairwiseNegatives(context, model: Self.name) : 1
     }
 }
 
@@ -147,7 +149,7 @@ extension NextItemLoss {
         }
     }
 
-    /// Negatives per example of a pairwise sequential model (FPMC, TransRec, a BPR `loss_type`): the config's,
+    /// Negatives per example of a pairwise sequential model (a BPR `loss_type`; FPMC, TransRec): the config's,
     /// at least one (with a note when `train_neg_sample_args` is null, as its BPR loss needs one).
     public static func pairwiseNegatives(_ context: FitContext, model: String) -> Int {
         if context.training.negativesPerPositive == 0 {

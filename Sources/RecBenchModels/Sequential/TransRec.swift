@@ -17,7 +17,7 @@ import RecBenchContract
 /// with weight 1, and that is what trains here; its embedding terms act on detached tensors
 /// (no gradient) and are left out. U, E and β xavier normal over RecBole's row counts
 /// (padding included), T zero.
-public struct TransRec: SequentialModel {
+public struct TransRec: SequentialModel, NextItemLossModel {
     public static let name = "TransRec"
     public static let summary = "Translation-based: the user is a translation from the last item; items near it, plus a popularity bias, come next"
     public static let kind = ModelKind.factorisation
@@ -28,15 +28,16 @@ public struct TransRec: SequentialModel {
     public var parameters = Parameters()
     public var trainingSummary: TrainingSummary?
     public var sequences: SequenceData?
-    private var negatives = 1
+    private var negatives = 1   // per example, for the FLOP count
+    /// Pairwise by construction (RecBole's `input_type`), without a `loss_type` key.
+    public var lossType: NextItemLoss { .bpr }
 
     public init(parameters: ModelParameters) throws {
         embeddingSize = try parameters.int("embedding_size", in: 1...4096)
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        sequences = data.sequenceData
-        negatives = NextItemLoss.pairwiseNegatives(context, model: Self.name)
+        negatives = prepareSequences(data, context: context)
         let (users, items, d) = (data.userCount, data.itemCount, embeddingSize)
         var initial = Parameters()
         initial.add("user_embedding", Initializer.normal(rows: users, columns: d, std: (2 / Float(users + 1 + d)).squareRoot(), rng: &rng))
@@ -46,8 +47,6 @@ public struct TransRec: SequentialModel {
         return initial
     }
 
-    /// Examples per batch: RecBole's pairwise loader fits `train_batch_size` rows, one per negative.
-    public func examplesPerBatch(_ training: TrainingSettings) -> Int { max(1, training.batchSize / negatives) }
 
     /// s = U_u + T + E[l] per row.
     func translated(_ batch: SequenceBatch, _ p: [String: Variable], tape: Tape) -> Variable {
@@ -63,7 +62,7 @@ public struct TransRec: SequentialModel {
     }
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let examples = SequenceBatch(examples: Array(repeating: examples(of: batch), count: negatives).joined(), of: sequences!)
+        let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let targets = examples.targets!, items = sequences!.log.itemCount
         let drawn = NextItemLoss.uniformOthers(targets, items: items, rng: &rng)
         let s = translated(examples, p, tape: tape)

@@ -334,7 +334,8 @@ public enum Experiment {
     static func finite(_ result: EvaluationResult, model: String) throws -> EvaluationResult {
         guard result.nonFiniteRows > 0 else { return result }
         throw RecBenchError(location: model, "the scores of \(result.nonFiniteRows) of \(result.users.count) \(result.part.name) rows are NaN or +∞ "
-                            + "(the fitted model diverged or overflowed); try a lower learning_rate or a stronger regularisation")
+                            + "(the fitted model diverged or overflowed); try a lower step size (learning_rate, or the model's own "
+                            + "such as hogwild_learning_rate) or a stronger regularisation")
     }
 
     /// A split and what evaluating on it needs.
