@@ -7,7 +7,7 @@
 # docs/recbole-general.md's context rows were run). RB_WORK holds RecBole's copy of the data
 # (data/ml100k/ with .inter, .user, .item) and receives out/ (seq) and general/ (the rest):
 # TAG.json, TAG.log, and while a run is unfinished its TAG.state.pth. A job whose JSON exists
-# is skipped, so the same command after a session ends continues where the queue stopped
+# is skipped, as is one already recorded in docs/recbole-*/, so the same command after a session ends continues where the queue stopped
 # (scripts/recbole-resumable.py resumes the run in progress after its last finished epoch).
 # RB_LANE=1 skips the one-job-at-a-time wait so that a second queue with a disjoint job list can
 # run beside this one (set OMP_NUM_THREADS=1 for both: RecBole's small CPU ops gain little from
@@ -24,6 +24,8 @@ for job in "$@"; do
   [ "$kind" = ctx ] && extra="seed=$s eval_step=10"
   mkdir -p "$dir"
   [ -f "$dir/$m-seed$s.json" ] && continue
+  recorded="$here/../docs/recbole-$([ "$kind" = seq ] && echo sequential || echo general)/$m-seed$s.json"
+  [ -f "$recorded" ] && { echo "$(date +%H:%M) $job already recorded in docs/"; continue; }
   /usr/bin/time -v nice -n 19 "$PY" "$here/recbole-resumable.py" "$m" --dataset ml100k --data-path data/ --tag "$m-seed$s" --out "$dir" \
       --extra $extra >> "$dir/$m-seed$s.log" 2>&1
   echo "$(date +%H:%M) done $job"
