@@ -40,6 +40,15 @@ import Linalg
         return worst
     }
 
+    /// ml-100k's 2,625 rows: the exact solve at 4,096 factors (≈ 900 TFLOP over 15 iterations) is
+    /// announced; at the default 64 factors, or by conjugate gradient, it is not.
+    @Test func anHoursLongExactSolveIsAnnounced() throws {
+        let big = try Fixtures.model(ALS.self, ["factors": .int(4096), "use_cg": .bool(false)])
+        #expect(big.exactSolveNotice(rows: 2625)?.contains("TFLOP over 15 iterations") == true)
+        #expect(try Fixtures.model(ALS.self, ["use_cg": .bool(false)]).exactSolveNotice(rows: 2625) == nil)
+        #expect(try Fixtures.model(ALS.self, ["factors": .int(4096)]).exactSolveNotice(rows: 2625) == nil)
+    }
+
     @Test func theExactSolveSatisfiesTheNormalEquations() throws {
         let (model, data) = try fitted(["factors": .int(5), "use_cg": .bool(false), "iterations": .int(3), "alpha": .double(2), "regularization": .double(0.1)])
         #expect(itemResidual(model, data, alpha: 2, lambda: 0.1) < 1e-3)

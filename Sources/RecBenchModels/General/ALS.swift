@@ -57,6 +57,7 @@ public struct ALS: Recommender {
         let compute = context.trainingCompute
         let byUser = confidences(data.trainMatrix), byItem = byUser.transposed()
         let solver = ALSSolver(regularization: regularization, cgSteps: useCG ? cgSteps : nil)
+        if let notice = exactSolveNotice(rows: data.userCount + data.itemCount) { context.logger.notice("\(notice)") }
         var flops = 0.0
         let start = ContinuousClock.now
         for _ in 0..<iterations {
@@ -68,6 +69,15 @@ public struct ALS: Recommender {
             throw RecBenchError.config("regularization", "ALS: factors are not finite; raise regularization")
         }
         fitSteps = ["iterations_seconds": seconds, "solve_gflop": flops / 1e9, "solve_gflops_per_second": flops / seconds / 1e9]
+    }
+
+    /// A note before an exact fit of more than 10 TFLOP: a Cholesky solve per row is cubic in
+    /// `factors`, so at a few thousand the fit takes hours, which a user should hear first.
+    public func exactSolveNotice(rows: Int) -> String? {
+        let flops = Double(iterations) * Double(rows) * pow(Double(factors), 3) / 3
+        guard !useCG, flops > 1e13 else { return nil }
+        return "ALS: the exact solve (use_cg: false) costs about \(Int(flops / 1e12)) TFLOP over \(iterations) iterations "
+            + "((users + items) × factors³ / 3), a long fit on a CPU; use_cg: true costs cg_steps × factors² per row"
     }
 
     /// The train counts as confidences c = 1 + α·count (users × items).
