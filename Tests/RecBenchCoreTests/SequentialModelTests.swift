@@ -103,7 +103,8 @@ struct NextItemBPRTests {
         let (split, d) = try blockFixture()
         let context = FitContext(seed: 1, compute: Compute(threads: 1), logger: Logger(label: "test"))
         for (loss, perBatch, copies) in [("BPR", 33, 3), ("CE", 100, 1)] {
-            var model = try Fixtures.model(GRU4Rec.self, ["embedding_size": .int(3), "hidden_size": .int(4), "loss_type": .string(loss)])
+            let settings: [String: ConfigValue] = ["embedding_size": .int(3), "hidden_size": .int(4), "loss_type": .string(loss)]
+            var model = try #require(try ModelRegistry.model(named: "GRU4Rec", hyperparameters: settings) as? any NextItemLossModel)
             var rng = SeededGenerator(seed: 1)
             _ = model.prepare(TrainingData(dataset: d, split: split), context: context, rng: &rng)
             #expect(Self.examplesPerBatch(model, three) == perBatch, "\(loss)")
