@@ -53,6 +53,10 @@ public struct TrainingSettings: Sendable, Equatable {
         clipping = try GradientClipping(config)
     }
 
+    /// Negatives a pairwise or pointwise loss draws per positive: the config's, at least one (a
+    /// loss that needs negatives draws one when `train_neg_sample_args` is null, with a note).
+    public var negativesDrawn: Int { max(1, negativesPerPositive) }
+
     /// `train_neg_sample_args`: null (or distribution none) → 0; uniform → `sample_num` ≥ 1.
     static func negatives(_ config: Config) throws -> Int {
         let key = "train_neg_sample_args"

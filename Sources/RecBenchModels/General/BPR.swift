@@ -52,7 +52,7 @@ public struct BPR: LearnedModel {
         let inter = data.dataset.interactions
         let rows = data.split.trainRowsInTimeOrder()
         pairs = (rows.map { inter.users[$0] }, rows.map { inter.items[$0] })
-        negatives = max(1, context.training.negativesPerPositive)
+        negatives = context.training.negativesDrawn
         if context.training.negativesPerPositive == 0 {
             context.logger.notice("BPR: train_neg_sample_args is null, but the BPR loss needs a negative per positive: sampling 1 uniform negative")
         }

@@ -73,7 +73,7 @@ extension NextItemLossModel {
     /// RecBole's pairwise loader fits `train_batch_size` rows, one per negative, so a BPR batch
     /// holds batch size / `sample_num` examples; CE draws no negatives.
     public func examplesPerBatch(_ training: TrainingSettings) -> Int {
-        lossType == .bpr ? max(1, training.batchSize / max(1, training.negativesPerPositive)) : training.batchSize
+        lossType == .bpr ? max(1, training.batchSize / training.negativesDrawn) : training.batchSize
     }
 
     /// The batch's examples as the loss sees them: under BPR the whole batch once per negative
@@ -155,7 +155,7 @@ extension NextItemLoss {
         if context.training.negativesPerPositive == 0 {
             context.logger.notice("\(model): train_neg_sample_args is null, but its BPR loss needs a negative per example: sampling 1 uniform negative")
         }
-        return max(1, context.training.negativesPerPositive)
+        return context.training.negativesDrawn
     }
 }
 

@@ -55,7 +55,7 @@ extension PointwiseModel {
         if context.training.negativesPerPositive == 0 {
             context.logger.notice("\(Self.name): train_neg_sample_args is null, but a pointwise loss needs negatives: sampling 1 uniform negative per positive")
         }
-        sampler = PointwiseSampler(data, negatives: max(1, context.training.negativesPerPositive))
+        sampler = PointwiseSampler(data, negatives: context.training.negativesDrawn)
     }
 }
 

@@ -104,7 +104,7 @@ public struct Trainer {
         var total = 0.0
         for (b, examples) in batches.enumerated() {
             state.steps += 1
-            let batch = TrainingBatch(examples: examples, pass: pass, step: state.steps, negatives: max(1, context.training.negativesPerPositive))
+            let batch = TrainingBatch(examples: examples, pass: pass, step: state.steps, negatives: context.training.negativesDrawn)
             let (value, gradients, statistics) = { () -> (Double, [String: Matrix], [String: Matrix]) in
                 let tape = Tape(compute: compute, profile: context.profile)
                 let leaves = tape.leaves(state.parameters, trainable: pass.updates)
