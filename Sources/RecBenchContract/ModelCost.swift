@@ -10,10 +10,24 @@ public struct WorkShape: Sendable {
     public let trainInteractions: Int
     /// Distinct (user, item) train pairs.
     public let trainPairs: Int
+    /// `train_batch_size`.
+    public let batchSize: Int
+    /// Negatives a pairwise or pointwise loss draws per positive (`TrainingSettings.negativesDrawn`).
+    public let negatives: Int
 
     /// A shape.
-    public init(users: Int, items: Int, trainInteractions: Int, trainPairs: Int) {
+    public init(users: Int, items: Int, trainInteractions: Int, trainPairs: Int, batchSize: Int, negatives: Int) {
         self.users = users; self.items = items; self.trainInteractions = trainInteractions; self.trainPairs = trainPairs
+        self.batchSize = batchSize; self.negatives = negatives
+    }
+
+    /// Rows one epoch of a pointwise loss runs: each train positive and its drawn negatives.
+    public var pointwiseRows: Double { Double(trainInteractions) * Double(1 + negatives) }
+
+    /// Batches of a pairwise loss in one epoch over the train interactions (each batch holds
+    /// `TrainingSettings.pairsPerPairwiseBatch` of them, once per negative).
+    public var pairwiseBatches: Double {
+        (Double(trainInteractions) / Double(TrainingSettings.pairsPerPairwiseBatch(batchSize: batchSize, negatives: negatives))).rounded(.up)
     }
 }
 

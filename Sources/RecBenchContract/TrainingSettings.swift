@@ -57,6 +57,13 @@ public struct TrainingSettings: Sendable, Equatable {
     /// loss that needs negatives draws one when `train_neg_sample_args` is null, with a note).
     public var negativesDrawn: Int { max(1, negativesPerPositive) }
 
+    /// Train pairs in one batch of a pairwise loss: RecBole 1.2.1's pairwise loader fits
+    /// `train_batch_size` rows, one per negative, so a batch holds batch size / `sample_num` pairs.
+    public var pairsPerPairwiseBatch: Int { Self.pairsPerPairwiseBatch(batchSize: batchSize, negatives: negativesDrawn) }
+
+    /// `pairsPerPairwiseBatch` for a batch size and the negatives drawn.
+    public static func pairsPerPairwiseBatch(batchSize: Int, negatives: Int) -> Int { max(1, batchSize / max(1, negatives)) }
+
     /// `train_neg_sample_args`: null (or distribution none) → 0; uniform → `sample_num` ≥ 1.
     static func negatives(_ config: Config) throws -> Int {
         let key = "train_neg_sample_args"

@@ -35,7 +35,7 @@ struct ModelDefaultsTests {
     @Test func autoEncoderCostCountsEveryDenseLayer() throws {
         // MultiDAE with one hidden layer h: encoder n→h→l, decoder l→h→n. Per user, dense
         // layers h·l + l·h + h·n (the first layer n·h is counted apart).
-        let shape = WorkShape(users: 10, items: 100, trainInteractions: 50, trainPairs: 40)
+        let shape = WorkShape(users: 10, items: 100, trainInteractions: 50, trainPairs: 40, batchSize: 4096, negatives: 1)
         let model = try ModelRegistry.model(named: "MultiDAE", hyperparameters: ["mlp_hidden_size": .list([.int(20)]), "latent_dimension": .int(8)])
         let cost = try #require(model.cost(shape))
         let users: Double = 10, items: Double = 100, pairs: Double = 40, hidden: Double = 20, latent: Double = 8
@@ -45,6 +45,36 @@ struct ModelDefaultsTests {
         #expect(cost.nominal == 4 * dense + 3 * first)
         #expect(cost.executed == 4 * dense + 3 * firstSparse)
         #expect(try ModelRegistry.model(named: "EASE", hyperparameters: [:]).cost(shape) == nil)
+    }
+
+    /// A pairwise loss (and a sequential BPR `loss_type`) trains every pair once per negative,
+    /// a pointwise one every positive with its negatives, so an epoch's FLOPs grow linearly
+    /// with `sample_num`; CE draws none.
+    @Test func costsCountEveryNegative() throws {
+        func shape(_ negatives: Int) -> WorkShape {
+            WorkShape(users: 100, items: 500, trainInteractions: 8192 * 3, trainPairs: 8192 * 3, batchSize: 4096, negatives: negatives)
+        }
+        var checked = 0
+        for type in ModelRegistry.models {
+            let base = try ModelRegistry.model(named: type.name, hyperparameters: [:])
+            var variants: [(model: any Recommender, drawsNegatives: Bool)] = base is any PairwiseModel || base is any PointwiseModel ? [(base, true)] : []
+            if let sequential = base as? any NextItemLossModel {
+                variants = sequential.lossType == .bpr ? [(base, true)]
+                    : [(base, false), (try ModelRegistry.model(named: type.name, hyperparameters: ["loss_type": .string("BPR")]), true)]
+            }
+            for (model, drawsNegatives) in variants {
+                guard let c1 = model.cost(shape(1))?.executed else { continue }
+                let (c2, c4) = (model.cost(shape(2))!.executed, model.cost(shape(4))!.executed)
+                if drawsNegatives {
+                    #expect(c2 > c1, "\(type.name)")
+                    #expect(abs((c4 - c2) - 2 * (c2 - c1)) <= 1e-9 * c4, "\(type.name): \(c1) \(c2) \(c4)")
+                } else {
+                    #expect(c2 == c1 && c4 == c1, "\(type.name) CE")
+                }
+                checked += 1
+            }
+        }
+        #expect(checked >= 40)
     }
 
     @Test func theShippedBenchmarkReferenceNamesRegisteredModelsWithATarget() throws {

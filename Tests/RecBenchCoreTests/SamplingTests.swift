@@ -70,3 +70,41 @@ struct SamplingTests {
         }
     }
 }
+
+/// RecBole 1.2.1's pairwise loader (`TrainDataLoader`): a batch of `train_batch_size` rows
+/// holds batch size / `sample_num` train pairs, each once per drawn negative.
+struct PairwiseBatchTests {
+    /// Through `LearnedModel`, the witness the trainer calls.
+    static func examplesPerBatch<M: LearnedModel>(_ model: M, _ training: TrainingSettings) -> Int { model.examplesPerBatch(training) }
+
+    @Test func everyModelRecBoleTrainsOnPairwiseRowsFitsBatchSizeOverSampleNumPairs() throws {
+        let three = TrainingSettings(batchSize: 100, negativesPerPositive: 3), one = TrainingSettings(batchSize: 100)
+        var pairwise: Set<String> = []
+        for type in ModelRegistry.models {
+            guard let model = try ModelRegistry.model(named: type.name, hyperparameters: [:]) as? any PairwiseModel else { continue }
+            #expect(Self.examplesPerBatch(model, three) == 33, "\(type.name)")
+            #expect(Self.examplesPerBatch(model, one) == 100, "\(type.name)")
+            pairwise.insert(type.name)
+        }
+        // RecBole's `InputType.PAIRWISE` general models whose loss reads the drawn negative item.
+        #expect(pairwise == ["BPR", "LINE", "LightGCN", "NGCF", "SpectralCF", "DGCF", "GCMC"])
+    }
+
+    @Test func aGraphBatchHoldsEachPairOncePerNegativeAndDrawsOnlyUnseenItems() throws {
+        let (split, d) = try blockFixture()
+        let data = TrainingData(dataset: d, split: split)
+        let training = GraphTraining(data)
+        let batch = TrainingBatch(examples: [4, 0, 2][...], pass: .all, step: 1, negatives: 3)
+        #expect(batch.pairwiseRows == [4, 0, 2, 4, 0, 2, 4, 0, 2])
+        var rng = SeededGenerator(seed: 1)
+        let t = training.triples(batch, rng: &rng)
+        let once = training.triples(TrainingBatch(examples: [4, 0, 2][...], pass: .all, step: 1), rng: &rng)
+        #expect(once.users.count == 3 && t.users.count == 9)
+        #expect(t.users == once.users.flatMap { Array(repeating: $0, count: 3) })
+        #expect(t.positives == once.positives.flatMap { Array(repeating: $0, count: 3) })
+        for (u, j) in zip(t.users, t.negatives) {
+            let item = Int(j) - training.graph.users
+            #expect(item >= 0 && item < data.itemCount && !data.trainMatrix.contains(row: Int(u), column: item))
+        }
+    }
+}

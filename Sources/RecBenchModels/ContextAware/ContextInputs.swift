@@ -145,9 +145,6 @@ public protocol ContextModel: PointwiseModel {
 }
 
 extension ContextModel {
-    /// Rows one training epoch runs: each train positive and its drawn negatives (for `cost`).
-    public func trainingRows(_ s: WorkShape) -> Double { Double(s.trainInteractions) * Double(1 + (sampler?.negatives ?? 1)) }
-
     /// Builds the inputs and the sampler for `data` and logs what the fields left out.
     public mutating func prepareInputs(_ data: TrainingData, context: FitContext) -> ContextInputs {
         let inputs = ContextInputs(FeatureFields(data.dataset))

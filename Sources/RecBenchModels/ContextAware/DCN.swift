@@ -85,7 +85,7 @@ extension DCN {
     /// cross recurrence per pair is scalar work, not counted).
     public func cost(_ s: WorkShape) -> ModelCost? {
         let width = (inputs?.fieldCount ?? 2) * deep.embeddingSize
-        return deep.cost(rows: trainingRows(s), pairs: Double(s.users) * Double(s.items), width: width, extraPerRow: Double(crossLayers * width))
+        return deep.cost(rows: s.pointwiseRows, pairs: Double(s.users) * Double(s.items), width: width, extraPerRow: Double(crossLayers * width))
     }
 
     /// Per side, x_0's part of each w_l and of the output's cross rows; then per user the

@@ -69,7 +69,7 @@ public struct DSSM: ContextModel, ScoresWhenPrepared {
         let row = userTower.multiplyAdds(width: userWidth) + itemTower.multiplyAdds(width: itemWidth)
         let pass = Double(s.users) * userTower.multiplyAdds(width: userWidth) + Double(s.items) * itemTower.multiplyAdds(width: itemWidth)
             + Double(s.users) * Double(s.items) * Double(userTower.hidden.last!)
-        let flops = 6 * trainingRows(s) * row + 2 * pass
+        let flops = 6 * s.pointwiseRows * row + 2 * pass
         return ModelCost(nominal: flops, executed: flops, validationPass: 2 * pass)
     }
 

@@ -49,7 +49,7 @@ public struct FNN: ContextModel, ScoresWhenPrepared {
     /// Per training row the MLP forward and its two pullback products; validation: users × items
     /// × the layers after the split first one.
     public func cost(_ s: WorkShape) -> ModelCost? {
-        deep.cost(rows: trainingRows(s), pairs: Double(s.users) * Double(s.items), width: (inputs?.fieldCount ?? 2) * deep.embeddingSize)
+        deep.cost(rows: s.pointwiseRows, pairs: Double(s.users) * Double(s.items), width: (inputs?.fieldCount ?? 2) * deep.embeddingSize)
     }
 
     /// The items' half of the first layer, once per evaluation pass.

@@ -80,7 +80,7 @@ public struct FwFM: ContextModel, ScoresWhenPrepared {
     /// Per training row: every field pair's product (F²/2 × d); validation: users × items × (user fields × d + 2).
     public func cost(_ s: WorkShape) -> ModelCost? {
         let fields = Double(inputs?.fieldCount ?? 2), width = Double((inputs?.userFields.count ?? 1) * embeddingSize + 2)
-        let flops = 2 * Double(s.trainInteractions) * 3 * fields * (fields - 1) / 2 * Double(embeddingSize) + 2 * Double(s.users) * Double(s.items) * width
+        let flops = s.pointwiseRows * 3 * fields * (fields - 1) / 2 * Double(embeddingSize) + 2 * Double(s.users) * Double(s.items) * width
         return ModelCost(nominal: flops, executed: flops)
     }
 

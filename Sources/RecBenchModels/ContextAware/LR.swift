@@ -38,9 +38,9 @@ public struct LR: ContextModel, ScoresWhenPrepared {
         FirstOrderTerm.logits(inputs!, users: users, items: items, p, tape: tape)
     }
 
-    /// Per training row: one weight per field; validation: one user × item pass of width 2.
+    /// Per training row: one weight per field summed, and its gradient; validation: one user × item pass of width 2.
     public func cost(_ s: WorkShape) -> ModelCost? {
-        let flops = 2 * Double(s.users) * Double(s.items) * 2
+        let flops = 2 * s.pointwiseRows * Double(inputs?.fieldCount ?? 2) + 2 * Double(s.users) * Double(s.items) * 2
         return ModelCost(nominal: flops, executed: flops)
     }
 

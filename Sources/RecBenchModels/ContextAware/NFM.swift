@@ -60,7 +60,7 @@ public struct NFM: ContextModel, ScoresWhenPrepared {
     public func cost(_ s: WorkShape) -> ModelCost? {
         let d = deep.embeddingSize
         let pair = deep.multiplyAdds(width: d, split: true) + Double(d + d * deep.hidden[0])
-        let flops = 6 * trainingRows(s) * deep.multiplyAdds(width: d) + 2 * Double(s.users) * Double(s.items) * pair
+        let flops = 6 * s.pointwiseRows * deep.multiplyAdds(width: d) + 2 * Double(s.users) * Double(s.items) * pair
         return ModelCost(nominal: flops, executed: flops, validationPass: 2 * Double(s.users) * Double(s.items) * pair)
     }
 

@@ -96,7 +96,7 @@ extension PNN {
         let product = (inner ? d : 0) + (outer ? d * d + d : 0), cross = (inputs?.userFields.count ?? 1) * (inputs?.itemFields.count ?? 1)
         let row = deep.multiplyAdds(width: f * d + (inner ? n : 0) + (outer ? n : 0)) + Double(n * product)
         let pair = deep.multiplyAdds(width: 0, split: true) + Double(cross * (product + ((inner ? 1 : 0) + (outer ? 1 : 0)) * h))
-        let flops = 6 * trainingRows(s) * row + 2 * Double(s.users) * Double(s.items) * pair
+        let flops = 6 * s.pointwiseRows * row + 2 * Double(s.users) * Double(s.items) * pair
         return ModelCost(nominal: flops, executed: flops, validationPass: 2 * Double(s.users) * Double(s.items) * pair)
     }
 

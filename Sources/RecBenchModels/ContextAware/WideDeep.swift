@@ -50,7 +50,7 @@ public struct WideDeep: ContextModel, ScoresWhenPrepared {
     /// Per training row the MLP forward and its two pullback products; validation: users × items
     /// × the layers after the split first one (the first-order term is a lookup).
     public func cost(_ s: WorkShape) -> ModelCost? {
-        deep.cost(rows: trainingRows(s), pairs: Double(s.users) * Double(s.items), width: (inputs?.fieldCount ?? 2) * deep.embeddingSize)
+        deep.cost(rows: s.pointwiseRows, pairs: Double(s.users) * Double(s.items), width: (inputs?.fieldCount ?? 2) * deep.embeddingSize)
     }
 
     /// The wide part's item tower and the deep part's item half, once per evaluation pass.

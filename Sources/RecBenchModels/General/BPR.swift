@@ -8,7 +8,7 @@ import RecBenchContract
 /// BPR (Rendle et al. 2009, "BPR: Bayesian Personalized Ranking from Implicit Feedback"),
 /// as RecBole 1.2.1 trains it.
 ///
-///     for each train (u, i), draw j uniformly among items u has not had in train
+///     for each train (u, i), draw j uniformly among items u has not had in train (`sample_num` draws)
 ///     x̂_uij = ⟨p_u, q_i⟩ − ⟨p_u, q_j⟩
 ///     loss = −mean log σ(x̂_uij)                   (Adam, no explicit regulariser)
 ///     score(u, ·) = p_u · Qᵀ
@@ -17,9 +17,9 @@ import RecBenchContract
 /// `implicit` library trains it): for each train (u, i) in shuffled order and a drawn j,
 ///     z = σ(−x̂_uij)
 ///     p_u += η (z (q_i − q_j) − λ p_u),  q_i += η (z p_u − λ q_i),  q_j += η (−z p_u − λ q_j)
-public struct BPR: LearnedModel {
+public struct BPR: PairwiseModel {
     public static let name = "BPR"
-    public static let summary = "Matrix factorisation trained on pairwise ranking with one sampled negative per positive"
+    public static let summary = "Matrix factorisation trained on pairwise ranking against sampled negatives"
     public static let kind = ModelKind.factorisation
     public static let parameters: [ConfigKey] = [
         SharedKeys.embeddingSize(64),
@@ -52,10 +52,7 @@ public struct BPR: LearnedModel {
         let inter = data.dataset.interactions
         let rows = data.split.trainRowsInTimeOrder()
         pairs = (rows.map { inter.users[$0] }, rows.map { inter.items[$0] })
-        negatives = context.training.negativesDrawn
-        if context.training.negativesPerPositive == 0 {
-            context.logger.notice("BPR: train_neg_sample_args is null, but the BPR loss needs a negative per positive: sampling 1 uniform negative")
-        }
+        negatives = context.pairwiseNegatives(model: Self.name)
         let workers = context.compute.activeWorkers
         if hogwild && workers > 1 {
             let message = "BPR: hogwild on \(workers) threads updates without locks, "
@@ -107,10 +104,10 @@ public struct BPR: LearnedModel {
         return total / Double(max(1, count * negatives))
     }
 
-    /// Per pair: two dot products forward and their gradients (d each) ≈ 12·d; validation U·n·d·2.
+    /// Per pair and negative: two dot products forward and their gradients (d each) ≈ 12·d; validation U·n·d·2.
     public func cost(_ s: WorkShape) -> ModelCost? {
         let d = Double(embeddingSize)
-        let flops = 12 * Double(s.trainInteractions) * d + 2 * Double(s.users) * Double(s.items) * d
+        let flops = 12 * Double(s.trainInteractions * s.negatives) * d + 2 * Double(s.users) * Double(s.items) * d
         return ModelCost(nominal: flops, executed: flops, scoringInner: embeddingSize)
     }
 

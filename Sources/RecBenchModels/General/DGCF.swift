@@ -21,7 +21,7 @@ import RecBenchContract
 /// C = ⌊max(users, items) / (train rows ÷ batch + 1)⌋ (RecBole's, without its padding ids), at most
 /// min(users, items) (RecBole raises there). A pair repeated in train is one edge (RecBole: parallel edges).
 /// Embeddings Xavier-normal; gradients flow through the routing, as in RecBole.
-public struct DGCF: LearnedModel, ScoresWhenPrepared {
+public struct DGCF: PairwiseModel, ScoresWhenPrepared {
     public static let name = "DGCF"
     public static let summary = "Disentangled graph CF: intent factors each propagated over a routed weighting of the user-item graph (Wang et al. 2020)"
     public static let kind = ModelKind.graph
@@ -62,6 +62,7 @@ public struct DGCF: LearnedModel, ScoresWhenPrepared {
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
         training = GraphTraining(data)
+        context.pairwiseNegatives(model: Self.name)
         routing = IntentRouting(training.graph, factors: factors, width: width)
         let batches = training.exampleCount / context.training.batchSize + 1
         correlationSample = min(data.userCount, data.itemCount, max(data.userCount, data.itemCount) / batches)
@@ -94,7 +95,7 @@ public struct DGCF: LearnedModel, ScoresWhenPrepared {
     }
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let t = training.triples(batch.examples, rng: &rng)
+        let t = training.triples(batch, rng: &rng)
         let e0 = training.graph.nodes(p, tape: tape), all = propagated(e0, tape: tape)
         var loss = tape.add(training.bpr(all, t, tape: tape), training.penalty(e0, t, weight: regWeight, tape: tape))
         if factors > 1 && corWeight > 1e-9 && correlationSample > 1 {
@@ -115,7 +116,7 @@ public struct DGCF: LearnedModel, ScoresWhenPrepared {
     /// validation: users × items × width.
     public func cost(_ s: WorkShape) -> ModelCost? {
         let perBatch = Double(iterations * layers) * 2 * Double(s.trainPairs) * Double(width) * 4 * 2 * 3
-        let batches = (Double(s.trainPairs) / 4096).rounded(.up)
+        let batches = s.pairwiseBatches
         let flops = batches * perBatch + 2 * Double(s.users) * Double(s.items) * Double(width)
         return ModelCost(nominal: flops, executed: flops, scoringInner: width)
     }

@@ -104,7 +104,7 @@ public struct DMF: PointwiseModel, ScoresWhenPrepared {
         func weights(_ w: [Int]) -> Double { zip(w, w.dropFirst()).map { Double($0 * $1) }.reduce(0, +) }
         let dense = Double(s.items * userWidths[0] + s.users * itemWidths[0])
         let tower = weights(userWidths) + weights(itemWidths)
-        let rowsTrained = 2 * Double(s.trainInteractions)
+        let rowsTrained = s.pointwiseRows
         let scoring = 2 * Double(s.users) * Double(s.items) * Double(userWidths.last!)
         let sparseInput = 2 * Double(s.trainPairs) / Double(max(1, s.users)) * Double(userWidths[0]) * 2
         return ModelCost(nominal: rowsTrained * 6 * (dense + tower) + scoring, executed: rowsTrained * 6 * tower + rowsTrained * 3 * sparseInput + scoring,

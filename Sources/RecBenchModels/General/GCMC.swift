@@ -13,12 +13,12 @@ import RecBenchContract
 ///     z = dropout(ReLU(H)) · W_d                 (W_d: `gcn_output_dim` × `embedding_size`, no bias, shared by users and items)
 ///     s_b(u, i) = z_u Q_b z_iᵀ,  b < `num_basis_functions`
 ///     logits(u, i) = [s_0 … s_B] · C             (C: B × `class_num`)
-///     loss = cross-entropy of (u, i) as class 1 and (u, j) as class 0, j one uniform negative (mean)
+///     loss = cross-entropy of (u, i) as class 1 and (u, j) as class 0, j a uniform negative (`sample_num` per pair; mean)
 ///     score(u, ·) = the class-1 logit = z_u (Σ_b C_b1 Q_b) Z_itemsᵀ
 ///
 /// Init as RecBole's: W ~ U(±√(2/(nodes + gcn_output_dim))), W_d ~ U(±√(2/(embedding_size +
 /// gcn_output_dim))), Q_b = 1.1 × a random orthogonal matrix, C ~ U(±√(2/(B + classes))).
-public struct GCMC: LearnedModel, ScoresWhenPrepared {
+public struct GCMC: PairwiseModel, ScoresWhenPrepared {
     public static let name = "GCMC"
     public static let summary = "Graph auto-encoder: one graph convolution over node identities, a bilinear decoder (van den Berg et al. 2017)"
     public static let kind = ModelKind.factorisation
@@ -53,6 +53,7 @@ public struct GCMC: LearnedModel, ScoresWhenPrepared {
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
         training = GraphTraining(data)
+        context.pairwiseNegatives(model: Self.name)
         let nodes = training.graph.nodeCount
         var initial = Parameters()
         initial.add("node_weight", Initializer.uniform(rows: nodes, columns: hidden, bound: (2 / Float(nodes + hidden)).squareRoot(), rng: &rng))
@@ -106,7 +107,7 @@ public struct GCMC: LearnedModel, ScoresWhenPrepared {
 
     /// Two-class cross-entropy = BCE of the logit margin: positives class 1, negatives class 0.
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let t = training.triples(batch.examples, rng: &rng)
+        let t = training.triples(batch, rng: &rng)
         var draws: SeededGenerator? = rng
         let z = encoded(p, tape: tape, rng: &draws)
         rng = draws!
@@ -119,7 +120,7 @@ public struct GCMC: LearnedModel, ScoresWhenPrepared {
     public func cost(_ s: WorkShape) -> ModelCost? {
         let nodes = Double(s.users + s.items)
         let perBatch = (2 * 2 * Double(s.trainPairs) * Double(hidden) + 2 * nodes * Double(hidden * width)) * 3
-        let batches = (Double(s.trainInteractions) / 4096).rounded(.up)
+        let batches = s.pairwiseBatches
         let flops = batches * perBatch + 2 * Double(s.users) * Double(s.items) * Double(width)
         return ModelCost(nominal: flops, executed: flops, scoringInner: width)
     }

@@ -9,7 +9,7 @@ import RecBenchContract
 /// an item's vertex embeddings, second-order through context embeddings.
 ///
 ///     L(±, x) = −mean log σ(±x)
-///     each batch of train pairs (u, i) takes one of two sides, with probability ½ each:
+///     each batch of train pairs (u, i), each pair once per negative (`sample_num`), takes one of two sides, with probability ½ each:
 ///       items: j drawn among the items u has not had     users: v drawn among the users who have not had i
 ///       neg   = U_u · I_j                                 neg   = U_v · I_i
 ///       pos_c = U_u · Ic_i,  neg_c = U_u · Ic_j           pos_c = I_i · Uc_u,  neg_c = I_i · Uc_v
@@ -18,7 +18,7 @@ import RecBenchContract
 ///
 /// RecBole draws the negative users from a reshuffled cyclic list; recbench draws them
 /// uniformly (with the same rejection of the item's own users).
-public struct LINE: LearnedModel {
+public struct LINE: PairwiseModel {
     public static let name = "LINE"
     public static let summary = "First- and second-order proximity embeddings of the user-item graph (Tang et al. 2015)"
     public static let kind = ModelKind.factorisation
@@ -54,13 +54,15 @@ public struct LINE: LearnedModel {
         let inter = data.dataset.interactions
         let rows = data.split.trainRowsInTimeOrder()
         pairs = (rows.map { inter.users[$0] }, rows.map { inter.items[$0] })
+        context.pairwiseNegatives(model: Self.name)
         return initial
     }
 
     public func exampleCount(_ data: TrainingData) -> Int { pairs.users.count }
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let users = batch.examples.map { pairs.users[$0] }, items = batch.examples.map { pairs.items[$0] }
+        let rows = batch.pairwiseRows
+        let users = rows.map { pairs.users[$0] }, items = rows.map { pairs.items[$0] }
         let (U, I) = (p["user_embedding"]!, p["item_embedding"]!)
         func L(_ sign: Float, _ x: Variable) -> Variable { tape.affine(tape.mean(tape.logSigmoid(tape.affine(x, scale: sign))), scale: -1) }
         var loss = L(1, tape.rowDot(U, rows: users, I, rows: items))
@@ -80,9 +82,9 @@ public struct LINE: LearnedModel {
         return tape.add(loss, tape.affine(terms, scale: secondOrderWeight))
     }
 
-    /// Per pair: four dot products forward and their gradients (d each) ≈ 24·d; validation U·n·d·2.
+    /// Per pair and negative: four dot products forward and their gradients (d each) ≈ 24·d; validation U·n·d·2.
     public func cost(_ s: WorkShape) -> ModelCost? {
-        let flops = 24 * Double(s.trainInteractions) * Double(width) + 2 * Double(s.users) * Double(s.items) * Double(width)
+        let flops = 24 * Double(s.trainInteractions * s.negatives) * Double(width) + 2 * Double(s.users) * Double(s.items) * Double(width)
         return ModelCost(nominal: flops, executed: flops, scoringInner: width)
     }
 

@@ -9,7 +9,7 @@ import RecBenchContract
 ///
 ///     Â = D^{−½} A D^{−½},  A = [[0, R], [Rᵀ, 0]] over users ∪ items  (R: binary train pairs)
 ///     E_{k+1} = Â E_k,  E = (E_0 + … + E_K) / (K + 1)                (`n_layers` = K)
-///     for each train (u, i) and one uniform negative j:
+///     for each train (u, i) and each of its `sample_num` uniform negatives j:
 ///         loss = −mean log σ(⟨e_u, e_i⟩ − ⟨e_u, e_j⟩)
 ///                + λ · (‖E_0[u]‖ + ‖E_0[i]‖ + ‖E_0[j]‖) / batch     (norms of the batch's rows;
 ///                  `require_pow`: λ · (‖E_0[u]‖² + ‖E_0[i]‖² + ‖E_0[j]‖²) / (2 · batch))
@@ -17,7 +17,7 @@ import RecBenchContract
 ///
 /// Every batch propagates the whole graph (sparse × dense products, forward and backward,
 /// Â being its own transpose), as RecBole does.
-public struct LightGCN: LearnedModel, ScoresWhenPrepared {
+public struct LightGCN: PairwiseModel, ScoresWhenPrepared {
     public static let name = "LightGCN"
     public static let summary = "Graph convolution without transforms: embeddings averaged over propagations on the normalised user-item graph, BPR loss"
     public static let kind = ModelKind.factorisation
@@ -46,6 +46,7 @@ public struct LightGCN: LearnedModel, ScoresWhenPrepared {
     /// Xavier-uniform embeddings (RecBole's init); the normalised graph; the train pairs.
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
         training = GraphTraining(data)
+        context.pairwiseNegatives(model: Self.name)
         var initial = Parameters()
         for (name, rows) in [("user_embedding", data.userCount), ("item_embedding", data.itemCount)] {
             initial.add(name, Initializer.uniform(rows: rows, columns: embeddingSize, bound: (6 / Float(rows + embeddingSize)).squareRoot(), rng: &rng))
@@ -61,7 +62,7 @@ public struct LightGCN: LearnedModel, ScoresWhenPrepared {
     }
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let t = training.triples(batch.examples, rng: &rng)
+        let t = training.triples(batch, rng: &rng)
         // The penalty is on the ego rows: E_0 = [users; items], as the propagated table is indexed.
         return tape.add(training.bpr(propagated(p, tape: tape), t, tape: tape),
                         training.penalty(training.graph.nodes(p, tape: tape), t, weight: regWeight, squared: squaredPenalty, tape: tape))

@@ -113,7 +113,7 @@ public struct NAIS: PointwiseModel, ScoresWhenPrepared {
     public func cost(_ s: WorkShape) -> ModelCost? {
         let n = Double(s.trainInteractions), squares = n * n / Double(max(1, s.users))
         let layer = Double((concat ? 2 : 1) * width * hidden + hidden + width)
-        let flops = 2 * squares * 3 * 2 * layer + 2 * n * Double(s.items) * (concat ? Double(hidden + width) : layer)
+        let flops = Double(1 + s.negatives) * squares * 3 * 2 * layer + 2 * n * Double(s.items) * (concat ? Double(hidden + width) : layer)
         return ModelCost(nominal: flops, executed: flops)
     }
 

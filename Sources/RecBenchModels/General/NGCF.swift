@@ -16,7 +16,7 @@ import RecBenchContract
 ///     score(u, ·) = e_u · e_itemsᵀ
 ///
 /// Embeddings and weights Xavier-normal, biases 0 (RecBole's init).
-public struct NGCF: LearnedModel, ScoresWhenPrepared {
+public struct NGCF: PairwiseModel, ScoresWhenPrepared {
     public static let name = "NGCF"
     public static let summary = "Graph convolution with feature transforms and bi-interaction messages, layers concatenated (Wang et al. 2019)"
     public static let kind = ModelKind.factorisation
@@ -47,6 +47,7 @@ public struct NGCF: LearnedModel, ScoresWhenPrepared {
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
         training = GraphTraining(data)
+        context.pairwiseNegatives(model: Self.name)
         var initial = Parameters()
         for (name, rows) in [("user_embedding", data.userCount), ("item_embedding", data.itemCount)] {
             initial.add(name, Initializer.xavierNormal(fanIn: rows, fanOut: widths[0], rng: &rng))
@@ -99,7 +100,7 @@ public struct NGCF: LearnedModel, ScoresWhenPrepared {
     }
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let t = training.triples(batch.examples, rng: &rng)
+        let t = training.triples(batch, rng: &rng)
         var draws: SeededGenerator? = rng
         let all = propagated(p, tape: tape, rng: &draws)
         rng = draws!
@@ -112,7 +113,7 @@ public struct NGCF: LearnedModel, ScoresWhenPrepared {
         let nodes = Double(s.users + s.items)
         let perBatch = zip(widths, widths.dropFirst()).map { d, o in (2 * 2 * Double(s.trainPairs) * Double(d) + 2 * 2 * nodes * Double(d * o)) * 3 }
             .reduce(0, +)
-        let batches = (Double(s.trainInteractions) / 4096).rounded(.up)
+        let batches = s.pairwiseBatches
         let total = widths.reduce(0, +)
         let flops = batches * perBatch + 2 * Double(s.users) * Double(s.items) * Double(total)
         return ModelCost(nominal: flops, executed: flops, scoringInner: total)

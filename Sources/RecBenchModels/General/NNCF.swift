@@ -170,7 +170,7 @@ public struct NNCF: PointwiseModel, ScoresWhenPrepared {
         let weights = zip(widths, widths.dropFirst()).map { $0 * $1 }.reduce(0, +)
         let conv = Double(windows * pool * kernel * neighbourWidth * channels) * Double(s.users + s.items)
         let pairs = Double(s.users) * Double(s.items)
-        let flops = 2 * Double(s.trainInteractions) * 6 * weights + 2 * conv + 2 * pairs * (weights - widths[0] * widths[1] + Double(width) * widths[1])
+        let flops = s.pointwiseRows * 6 * weights + 2 * conv + 2 * pairs * (weights - widths[0] * widths[1] + Double(width) * widths[1])
         return ModelCost(nominal: flops, executed: flops)
     }
 }

@@ -95,7 +95,7 @@ public struct NeuMF: PointwiseModel, ScoresWhenPrepared {
         let mlpWeights = zip(widths, widths.dropFirst()).map { $0 * $1 }.reduce(0, +)
         let predict = Double(mf + hidden.last!), first = widths[0] * widths[1]
         let pairs = Double(s.users) * Double(s.items)
-        let flops = 2 * Double(s.trainInteractions) * 6 * (mlpWeights + predict)
+        let flops = s.pointwiseRows * 6 * (mlpWeights + predict)
             + 2 * pairs * (Double(mf) + mlpWeights - first + Double(hidden.last!))
         return ModelCost(nominal: flops, executed: flops)
     }

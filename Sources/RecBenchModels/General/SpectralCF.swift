@@ -12,11 +12,11 @@ import RecBenchContract
 ///     E_{k+1} = σ((Â E_k) Θ_k),  k < K  (`n_layers` = K; Θ_k: d × d)
 ///     e = [E_0 | E_1 | … | E_K]          (concatenated, (K + 1)·d wide)
 ///     loss = −mean log σ(⟨e_u, e_i⟩ − ⟨e_u, e_j⟩) + λ (‖e[u]‖ + ‖e[i]‖ + ‖e[j]‖) / batch
-///            (j: one uniform negative; norms of the batch's propagated rows, not squared)
+///            (j: a uniform negative, `sample_num` per pair; norms of the batch's propagated rows, not squared)
 ///     score(u, ·) = e_u · e_itemsᵀ
 ///
 /// Embeddings Xavier-uniform, Θ_k ~ N(0.01, 0.02²) (RecBole's).
-public struct SpectralCF: LearnedModel, ScoresWhenPrepared {
+public struct SpectralCF: PairwiseModel, ScoresWhenPrepared {
     public static let name = "SpectralCF"
     public static let summary = "Graph filters on the user-item graph's Laplacian, layers concatenated (Zheng et al. 2018)"
     public static let kind = ModelKind.factorisation
@@ -41,6 +41,7 @@ public struct SpectralCF: LearnedModel, ScoresWhenPrepared {
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
         training = GraphTraining(data)
+        context.pairwiseNegatives(model: Self.name)
         filter = training.graph.spectral()
         var initial = Parameters()
         for (name, rows) in [("user_embedding", data.userCount), ("item_embedding", data.itemCount)] {
@@ -67,7 +68,7 @@ public struct SpectralCF: LearnedModel, ScoresWhenPrepared {
     }
 
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let t = training.triples(batch.examples, rng: &rng)
+        let t = training.triples(batch, rng: &rng)
         let all = propagated(p, tape: tape)
         return tape.add(training.bpr(all, t, tape: tape), training.penalty(all, t, weight: regWeight, tape: tape))
     }
@@ -76,7 +77,7 @@ public struct SpectralCF: LearnedModel, ScoresWhenPrepared {
     public func cost(_ s: WorkShape) -> ModelCost? {
         let nodes = Double(s.users + s.items), d = Double(width)
         let perBatch = Double(layers) * (2 * 2 * Double(s.trainPairs) * d + 2 * nodes * d * d) * 3
-        let batches = (Double(s.trainInteractions) / 4096).rounded(.up)
+        let batches = s.pairwiseBatches
         let flops = batches * perBatch + 2 * Double(s.users) * Double(s.items) * d * Double(layers + 1)
         return ModelCost(nominal: flops, executed: flops, scoringInner: width * (layers + 1))
     }

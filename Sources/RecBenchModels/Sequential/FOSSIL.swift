@@ -82,12 +82,12 @@ public struct FOSSIL: TiedNextItemModel {
         return tape.add(loss, tape.affine(penalty, scale: regWeight))
     }
 
-    /// Per example: L + n gathered rows (2·(L + n)·d), the CE product 2·d·(items + 1) each way;
+    /// Per example: L + n gathered rows (2·(L + n)·d), the output product each way (`trainingFLOPs`);
     /// validation rows × items × 2d.
     public func cost(_ s: WorkShape) -> ModelCost? {
-        let (d, n) = (Double(embeddingSize), Double(s.items + 1))
+        let d = Double(embeddingSize)
         let steps = Double(sequences?.maxLength ?? 50) + Double(order)
-        let flops = Double(s.trainInteractions) * (3 * 2 * d * n + 2 * steps * d) + 2 * Double(s.users) * Double(s.items) * d
+        let flops = trainingFLOPs(s, encoder: 2 * steps * d, width: d) + 2 * Double(s.users) * Double(s.items) * d
         return ModelCost(nominal: flops, executed: flops, scoringInner: embeddingSize)
     }
 }

@@ -27,7 +27,6 @@ public struct FPMC: EncodedSequentialModel, NextItemLossModel {
     public var parameters = Parameters()
     public var trainingSummary: TrainingSummary?
     public var sequences: SequenceData?
-    private var negatives = 1   // per example, for the FLOP count
     /// RecBole 1.2.1's FPMC trains with BPR only.
     public var lossType: NextItemLoss { .bpr }
 
@@ -37,7 +36,7 @@ public struct FPMC: EncodedSequentialModel, NextItemLossModel {
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        negatives = prepareSequences(data, context: context)
+        prepareSequences(data, context: context)
         let (users, items, d) = (data.userCount, data.itemCount, embeddingSize)
         // RecBole's tables count a padding row: xavier over n + 1 rows.
         func xavier(_ rows: Int, _ columns: Int) -> Float { (2 / Float(rows + 1 + columns)).squareRoot() }
@@ -57,7 +56,7 @@ public struct FPMC: EncodedSequentialModel, NextItemLossModel {
 
     public func itemVectors(_ parameters: Parameters, itemCount: Int) -> Matrix { parameters["item_embedding"] }
 
-    /// −mean log σ(x̂_i − x̂_j), `negatives` uniform draws j ≠ i per example (RecBole's
+    /// −mean log σ(x̂_i − x̂_j), `sample_num` uniform draws j ≠ i per example (RecBole's
     /// repeatable sampler excludes only the example's own item).
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
         let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
@@ -69,7 +68,7 @@ public struct FPMC: EncodedSequentialModel, NextItemLossModel {
     /// validation rows × items × 2d × 2.
     public func cost(_ s: WorkShape) -> ModelCost? {
         let d = Double(embeddingSize)
-        let flops = 24 * Double(s.trainInteractions) * d * Double(negatives) + 4 * Double(s.users) * Double(s.items) * d
+        let flops = 24 * Double(s.trainInteractions) * d * Double(s.negatives) + 4 * Double(s.users) * Double(s.items) * d
         return ModelCost(nominal: flops, executed: flops, scoringInner: 2 * embeddingSize)
     }
 }

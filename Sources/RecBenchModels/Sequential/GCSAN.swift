@@ -78,14 +78,14 @@ public struct GCSAN: TiedNextItemModel {
     }
 
     /// Per example and real step: the graph layer and the transformer at the mean length,
-    /// ×3 with the pullback; the CE product; validation rows × items × 2d. Executed: the
+    /// ×3 with the pullback; the output product (`trainingFLOPs`); validation rows × items × 2d. Executed: the
     /// transformer's last layer past its Q, K and V products on the one row read; nominal: on every row.
     public func cost(_ s: WorkShape) -> ModelCost? {
-        let (d, n) = (Double(encoder.width), Double(s.items + 1))
+        let d = Double(encoder.width)
         let steps = sequences?.meanTrainInputLength ?? 50
         func flops(reading: Double?) -> Double {
-            let perExample = 3 * 2 * (steps * gnn.multiplyAdds + encoder.multiplyAdds(steps: steps, reading: reading) + d * n)
-            return Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
+            let encoded = 2 * (steps * gnn.multiplyAdds + encoder.multiplyAdds(steps: steps, reading: reading))
+            return trainingFLOPs(s, encoder: encoded, width: d) + 2 * Double(s.users) * Double(s.items) * d
         }
         return ModelCost(nominal: flops(reading: nil), executed: flops(reading: 1), scoringInner: encoder.width)
     }

@@ -70,12 +70,12 @@ public struct GRU4Rec: TiedNextItemModel {
     }
 
     /// Per example and step: the GRU's input and hidden products (2·3H·(d + H)) forward, twice
-    /// that back; the CE product 2·d·(items + 1) each way; validation rows × items × 2d.
+    /// that back; the output product each way (`trainingFLOPs`); validation rows × items × 2d.
     /// Executed: the real steps only (packed); nominal: every padded step, as RecBole runs it.
     public func cost(_ s: WorkShape) -> ModelCost? {
-        let (d, h, n) = (Double(embeddingSize), Double(hiddenSize), Double(s.items + 1))
+        let (d, h) = (Double(embeddingSize), Double(hiddenSize))
         func flops(steps: Double) -> Double {
-            Double(s.trainInteractions) * 3 * (steps * 6 * h * (d + h * Double(layers)) + 2 * d * n) + 2 * Double(s.users) * Double(s.items) * d
+            trainingFLOPs(s, encoder: steps * 6 * h * (d + h * Double(layers)), width: d) + 2 * Double(s.users) * Double(s.items) * d
         }
         return ModelCost(nominal: flops(steps: Double(sequences?.maxLength ?? 50)), executed: flops(steps: sequences?.meanTrainInputLength ?? 50),
                          scoringInner: embeddingSize)

@@ -123,10 +123,10 @@ public struct GRU4RecF: TiedNextItemModel {
     /// GRU4Rec's cost with a second GRU over F·d-wide feature rows. Executed: the real steps only
     /// (packed); nominal: every padded step, as RecBole runs it.
     public func cost(_ s: WorkShape) -> ModelCost? {
-        let (d, h, n, f) = (Double(embeddingSize), Double(hiddenSize), Double(s.items + 1), Double(max(1, selected.count)))
+        let (d, h, f) = (Double(embeddingSize), Double(hiddenSize), Double(max(1, selected.count)))
         func flops(steps: Double) -> Double {
-            let perExample = 3 * (steps * 6 * h * (d + f * d + 2 * h * Double(layers)) + 4 * h * d + 2 * d * n)
-            return Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
+            let encoder = steps * 6 * h * (d + f * d + 2 * h * Double(layers)) + 4 * h * d
+            return trainingFLOPs(s, encoder: encoder, width: d) + 2 * Double(s.users) * Double(s.items) * d
         }
         return ModelCost(nominal: flops(steps: Double(sequences?.maxLength ?? 50)), executed: flops(steps: sequences?.meanTrainInputLength ?? 50),
                          scoringInner: embeddingSize)

@@ -87,11 +87,11 @@ public struct HRM: TiedNextItemModel {
         return tape.scaleRows(sum, by: batch.lengths.map { 1 / Float(max(1, min($0, highOrder))) })
     }
 
-    /// Per example: k gathers and the pools (≈ 4kd), the CE product 2·d·(items + 1) each way;
+    /// Per example: k gathers and the pools (≈ 4kd), the output product each way (`trainingFLOPs`);
     /// validation rows × items × 2d.
     public func cost(_ s: WorkShape) -> ModelCost? {
-        let (d, n) = (Double(embeddingSize), Double(s.items + 1))
-        let flops = Double(s.trainInteractions) * (3 * 2 * d * n + 4 * Double(highOrder) * d) + 2 * Double(s.users) * Double(s.items) * d
+        let d = Double(embeddingSize)
+        let flops = trainingFLOPs(s, encoder: 4 * Double(highOrder) * d, width: d) + 2 * Double(s.users) * Double(s.items) * d
         return ModelCost(nominal: flops, executed: flops, scoringInner: embeddingSize)
     }
 }

@@ -82,11 +82,11 @@ public struct NARM: TiedNextItemModel {
     /// GRU4Rec's GRU cost plus the attention's two H × H products per step. Executed: the GRU
     /// over real steps only (packed), the attention over the padded window; nominal: both padded.
     public func cost(_ s: WorkShape) -> ModelCost? {
-        let (d, h, n) = (Double(embeddingSize), Double(hiddenSize), Double(s.items + 1))
+        let (d, h) = (Double(embeddingSize), Double(hiddenSize))
         let width = Double(sequences?.maxLength ?? 50)
         func flops(gruSteps: Double) -> Double {
-            let perExample = 3 * (gruSteps * 6 * h * (d + h * Double(layers)) + width * 2 * h * h + 4 * h * d + 2 * d * n)
-            return Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
+            let encoder = gruSteps * 6 * h * (d + h * Double(layers)) + width * 2 * h * h + 4 * h * d
+            return trainingFLOPs(s, encoder: encoder, width: d) + 2 * Double(s.users) * Double(s.items) * d
         }
         return ModelCost(nominal: flops(gruSteps: width), executed: flops(gruSteps: sequences?.meanTrainInputLength ?? width),
                          scoringInner: embeddingSize)

@@ -97,12 +97,12 @@ public struct NextItNet: TiedNextItemModel {
     }
 
     /// Per example: two K·C × C convolutions per block at each of the L positions, ×3 with the
-    /// pullback; the CE product; validation rows × items × 2C.
+    /// pullback; the output product (`trainingFLOPs`); validation rows × items × 2C.
     public func cost(_ s: WorkShape) -> ModelCost? {
-        let (c, n) = (Double(embeddingSize), Double(s.items + 1))
+        let c = Double(embeddingSize)
         let steps = Double(sequences?.maxLength ?? 50)
-        let perExample = 3 * 2 * (Double(dilations.count) * 2 * steps * Double(kernel) * c * c + c * c + c * n)
-        let flops = Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * c
+        let encoder = 2 * (Double(dilations.count) * 2 * steps * Double(kernel) * c * c + c * c)
+        let flops = trainingFLOPs(s, encoder: encoder, width: c) + 2 * Double(s.users) * Double(s.items) * c
         return ModelCost(nominal: flops, executed: flops, scoringInner: embeddingSize)
     }
 }

@@ -57,14 +57,14 @@ public struct SASRec: TiedNextItemModel {
                        rng: &rng)
     }
 
-    /// The encoder's multiply-adds and the CE product, ×2 FLOPs, ×3 with the pullback;
+    /// The encoder's multiply-adds and the output product (`trainingFLOPs`), ×2 FLOPs, ×3 with the pullback;
     /// validation rows × items × 2d. Nominal: every layer at full length, as RecBole pads;
     /// executed: at the mean real length (packed; the attention's t² term taken at the mean
     /// too), the last layer past its Q, K and V products on the one row read.
     public func cost(_ s: WorkShape) -> ModelCost? {
-        let (d, n) = (Double(encoder.width), Double(s.items + 1))
+        let d = Double(encoder.width)
         func flops(_ multiplyAdds: Double) -> Double {
-            Double(s.trainInteractions) * 3 * 2 * (multiplyAdds + d * n) + 2 * Double(s.users) * Double(s.items) * d
+            trainingFLOPs(s, encoder: 2 * multiplyAdds, width: d) + 2 * Double(s.users) * Double(s.items) * d
         }
         let full = Double(sequences?.maxLength ?? 50), mean = sequences?.meanTrainInputLength ?? full
         return ModelCost(nominal: flops(encoder.multiplyAdds(steps: full)), executed: flops(encoder.multiplyAdds(steps: mean, reading: 1)),

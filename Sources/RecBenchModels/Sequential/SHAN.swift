@@ -97,11 +97,11 @@ public struct SHAN: TiedNextItemModel {
     }
 
     /// Per example: the long attention's L × d × d layer and dots (≈ 6·L·d² with gradients),
-    /// the CE product 2·d·(items + 1) each way; validation rows × items × 2d.
+    /// the output product each way (`trainingFLOPs`); validation rows × items × 2d.
     public func cost(_ s: WorkShape) -> ModelCost? {
-        let (d, n) = (Double(embeddingSize), Double(s.items + 1))
+        let d = Double(embeddingSize)
         let steps = Double(sequences?.maxLength ?? 50) + Double(shortLength + 1)
-        let flops = Double(s.trainInteractions) * (3 * 2 * d * n + 6 * steps * d * d) + 2 * Double(s.users) * Double(s.items) * d
+        let flops = trainingFLOPs(s, encoder: 2 * steps * d * d, width: d) + 2 * Double(s.users) * Double(s.items) * d
         return ModelCost(nominal: flops, executed: flops, scoringInner: embeddingSize)
     }
 }

@@ -64,12 +64,12 @@ public struct SRGNN: TiedNextItemModel {
     }
 
     /// Per example and real step: the graph layer (one node per step at most) and the
-    /// readout's W₂ (2·d² each), ×3 with the pullback; the CE product; validation rows × items × 2d.
+    /// readout's W₂ (2·d² each), ×3 with the pullback; the output product (`trainingFLOPs`); validation rows × items × 2d.
     public func cost(_ s: WorkShape) -> ModelCost? {
-        let (d, n) = (Double(embeddingSize), Double(s.items + 1))
+        let d = Double(embeddingSize)
         let steps = sequences?.meanTrainInputLength ?? 50
-        let perExample = 3 * 2 * (steps * (gnn.multiplyAdds + d * d) + 3 * d * d + d * n)
-        let flops = Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
+        let encoder = 2 * (steps * (gnn.multiplyAdds + d * d) + 3 * d * d)
+        let flops = trainingFLOPs(s, encoder: encoder, width: d) + 2 * Double(s.users) * Double(s.items) * d
         return ModelCost(nominal: flops, executed: flops, scoringInner: embeddingSize)
     }
 }

@@ -62,13 +62,12 @@ public struct STAMP: TiedNextItemModel {
                         tape.tanh(tape.linear(last, p["mlp_b.weight"]!, p["mlp_b.bias"]!)))
     }
 
-    /// Per example: the attention's d × d product at every position, four more, and the CE
+    /// Per example: the attention's d × d product at every position, four more, and the output
     /// product, ×3 for the pullback; validation rows × items × 2d.
     public func cost(_ s: WorkShape) -> ModelCost? {
-        let (d, n) = (Double(embeddingSize), Double(s.items + 1))
+        let d = Double(embeddingSize)
         let steps = Double(sequences?.maxLength ?? 50)
-        let perExample = 3 * (2 * steps * d * (d + 1) + 8 * d * d + 2 * d * n)
-        let flops = Double(s.trainInteractions) * perExample + 2 * Double(s.users) * Double(s.items) * d
+        let flops = trainingFLOPs(s, encoder: 2 * steps * d * (d + 1) + 8 * d * d, width: d) + 2 * Double(s.users) * Double(s.items) * d
         return ModelCost(nominal: flops, executed: flops, scoringInner: embeddingSize)
     }
 }

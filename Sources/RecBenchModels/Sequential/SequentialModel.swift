@@ -73,14 +73,21 @@ extension NextItemLossModel {
     /// RecBole's pairwise loader fits `train_batch_size` rows, one per negative, so a BPR batch
     /// holds batch size / `sample_num` examples; CE draws no negatives.
     public func examplesPerBatch(_ training: TrainingSettings) -> Int {
-        lossType == .bpr ? max(1, training.batchSize / training.negativesDrawn) : training.batchSize
+        lossType == .bpr ? training.pairsPerPairwiseBatch : training.batchSize
     }
 
     /// The batch's examples as the loss sees them: under BPR the whole batch once per negative
     /// (RecBole repeats the interactions `sample_num` times, one uniform draw each).
     public func lossExamples(of batch: TrainingBatch) -> [Int32] {
-        let once = examples(of: batch)
-        return lossType == .bpr && batch.negatives > 1 ? Array(Array(repeating: once, count: batch.negatives).joined()) : once
+        lossType == .bpr ? batch.pairwiseRows.map { sequences!.trainExamples[$0] } : examples(of: batch)
+    }
+
+    /// One epoch's training FLOPs: each example's encoder (`encoder` FLOPs forward) and its
+    /// output product at `width`, ×3 with the pullback. CE scores every row of the output table
+    /// (items + 1); BPR a positive and a negative, once per negative (the batch repeated).
+    public func trainingFLOPs(_ s: WorkShape, encoder: Double, width: Double) -> Double {
+        let (copies, outputs) = lossType == .bpr ? (Double(s.negatives), 2.0) : (1.0, Double(s.items + 1))
+        return Double(s.trainInteractions) * copies * 3 * (encoder + 2 * width * outputs)
     }
 
     /// Keeps the fit's sequences and returns the negatives each example is seen with (1 under
@@ -89,7 +96,7 @@ extension NextItemLossModel {
     @discardableResult
     public mutating func prepareSequences(_ data: TrainingData, context: FitContext) -> Int {
         sequences = data.sequenceData
-        return lossType == .bpr ? NextItemLoss.pairwiseNegatives(context, model: Self.name) : 1
+        return lossType == .bpr ? context.pairwiseNegatives(model: Self.name) : 1
     }
 }
 
@@ -149,14 +156,6 @@ extension NextItemLoss {
         }
     }
 
-    /// Negatives per example of a pairwise sequential model (a BPR `loss_type`; FPMC, TransRec): the config's,
-    /// at least one (with a note when `train_neg_sample_args` is null, as its BPR loss needs one).
-    public static func pairwiseNegatives(_ context: FitContext, model: String) -> Int {
-        if context.training.negativesPerPositive == 0 {
-            context.logger.notice("\(model): train_neg_sample_args is null, but its BPR loss needs a negative per example: sampling 1 uniform negative")
-        }
-        return context.training.negativesDrawn
-    }
 }
 
 extension TrainingData {

@@ -28,7 +28,6 @@ public struct TransRec: SequentialModel, NextItemLossModel {
     public var parameters = Parameters()
     public var trainingSummary: TrainingSummary?
     public var sequences: SequenceData?
-    private var negatives = 1   // per example, for the FLOP count
     /// Pairwise by construction (RecBole's `input_type`), without a `loss_type` key.
     public var lossType: NextItemLoss { .bpr }
 
@@ -37,7 +36,7 @@ public struct TransRec: SequentialModel, NextItemLossModel {
     }
 
     public mutating func prepare(_ data: TrainingData, context: FitContext, rng: inout SeededGenerator) -> Parameters {
-        negatives = prepareSequences(data, context: context)
+        prepareSequences(data, context: context)
         let (users, items, d) = (data.userCount, data.itemCount, embeddingSize)
         var initial = Parameters()
         initial.add("user_embedding", Initializer.normal(rows: users, columns: d, std: (2 / Float(users + 1 + d)).squareRoot(), rng: &rng))
@@ -91,7 +90,7 @@ public struct TransRec: SequentialModel, NextItemLossModel {
     /// gradients); validation rows × items × 2d.
     public func cost(_ s: WorkShape) -> ModelCost? {
         let d = Double(embeddingSize)
-        let flops = 30 * Double(s.trainInteractions) * d * Double(negatives) + 2 * Double(s.users) * Double(s.items) * d
+        let flops = 30 * Double(s.trainInteractions) * d * Double(s.negatives) + 2 * Double(s.users) * Double(s.items) * d
         return ModelCost(nominal: flops, executed: flops, scoringInner: embeddingSize)
     }
 }

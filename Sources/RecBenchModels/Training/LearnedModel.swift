@@ -133,6 +133,10 @@ public struct TrainingBatch: Sendable {
 
     /// The examples as user ids (models whose examples are users).
     public var users: [Int32] { examples.map { Int32($0) } }
+
+    /// The rows of a pairwise loss that draws one negative per row: the examples once per
+    /// negative, the whole batch after itself (RecBole's `Interaction.repeat`).
+    public var pairwiseRows: [Int] { negatives == 1 ? Array(examples) : Array(Array(repeating: examples, count: negatives).joined()) }
 }
 
 /// The random streams of a learned model's fit, all derived from the run's seed: one for

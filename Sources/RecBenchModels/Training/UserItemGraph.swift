@@ -67,7 +67,7 @@ public struct UserItemGraph: Sendable {
 }
 
 /// What the graph models' training shares (RecBole's pairwise loader and BPR on propagated
-/// node representations): the graph, every train pair with one uniform negative the user has
+/// node representations): the graph, every train pair with uniform negatives the user has
 /// not had, and the loss over a propagated node table.
 public struct GraphTraining: Sendable {
     public let graph: UserItemGraph
@@ -102,9 +102,9 @@ public struct GraphTraining: Sendable {
     /// Train pairs: the examples a pass shuffles.
     public var exampleCount: Int { pairs.users.count }
 
-    /// The batch's triples, one negative per pair drawn from `rng`.
-    public func triples(_ examples: ArraySlice<Int>, rng: inout SeededGenerator) -> Triples {
-        let (users, positives, negatives) = Sampling.triples(examples, pairs: pairs, negatives: 1, history: history, rng: &rng)
+    /// The batch's triples, each pair once per negative (`batch.negatives` draws from `rng`).
+    public func triples(_ batch: TrainingBatch, rng: inout SeededGenerator) -> Triples {
+        let (users, positives, negatives) = Sampling.triples(batch.examples, pairs: pairs, negatives: batch.negatives, history: history, rng: &rng)
         return Triples(users: users, positives: graph.itemNodes(positives), negatives: graph.itemNodes(negatives))
     }
 
