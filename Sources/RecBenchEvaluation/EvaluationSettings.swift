@@ -63,13 +63,22 @@ public struct EvaluationSettings: Sendable, Equatable {
         max(1, min(batchSize, blockMemory / max(1, 4 * items)))
     }
 
+    /// RecBole 1.2.1's metrics recbench does not compute (lower-cased), and why.
+    static let recBoleMetricsNotComputed: [String: String] = {
+        let value = "one of RecBole's value metrics, computed on labelled (user, item) scores; recbench ranks every item for each "
+            + "user and reports top-K metrics"
+        return ["auc": value, "logloss": value, "mae": value, "rmse": value,
+                "gauc": "RecBole's per-user AUC from the ranks of each user's positives among all items is not implemented"]
+    }()
+
     /// Reads and validates `metrics`, `topk`, `history_mask`, `valid_metric`, ….
     public init(_ config: Config) throws {
         let known = MetricRegistry.names
         metrics = try config.stringList("metrics").map { name in
             guard let canonical = known.first(where: { $0.lowercased() == name.lowercased() }) else {
-                throw RecBenchError.config("metrics", origin: config.origin(of: "metrics"),
-                                           "unknown metric '\(name)'\(Suggestion.hint(for: name, in: known)) (known: \(known.joined(separator: ", ")))")
+                let why = Self.recBoleMetricsNotComputed[name.lowercased()].map { "'\(name)': \($0)" }
+                    ?? "unknown metric '\(name)'\(Suggestion.hint(for: name, in: known))"
+                throw RecBenchError.config("metrics", origin: config.origin(of: "metrics"), "\(why) (known: \(known.joined(separator: ", ")))")
             }
             return canonical
         }

@@ -141,6 +141,25 @@ public enum GiniIndex: ListMetric {
     }
 }
 
+/// ShannonEntropy@K of how often each item is recommended across all top-K lists, as RecBole
+/// 1.2.1 computes it: −Σ p_i ln p_i over the recommended items (p_i: item i's share of the
+/// slots), divided by the number of distinct items recommended (RecBole's normalisation).
+public enum ShannonEntropy: ListMetric {
+    public static let name = "ShannonEntropy"
+    public static func value(lists: [Int32], width: Int, k: Int, itemCount: Int, trainCounts: [Float]) -> Double {
+        var counts = [Int](repeating: 0, count: itemCount)
+        var slots = 0
+        forEachListed(lists, width, k) { counts[Int($0)] += 1; slots += 1 }
+        let recommended = counts.filter { $0 > 0 }
+        guard !recommended.isEmpty else { return 0 }
+        let entropy = recommended.reduce(0.0) { sum, c in
+            let p = Double(c) / Double(slots)
+            return sum - p * log(p)
+        }
+        return entropy / Double(recommended.count)
+    }
+}
+
 @inline(__always)
 func forEachListed(_ lists: [Int32], _ width: Int, _ k: Int, _ body: (Int32) -> Void) {
     guard width > 0 else { return }
@@ -158,7 +177,7 @@ public enum MetricRegistry {
     /// Per-user ranking metrics.
     public static let ranking: [any RankingMetric.Type] = [Recall.self, MRR.self, NDCG.self, Hit.self, Precision.self, MAP.self]
     /// Metrics over the union of top-K lists.
-    public static let lists: [any ListMetric.Type] = [ItemCoverage.self, AveragePopularity.self, GiniIndex.self]
+    public static let lists: [any ListMetric.Type] = [ItemCoverage.self, AveragePopularity.self, GiniIndex.self, ShannonEntropy.self]
 
     /// All metric names.
     public static var names: [String] { ranking.map { $0.name } + lists.map { $0.name } + [TailPercentage.name] }

@@ -162,6 +162,7 @@ extension HostileCase {
         .set("four split ratios", ["eval_args={split: {RS: [0.5, 0.2, 0.2, 0.1]}}"], ["'eval_args.split.RS'"]),
         .set("unsupported eval mode", ["eval_args={mode: labeled}"], ["'eval_args.mode'", "full"]),
         .set("unknown metric", ["metrics=[Recal]"], ["unknown metric 'Recal'", "did you mean 'Recall'"]),
+        .set("a RecBole value metric", ["metrics=[AUC]"], ["'AUC': one of RecBole's value metrics", "known: Recall"]),
         .set("zero cutoff", ["topk=[0]"], ["'topk'", "positive integers"]),
         .set("negative cutoff", ["topk=[-3]"], ["'topk'", "positive integers"]),
         .set("no cutoffs", ["topk=[]"], ["'topk'", "positive integers"]),

@@ -77,6 +77,12 @@ struct MetricTests {
         // Recommendation counts: item0 2, item1 1, item2 1, item3 0 → sorted [1, 1, 2] at
         // indices 2, 3, 4 of n = 4: Σ(2i − n − 1)·c = (−1)·1 + 1·1 + 3·2 = 6; / (2·2) / 4.
         #expect(close(GiniIndex.value(lists: lists, width: 3, k: 2, itemCount: 4, trainCounts: counts), 6.0 / 4 / 4))
+        // Four slots: item0 twice (p ½), items 1 and 2 once (p ¼); RecBole divides by the 3 distinct items.
+        let entropy = -(0.5 * log(0.5) + 2 * 0.25 * log(0.25)) / 3
+        #expect(close(ShannonEntropy.value(lists: lists, width: 3, k: 2, itemCount: 4, trainCounts: counts), entropy))
+        // K = 3 leaves the second user's padding slot out: five slots, item0 2/5, items 1, 2, 3 1/5 each.
+        let three = -(0.4 * log(0.4) + 3 * 0.2 * log(0.2)) / 4
+        #expect(close(ShannonEntropy.value(lists: lists, width: 3, k: 3, itemCount: 4, trainCounts: counts), three))
     }
 }
 

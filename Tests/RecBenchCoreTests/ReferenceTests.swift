@@ -80,6 +80,17 @@ struct ReferenceTests {
         check(got["EASE/recbole"]!, figures(keys, [0.1230, 0.2381, 0.1318, 0.4931, 0.0883, 0.2579, 0.2008, 0.1517]), tolerance: 0.001, "EASE")
     }
 
+    /// The diversity metrics section A does not list, against RecBole 1.2.1's EASE run here on its own split
+    /// (command and figures: docs/recbole-general.md, "Diversity metrics").
+    @Test func diversityMetricsMatchRecBolesEASE() throws {
+        let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"
+        let (_, got) = try run(["data_path=\(data)", "benchmark_filename=[train,valid,test]",
+                                "metrics=[NDCG, ItemCoverage, GiniIndex, ShannonEntropy]", "topk=[10, 20]", "valid_metric=NDCG@10"],
+                               models: ["EASE"], masks: [.recbole])
+        let keys = ["giniindex@10", "giniindex@20", "shannonentropy@10", "shannonentropy@20"]
+        check(got["EASE/recbole"]!, figures(keys, [0.9110, 0.8824, 0.0122, 0.0098]), tolerance: 0.0002, "EASE diversity")
+    }
+
     /// On ml-100k, with no repeated pairs, `seen` must equal `recbole` exactly.
     @Test func seenEqualsRecboleWithoutRepeats() throws {
         let data = Fixtures.sharedRoot! + "/datasets/"
