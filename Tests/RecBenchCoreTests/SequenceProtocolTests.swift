@@ -149,6 +149,25 @@ struct SequenceProtocolTests {
         #expect(!told.recBoleNotes[0].contains("labeled") && !told.recBoleNotes[0].contains("KeyError"))
     }
 
+    /// RecBole 1.2.1 also loads a quick-start file for a dataset named `ml-100k`: its `load_col` brings the
+    /// user and item features to the context-aware family and GRU4RecF when no file sets `load_col`.
+    @Test func aDatasetNamedML100kGetsRecBolesFeatureColumnsUnlessAFileSetsThem() throws {
+        func plan(_ model: String, _ extra: [String] = []) throws -> ExperimentPlan {
+            try Experiment.plan(RunRequest(model: model, assignments: ["dataset=ml-100k", "data_path=\(Fixtures.repoRoot)/Datasets"] + extra))
+        }
+        let fm = try plan("FM")
+        #expect(fm.config.origin(of: "load_col").contains("context-aware_ml-100k.yaml"))
+        #expect(fm.data.loadColumns?["user"] == ["user_id", "age", "gender", "occupation"], "\(String(describing: fm.data.loadColumns))")
+        #expect(fm.recBoleNotes.contains { $0.contains("threshold {rating: 4}") })
+        let features = try plan("GRU4RecF")
+        #expect(features.data.loadColumns?["item"] == ["item_id", "release_year", "class"] && features.data.loadColumns?["user"] == nil)
+        #expect(try plan("BPR").config.origin(of: "load_col") == "default")
+        let own = try plan("FM", ["load_col={inter: [user_id, item_id]}"])
+        #expect(own.config.origin(of: "load_col") == "--set" && own.data.loadColumns?["user"] == nil)
+        let renamed = try Experiment.plan(RunRequest(model: "FM", assignments: ["dataset=tiny", "data_path=/nonexistent"]))
+        #expect(renamed.config.origin(of: "load_col") == "default" && !renamed.recBoleNotes.contains { $0.contains("threshold") })
+    }
+
     /// RecBole's benchmark files for sequential models hold expanded examples (`item_id_list`);
     /// read as plain logs they would be a different log, so a sequential run refuses them.
     @Test(arguments: [("_list", [String]()), ("_seq", ["LIST_SUFFIX=_seq"])])
