@@ -143,7 +143,8 @@ public enum GiniIndex: ListMetric {
 
 /// ShannonEntropy@K of how often each item is recommended across all top-K lists, as RecBole
 /// 1.2.1 computes it: −Σ p_i ln p_i over the recommended items (p_i: item i's share of the
-/// slots), divided by the number of distinct items recommended (RecBole's normalisation).
+/// slots), divided by the number of distinct items recommended (RecBole's normalisation). A list
+/// shorter than K (fewer rankable items) counts its filled slots; RecBole fills it with masked items.
 public enum ShannonEntropy: ListMetric {
     public static let name = "ShannonEntropy"
     public static func value(lists: [Int32], width: Int, k: Int, itemCount: Int, trainCounts: [Float]) -> Double {

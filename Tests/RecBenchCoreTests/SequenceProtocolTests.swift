@@ -149,23 +149,22 @@ struct SequenceProtocolTests {
         #expect(!told.recBoleNotes[0].contains("labeled") && !told.recBoleNotes[0].contains("KeyError"))
     }
 
-    /// RecBole 1.2.1 also loads a quick-start file for a dataset named `ml-100k`: its `load_col` brings the
-    /// user and item features to the context-aware family and GRU4RecF when no file sets `load_col`.
-    @Test func aDatasetNamedML100kGetsRecBolesFeatureColumnsUnlessAFileSetsThem() throws {
+    /// RecBole 1.2.1 reads more files for a dataset named `ml-100k`; recbench names them instead of applying
+    /// them (RecBole skips absent columns, recbench stops on them), and only when no file sets `load_col`.
+    @Test func aDatasetNamedML100kWithoutLoadColIsToldWhatRecBoleWouldRead() throws {
         func plan(_ model: String, _ extra: [String] = []) throws -> ExperimentPlan {
             try Experiment.plan(RunRequest(model: model, assignments: ["dataset=ml-100k", "data_path=\(Fixtures.repoRoot)/Datasets"] + extra))
         }
         let fm = try plan("FM")
-        #expect(fm.config.origin(of: "load_col").contains("context-aware_ml-100k.yaml"))
-        #expect(fm.data.loadColumns?["user"] == ["user_id", "age", "gender", "occupation"], "\(String(describing: fm.data.loadColumns))")
-        #expect(fm.recBoleNotes.contains { $0.contains("threshold {rating: 4}") })
-        let features = try plan("GRU4RecF")
-        #expect(features.data.loadColumns?["item"] == ["item_id", "release_year", "class"] && features.data.loadColumns?["user"] == nil)
-        #expect(try plan("BPR").config.origin(of: "load_col") == "default")
-        let own = try plan("FM", ["load_col={inter: [user_id, item_id]}"])
-        #expect(own.config.origin(of: "load_col") == "--set" && own.data.loadColumns?["user"] == nil)
+        #expect(fm.config.origin(of: "load_col") == "default")
+        #expect(fm.recBoleNotes.contains { $0.hasPrefix("dataset ml-100k:") && $0.contains("context-aware_ml-100k.yaml") && $0.contains("age") })
+        let features = try plan("GRU4RecF").recBoleNotes.filter { $0.hasPrefix("dataset ml-100k:") }
+        #expect(features.count == 1 && features[0].contains("special_sequential_on_ml-100k.yaml") && !features[0].contains("threshold"))
+        let general = try plan("BPR").recBoleNotes.filter { $0.hasPrefix("dataset ml-100k:") }
+        #expect(general.count == 1 && general[0].contains("rating, timestamp") && !general[0].contains("quick_start_config"))
+        #expect(!(try plan("FM", ["load_col={inter: [user_id, item_id]}"])).recBoleNotes.contains { $0.hasPrefix("dataset ml-100k:") })
         let renamed = try Experiment.plan(RunRequest(model: "FM", assignments: ["dataset=tiny", "data_path=/nonexistent"]))
-        #expect(renamed.config.origin(of: "load_col") == "default" && !renamed.recBoleNotes.contains { $0.contains("threshold") })
+        #expect(!renamed.recBoleNotes.contains { $0.hasPrefix("dataset ml-100k:") })
     }
 
     /// RecBole's benchmark files for sequential models hold expanded examples (`item_id_list`);

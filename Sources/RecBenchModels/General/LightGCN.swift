@@ -61,6 +61,15 @@ public struct LightGCN: PairwiseModel, ScoresWhenPrepared {
         tape.propagationMean(training.graph.symmetric, training.graph.nodes(p, tape: tape), layers: layers, transposed: training.graph.symmetric)
     }
 
+    /// Per batch: each layer's propagation over the graph's 2·nnz entries (2·2·nnz·d), with its
+    /// pullback, as NGCF's count; validation: users × items × d.
+    public func cost(_ s: WorkShape) -> ModelCost? {
+        let d = Double(embeddingSize)
+        let perBatch = Double(layers) * 2 * 2 * Double(s.trainPairs) * d * 3
+        let flops = s.pairwiseBatches * perBatch + 2 * Double(s.users) * Double(s.items) * d
+        return ModelCost(nominal: flops, executed: flops, scoringInner: embeddingSize)
+    }
+
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
         let t = training.triples(batch, rng: &rng)
         // The penalty is on the ego rows: E_0 = [users; items], as the propagated table is indexed.

@@ -90,13 +90,11 @@ extension NextItemLossModel {
         return Double(s.trainInteractions) * copies * 3 * (encoder + 2 * width * outputs)
     }
 
-    /// Keeps the fit's sequences and returns the negatives each example is seen with (1 under
-    /// CE); a BPR loss on a config without negatives gets a note (RecBole 1.2.1 stops there:
-    /// the batch has no negative item).
-    @discardableResult
-    public mutating func prepareSequences(_ data: TrainingData, context: FitContext) -> Int {
+    /// Keeps the fit's sequences; a BPR loss on a config without negatives gets a note (RecBole
+    /// 1.2.1 stops there: the batch has no negative item).
+    public mutating func prepareSequences(_ data: TrainingData, context: FitContext) {
         sequences = data.sequenceData
-        return lossType == .bpr ? context.pairwiseNegatives(model: Self.name) : 1
+        if lossType == .bpr { context.pairwiseNegatives(model: Self.name) }
     }
 }
 

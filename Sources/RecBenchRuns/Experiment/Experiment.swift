@@ -99,8 +99,7 @@ public enum Experiment {
 
         // The model's defaults are its compiled-in declaration: no file in the working folder
         // can change a result.
-        let datasetName = request.dataset ?? (fileLayers + [setLayer] + request.layers).reversed().lazy.compactMap { $0.values["dataset"]?.stringValue }.first
-        let familyLayer = RecBoleRules.layers(for: modelType, dataset: datasetName)
+        let familyLayer = RecBoleRules.layer(for: modelType.family).map { [$0] } ?? []
         var config = try Config(layers: familyLayer + fileLayers + [setLayer] + request.layers, modelKeys: ModelRegistry.parameterNames,
                                 recBoleNegatives: RecBoleRules.negatives(for: modelType.family))
         if let dataset = request.dataset { config.set("dataset", to: .string(dataset), origin: "--dataset") }

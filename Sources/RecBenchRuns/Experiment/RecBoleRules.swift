@@ -17,28 +17,6 @@ enum RecBoleRules {
                            values: ["eval_args": .map(["split": split, "order": .string("TO"), "mode": .string("full")])])
     }
 
-    /// The layers RecBole 1.2.1 loads under the user's files for this model and dataset name: the
-    /// family's (`layer(for:)`), then, for a dataset named `ml-100k`, the `load_col` of its
-    /// quick-start file for that dataset (`context-aware_ml-100k.yaml` for the context-aware family,
-    /// `special_sequential_on_ml-100k.yaml` for GRU4RecF), so a config without `load_col` reads the
-    /// same features in both tools. That file's `threshold` is not applied (`notes` names it).
-    static func layers(for model: any Recommender.Type, dataset: String?) -> [ConfigLayer] {
-        let family = layer(for: model.family).map { [$0] } ?? []
-        guard dataset == "ml-100k" else { return family }
-        let inter: ConfigValue = .list(["user_id", "item_id", "rating", "timestamp"].map { .string($0) })
-        let item: ConfigValue = .list(["item_id", "release_year", "class"].map { .string($0) })
-        let user: ConfigValue = .list(["user_id", "age", "gender", "occupation"].map { .string($0) })
-        if model.family == .contextAware {
-            return family + [ConfigLayer(source: "RecBole's ml-100k defaults (quick_start_config/context-aware_ml-100k.yaml)",
-                                         values: ["load_col": .map(["inter": inter, "user": user, "item": item])])]
-        }
-        if model.name == "GRU4RecF" {
-            return family + [ConfigLayer(source: "RecBole's ml-100k defaults (quick_start_config/special_sequential_on_ml-100k.yaml)",
-                                         values: ["load_col": .map(["inter": inter, "item": item])])]
-        }
-        return family
-    }
-
     /// What RecBole 1.2.1 samples when no file sets `train_neg_sample_args` (nil: the key's
     /// own default): `context-aware.yaml` sets none.
     static func negatives(for family: ModelFamily) -> ConfigValue? {
@@ -61,14 +39,12 @@ enum RecBoleRules {
             notes.append("\(model.name) trains with CE over every item, so train_neg_sample_args (\(negatives)) draws no negatives "
                          + "(RecBole 1.2.1 refuses the pair: set it to ~, or loss_type: BPR to use it)")
         }
+        if let note = datasetDefaultsNote(model, config: config) { notes.append(note) }
         if model.family == .contextAware {
             var unset: [String] = []
             if negatives == "default" { unset.append("train_neg_sample_args: ~ (it then stops on data without a label column: KeyError 'label')") }
             if !config.isSet("eval_args") { unset.append("eval_args {order: RO, group_by: ~, mode: labeled}") }
             if !config.isSet("metrics") || !config.isSet("valid_metric") { unset.append("metrics [AUC, LogLoss] with valid_metric AUC") }
-            if config["dataset"] == .string("ml-100k"), !config.isSet("threshold") {
-                unset.append("threshold {rating: 4} (context-aware_ml-100k.yaml: rows rated below 4 become negatives)")
-            }
             if !unset.isEmpty {
                 notes.append("\(model.name): RecBole 1.2.1's context-aware defaults (quick_start_config/context-aware.yaml) are "
                              + unset.joined(separator: " and ") + "; recbench trains on \(training.negativesPerPositive) sampled negative(s) "
@@ -76,5 +52,23 @@ enum RecBoleRules {
             }
         }
         return notes
+    }
+
+    /// For a dataset named `ml-100k` RecBole 1.2.1 also reads `properties/dataset/ml-100k.yaml` and, for some
+    /// models, a quick-start file of that name, whose `load_col` and `threshold` apply when no file sets them.
+    /// recbench does not apply them: which columns a run reads is what its own config says (and RecBole skips
+    /// absent columns and files where recbench stops), so the note names what RecBole would read.
+    static func datasetDefaultsNote(_ model: any Recommender.Type, config: Config) -> String? {
+        guard config["dataset"] == .string("ml-100k"), !config.isSet("load_col") else { return nil }
+        var read = ["properties/dataset/ml-100k.yaml's load_col {inter: [user_id, item_id, rating, timestamp]}"]
+        if model.family == .contextAware {
+            read.append("quick_start_config/context-aware_ml-100k.yaml's user columns age, gender, occupation, item columns "
+                        + "release_year, class and threshold {rating: 4} (ratings below 4 as labelled negatives)")
+        } else if model.name == "GRU4RecF" {
+            read.append("quick_start_config/special_sequential_on_ml-100k.yaml's item columns release_year, class")
+        }
+        return "dataset ml-100k: for a dataset of this name RecBole 1.2.1 also reads " + read.joined(separator: " and ")
+            + "; recbench reads the columns load_col names (here RecBole's default, \(config["load_col"])): set load_col "
+            + "to compare with a RecBole run"
     }
 }
