@@ -287,7 +287,8 @@ public enum Experiment {
             seconds: ["load": data.loadSeconds, "split": data.splitSeconds, "fit": fitSeconds,
                       "evaluate_valid": validSeconds, "evaluate_test": testSeconds,
                       "total": (ContinuousClock.now - runStart).seconds + (loaded == nil ? 0 : data.loadSeconds + data.splitSeconds)],
-            fitSteps: model.fitSteps.merging(costSteps(model, dataset.statistics, summary, plan.training)) { own, _ in own }, training: model.trainingSummary,
+            fitSteps: model.fitSteps.merging(costSteps(model, workShape(data.trainingData, plan.training, examples: summary.train))) { own, _ in own },
+            training: model.trainingSummary,
             peakMemoryMiB: ProcessStats.peakMemoryMiB,
             threads: threadRecord(compute, split: plan.threadSplit),
             blas: BLAS.configuration, kernels: KernelSet.current.rawValue, notices: data.notices + plan.recBoleNotes, tuning: tuning,
@@ -312,10 +313,7 @@ public enum Experiment {
 
     /// The fitted model's FLOPs per epoch (what the bench sets against the sgemm peak): asked
     /// of the fitted model, which knows its data (a sequential model's mean input length).
-    static func costSteps(_ model: any Recommender, _ statistics: DatasetStatistics, _ summary: SplitSummary,
-                          _ training: TrainingSettings) -> [String: Double] {
-        let shape = WorkShape(users: statistics.users, items: statistics.items, trainInteractions: summary.train, trainPairs: summary.train,
-                              batchSize: training.batchSize, negatives: training.negativesDrawn)
+    static func costSteps(_ model: any Recommender, _ shape: WorkShape) -> [String: Double] {
         guard let cost = model.cost(shape) else { return [:] }
         return ["flops_executed_per_epoch": cost.executed, "flops_nominal_per_epoch": cost.nominal]
             .merging(cost.scoringInner.map { ["scoring_inner": Double($0)] } ?? [:]) { a, _ in a }
@@ -403,12 +401,19 @@ public enum Experiment {
         return SplitOutcome(split: split, sequences: sequences, valid: validTarget, test: testTarget, summary: summary)
     }
 
+    /// The sizes the model's FLOP and memory estimates read: the train split's interactions (repeats
+    /// counted; or `examples`, the split's count of what an epoch trains on, which for a sequential
+    /// run leaves out each user's first item) and its distinct pairs, the batch size and the negatives drawn.
+    static func workShape(_ data: TrainingData, _ training: TrainingSettings, examples: Int? = nil) -> WorkShape {
+        let matrix = data.trainMatrix
+        return WorkShape(users: data.userCount, items: data.itemCount, trainInteractions: examples ?? Int(matrix.values.reduce(0, +)),
+                         trainPairs: matrix.values.count, batchSize: training.batchSize, negatives: training.negativesDrawn)
+    }
+
     /// Refuses a run whose estimated peak (the model's declared need plus one evaluation
     /// block of scores) exceeds the plan's memory limit, before anything large is allocated.
     static func checkMemory(_ model: any Recommender, data: TrainingData, plan: ExperimentPlan) throws {
-        let shape = WorkShape(users: data.userCount, items: data.itemCount, trainInteractions: Int(data.trainMatrix.values.reduce(0, +)),
-                              trainPairs: data.trainMatrix.values.count, batchSize: plan.training.batchSize,
-                              negatives: plan.training.negativesDrawn)
+        let shape = workShape(data, plan.training)
         let rows = min(plan.evaluation.usersPerBlock(items: data.itemCount), data.userCount)
         var needs = [MemoryEstimate(bytes: 4 * Double(rows) * Double(data.itemCount),
                                     what: "a \(rows) × \(data.itemCount) block of scores (eval_batch_size × items, at most eval_memory_mb)")]
