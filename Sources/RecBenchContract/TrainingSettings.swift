@@ -62,7 +62,11 @@ public struct TrainingSettings: Sendable, Equatable {
     public var pairsPerPairwiseBatch: Int { Self.pairsPerPairwiseBatch(batchSize: batchSize, negatives: negativesDrawn) }
 
     /// `pairsPerPairwiseBatch` for a batch size and the negatives drawn.
-    public static func pairsPerPairwiseBatch(batchSize: Int, negatives: Int) -> Int { max(1, batchSize / max(1, negatives)) }
+    public static func pairsPerPairwiseBatch(batchSize: Int, negatives: Int) -> Int { examplesPerBatch(batchSize, rowsEach: max(1, negatives)) }
+
+    /// Examples in a batch of `batchSize` rows when each example takes `rowsEach` of them:
+    /// RecBole 1.2.1's `max(train_batch_size // times, 1)` (`times` = N pairwise, 1 + N pointwise).
+    public static func examplesPerBatch(_ batchSize: Int, rowsEach: Int) -> Int { max(1, batchSize / rowsEach) }
 
     /// `train_neg_sample_args`: null (or distribution none) → 0; uniform → `sample_num` ≥ 1.
     static func negatives(_ config: Config) throws -> Int {

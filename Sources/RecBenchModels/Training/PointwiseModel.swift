@@ -82,7 +82,7 @@ public struct PointwiseSampler: Sendable {
 
     /// Positives per batch of `batchSize` rows: RecBole's loader counts the negatives in
     /// `train_batch_size` (4096 rows with one negative each = 2048 positives).
-    public func positivesPerBatch(_ batchSize: Int) -> Int { max(1, batchSize / (1 + negatives)) }
+    public func positivesPerBatch(_ batchSize: Int) -> Int { TrainingSettings.examplesPerBatch(batchSize, rowsEach: 1 + negatives) }
 
     /// The batch's positives, then per positive its negatives, with labels.
     public func batch(_ examples: ArraySlice<Int>, rng: inout SeededGenerator) -> (users: [Int32], items: [Int32], labels: [Float]) {
