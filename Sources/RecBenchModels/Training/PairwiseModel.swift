@@ -13,9 +13,13 @@ extension FitContext {
     /// The negatives a pairwise loss draws per positive, with a note when the config asks for
     /// none (RecBole 1.2.1 stops there: its batch has no negative item).
     @discardableResult
-    public func pairwiseNegatives(model: String) -> Int {
+    public func pairwiseNegatives(model: String) -> Int { negativesDrawn(model: model, loss: "pairwise") }
+
+    /// The negatives a `loss` ("pairwise", "pointwise") draws per positive: the config's, at least
+    /// one, with a note when the config asks for none.
+    public func negativesDrawn(model: String, loss: String) -> Int {
         if training.negativesPerPositive == 0 {
-            logger.notice("\(model): train_neg_sample_args is null, but its pairwise loss needs a negative per positive: sampling 1 uniform negative")
+            logger.notice("\(model): train_neg_sample_args is null, but its \(loss) loss needs a negative per positive: sampling 1 uniform negative")
         }
         return training.negativesDrawn
     }

@@ -52,10 +52,7 @@ extension PointwiseModel {
 
     /// A sampler over `data`'s train pairs, with a note when the config asks for no negatives.
     public mutating func prepareSampler(_ data: TrainingData, context: FitContext) {
-        if context.training.negativesPerPositive == 0 {
-            context.logger.notice("\(Self.name): train_neg_sample_args is null, but a pointwise loss needs negatives: sampling 1 uniform negative per positive")
-        }
-        sampler = PointwiseSampler(data, negatives: context.training.negativesDrawn)
+        sampler = PointwiseSampler(data, negatives: context.negativesDrawn(model: Self.name, loss: "pointwise"))
     }
 }
 
