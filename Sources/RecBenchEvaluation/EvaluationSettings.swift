@@ -67,8 +67,7 @@ public struct EvaluationSettings: Sendable, Equatable {
     static let recBoleMetricsNotComputed: [String: String] = {
         let value = "one of RecBole's value metrics, computed on labelled (user, item) scores; recbench ranks every item for each "
             + "user and reports top-K metrics"
-        return ["auc": value, "logloss": value, "mae": value, "rmse": value,
-                "gauc": "RecBole's per-user AUC from the ranks of each user's positives among all items is not implemented"]
+        return ["auc": value, "logloss": value, "mae": value, "rmse": value]
     }()
 
     /// Reads and validates `metrics`, `topk`, `history_mask`, `valid_metric`, ….
@@ -107,8 +106,7 @@ public struct EvaluationSettings: Sendable, Equatable {
             throw RecBenchError.config("tail_ratio", origin: config.origin(of: "tail_ratio"), "must be positive, got \(tailRatio)")
         }
         let valid = try config.string("valid_metric").lowercased()
-        let cuts = cutoffs
-        let keys = metrics.flatMap { m in cuts.map { MetricKey(m, k: $0).description } }
+        let keys = Self.keys(metrics: metrics, cutoffs: cutoffs)
         guard keys.contains(valid) else {
             throw RecBenchError.config("valid_metric", origin: config.origin(of: "valid_metric"),
                                        "'\(valid)' is not among the computed metrics\(Suggestion.hint(for: valid, in: keys)) "
@@ -135,10 +133,21 @@ public struct EvaluationSettings: Sendable, Equatable {
         if let key = MetricKey(parsing: validMetric), let name = metrics.first(where: { $0.lowercased() == key.name }) {
             only.metrics = [name]
             only.cutoffs = [key.k]
+        } else if validMetric == GAUC.key {
+            only.metrics = [GAUC.name]
+            only.cutoffs = [cutoffs.min()!]   // the lists are still taken; the shortest costs least
         }
         return only
     }
 
     /// Report keys in order: for each metric, for each cutoff ("recall@10", "recall@20", …).
-    public var keys: [String] { metrics.flatMap { m in cutoffs.map { MetricKey(m, k: $0).description } } }
+    public var keys: [String] { Self.keys(metrics: metrics, cutoffs: cutoffs) }
+
+    /// One key per metric and cutoff (`ndcg@10`); GAUC, which has no cutoff, one key `gauc`.
+    static func keys(metrics: [String], cutoffs: [Int]) -> [String] {
+        metrics.flatMap { m in m == GAUC.name ? [GAUC.key] : cutoffs.map { MetricKey(m, k: $0).description } }
+    }
+
+    /// Whether GAUC is among the metrics (it reads every row's whole ranking).
+    var computesGAUC: Bool { metrics.contains(GAUC.name) }
 }

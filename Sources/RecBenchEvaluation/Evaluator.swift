@@ -154,7 +154,9 @@ public enum Evaluator {
         // Shared work once per pass, not per batch or worker; rows that are queries read them.
         let scorer = (target.queries?.scorer(for: scorer) ?? scorer).preparedForScoring(compute: compute)
         profile?.charge("\(phase): scores", forward: (ContinuousClock.now - started).seconds, calls: 0)
-        let table = RankingTable(users: users.count, keys: metrics.count * settings.cutoffs.count, cutoffs: settings.cutoffs.count)
+        // GAUC, when asked for, takes the column after the per-cutoff ones.
+        let table = RankingTable(users: users.count, keys: metrics.count * settings.cutoffs.count + (settings.computesGAUC ? 1 : 0),
+                                 cutoffs: settings.cutoffs.count)
         // The ranked lists are written where the result keeps them: no copy at the end.
         var topItems = [Int32](repeating: -1, count: users.count * width)
         // A repeat-aware model's P(repeat) per row, written by the scoring pass itself.
@@ -233,6 +235,9 @@ public enum Evaluator {
             perUser[key] = table.metricColumn(index)
             values[key] = table.mean(ofColumn: index)
         }
+        // GAUC's mean is weighted by each row's positives, and a row without negatives has no AUC: no per-user
+        // column for the paired tests, which compare plain per-user means.
+        if settings.computesGAUC { values[GAUC.key] = gauc(table, column: rankingKeys.count, target: target) }
         let trainCounts = target.trainCounts
         for name in MetricRegistry.lists.map({ $0.name }) + [TailPercentage.name] where settings.metrics.contains(name) {
             for k in settings.cutoffs {
@@ -265,6 +270,11 @@ public enum Evaluator {
 }
 
 extension Evaluator {
+    /// GAUC over the table's column of per-row AUCs (NaN where a row has none), weighted by each row's positives.
+    static func gauc(_ table: RankingTable, column: Int, target: EvaluationTarget) -> Double {
+        GAUC.weightedMean(table.metricColumn(column), positives: target.users.map { target.positives.entries(ofRow: Int($0)).count })
+    }
+
     /// List metric `name` (a registry name, any case) at `k` over every ranked list; nil when
     /// `name` is not a list metric.
     static func listValue(_ name: String, k: Int, topItems: [Int32], width: Int, target: EvaluationTarget, settings: EvaluationSettings) -> Double? {
@@ -332,6 +342,15 @@ struct Ranking: Sendable {
         }
     }
 
+    /// The row's AUC (NaN when it has no negative) in the table's GAUC column, after masking.
+    func recordAUC(_ row: UnsafeBufferPointer<Float>, user u: Int, slot: Int) {
+        let positives = target.positives
+        let auc = positives.columnIndices.withUnsafeBufferPointer { columns in
+            GAUC.rowAUC(row, positives: UnsafeBufferPointer(rebasing: columns[positives.entries(ofRow: u)]))
+        }
+        table.setMetric(slot, key: metrics.count * settings.cutoffs.count, auc ?? .nan)
+    }
+
     /// Masks `row` (the user's scores) by the history mode, takes the top K into the
     /// user's slot of the ranked lists, and records the user's metrics and hits in the
     /// table's row `slot`.
@@ -340,6 +359,7 @@ struct Ranking: Sendable {
         let positives = target.positives, history = target.history
         applyMask(row, user: u)
         table.setRepeats(slot, Int(target.repeatCounts[u]))
+        if settings.computesGAUC { recordAUC(UnsafeBufferPointer(row), user: u, slot: slot) }
         let n = TopK.select(UnsafeBufferPointer(row), k: top.count, into: top.baseAddress!)
         // TopK passes NaN over: a short list is where to look for it (a full one of finite scores is a ranking still).
         if (n > 0 && row[Int(top[0])] == .infinity) || (n < top.count && row.contains(where: \.isNaN)) { table.markNonFinite(slot) }

@@ -173,6 +173,65 @@ func forEachListed(_ lists: [Int32], _ width: Int, _ k: Int, _ body: (Int32) -> 
     }
 }
 
+/// GAUC, RecBole 1.2.1's grouped AUC: each user's AUC of their positives against every other
+/// rankable item, averaged with the user's positive count as weight. It reads the whole row of
+/// scores, not a top-K list, so it has no cutoff: its key is `gauc`, as RecBole prints it.
+public enum GAUC {
+    public static let name = "GAUC"
+    /// The report key.
+    public static let key = "gauc"
+
+    /// One row's AUC after masking: the share of (positive, negative) pairs that the positive wins,
+    /// ties counting half. The negatives are the row's rankable items (above −∞) that are not
+    /// positives; a masked positive wins no pair. RecBole leaves out a row without negatives
+    /// (nil here); its average ranks of tied scores give the same halves. Costs one pass over
+    /// the row with a binary search among the positives' sorted scores per item.
+    public static func rowAUC(_ row: UnsafeBufferPointer<Float>, positives: UnsafeBufferPointer<Int32>) -> Double? {
+        guard !positives.isEmpty else { return nil }
+        return withUnsafeTemporaryAllocation(of: Float.self, capacity: positives.count) { sorted -> Double? in
+            var finite = 0
+            for column in positives where row[Int(column)] > -.infinity {
+                sorted[finite] = row[Int(column)]
+                finite += 1
+            }
+            var scores = UnsafeMutableBufferPointer(rebasing: sorted[0..<finite])
+            scores.sort()
+            var rankable = 0, below = 0, ties = 0
+            for s in row where s > -.infinity {
+                rankable += 1
+                let (lower, upper) = bounds(of: s, in: UnsafeBufferPointer(scores))
+                below += finite - upper   // positives scored above s
+                ties += upper - lower
+            }
+            let negatives = rankable - finite
+            guard negatives > 0 else { return nil }
+            // Pairs of two positives (each counted once as a win, or twice as a half) are not AUC pairs.
+            let wins = Double(below) + 0.5 * Double(ties - finite) - Double(finite * (finite - 1)) / 2
+            return wins / (Double(positives.count) * Double(negatives))
+        }
+    }
+
+    /// The first index whose score is ≥ `s` and the first whose score is > `s` in ascending `scores`.
+    @inline(__always) static func bounds(of s: Float, in scores: UnsafeBufferPointer<Float>) -> (Int, Int) {
+        var lo = 0, hi = scores.count
+        while lo < hi { let mid = (lo + hi) / 2; if scores[mid] < s { lo = mid + 1 } else { hi = mid } }
+        var upper = lo
+        hi = scores.count
+        while upper < hi { let mid = (upper + hi) / 2; if scores[mid] <= s { upper = mid + 1 } else { hi = mid } }
+        return (lo, upper)
+    }
+
+    /// RecBole's average: Σ positives · AUC / Σ positives over the rows that have one.
+    public static func weightedMean(_ aucs: [Double], positives: [Int]) -> Double {
+        var sum = 0.0, weight = 0
+        for (auc, p) in zip(aucs, positives) where !auc.isNaN {
+            sum += Double(p) * auc
+            weight += p
+        }
+        return weight == 0 ? 0 : sum / Double(weight)
+    }
+}
+
 /// Every metric recbench computes, by lower-cased name.
 public enum MetricRegistry {
     /// Per-user ranking metrics.
@@ -181,5 +240,5 @@ public enum MetricRegistry {
     public static let lists: [any ListMetric.Type] = [ItemCoverage.self, AveragePopularity.self, GiniIndex.self, ShannonEntropy.self]
 
     /// All metric names.
-    public static var names: [String] { ranking.map { $0.name } + lists.map { $0.name } + [TailPercentage.name] }
+    public static var names: [String] { ranking.map { $0.name } + lists.map { $0.name } + [TailPercentage.name, GAUC.name] }
 }

@@ -20,6 +20,9 @@ public struct RankedPass: Sendable {
     /// The value the summary reports for `key` ("ndcg@10", "giniindex@10"), computed alone; nil
     /// for a key the pass cannot give (an unknown metric, or a ranking metric not configured).
     public func value(of key: String) -> Double? {
+        if key == GAUC.key && settings.computesGAUC {
+            return Evaluator.gauc(table, column: Evaluator.rankingKeys(settings).count, target: target)
+        }
         guard let parsed = MetricKey(parsing: key) else { return nil }
         if let column = Evaluator.rankingKeys(settings).firstIndex(of: parsed) { return table.mean(ofColumn: column) }
         return Evaluator.listValue(parsed.name, k: parsed.k, topItems: topItems, width: settings.cutoffs.max()!, target: target, settings: settings)

@@ -155,6 +155,10 @@ struct ConfigTests {
             try EvaluationSettings(Config(layers: [try ConfigLayer.yaml(yaml, source: "t.yml")], modelKeys: models))
         }
         #expect(try settings("metrics: [recall, ndcg]\ntopk: 5\nvalid_metric: NDCG@5\n").keys == ["recall@5", "ndcg@5"])
+        // GAUC has no cutoff: one key, which valid_metric may name as RecBole spells it.
+        #expect(try settings("metrics: [ndcg, gauc]\ntopk: [5, 10]\nvalid_metric: GAUC\n").keys == ["ndcg@5", "ndcg@10", "gauc"])
+        #expect(throws: RecBenchError.self) { try settings("metrics: [ndcg, gauc]\nvalid_metric: GAUC@10\n") }
+        #expect(throws: RecBenchError.self) { try settings("metrics: [AUC]\nvalid_metric: AUC\n") }   // a value metric
         #expect(throws: RecBenchError.self) { try settings("metrics: [Recal]\n") }
         #expect(throws: RecBenchError.self) { try settings("topk: [0]\n") }
         #expect(throws: RecBenchError.self) { try settings("history_mask: all\n") }

@@ -49,6 +49,19 @@ struct EvaluatorTests {
         #expect(close(r["recall@2"]!, 1))
     }
 
+    /// GAUC reads the masked row: u's positives b and c, v's positive a (scores a 4 > b 3 > c 2 > d 1).
+    /// recbole: u ranks b c d (both beat d), v ranks a b d: 1. none: u's b and c each beat d and lose
+    /// to a (2 of 4 pairs), v 1: (2 · ½ + 1) / 3. seen: u's b is masked (no win), c beats d (1 of 2 · 1 pairs).
+    @Test func gaucFollowsTheMask() throws {
+        let (split, d) = try fixture()
+        for (mask, expected) in [(HistoryMask.recbole, 1.0), (.none, 2.0 / 3), (.seen, 2.0 / 3)] {
+            let settings = EvaluationSettings(metrics: ["NDCG", "GAUC"], cutoffs: [2], historyMask: mask)
+            #expect(settings.keys == ["ndcg@2", "gauc"])
+            let r = Evaluator.evaluate(scorer(d), split: split, part: .test, settings: settings, compute: Compute(threads: 1))
+            #expect(close(r["gauc"]!, expected), "\(mask)")
+        }
+    }
+
     /// NaN scores are never ranked and +∞ ones tie at the top: either way the row's metrics mean
     /// nothing, and the result counts it so a run can refuse to store it.
     @Test func rowsWithNaNOrInfiniteScoresAreCounted() throws {
@@ -167,15 +180,15 @@ struct EvaluatorTests {
         #expect(a.values == b.values && a.topItems == b.topItems)
     }
 
-    @Test(arguments: ["mrr@1", "ndcg@3", "recall@2", "hit@3", "itemcoverage@1"])
+    @Test(arguments: ["mrr@1", "ndcg@3", "recall@2", "hit@3", "itemcoverage@1", "gauc"])
     func validationOnlyGivesTheValidMetricOfTheFullEvaluation(valid: String) throws {
         let (split, d) = try blockFixture()
         var rng = SeededGenerator(seed: 4)
         var m = Matrix(rows: d.userCount, columns: d.itemCount)
         for i in 0..<m.values.count { m.values[i] = Float(rng.nextInt(below: 5)) }   // ties included
-        let full = EvaluationSettings(metrics: ["Recall", "MRR", "NDCG", "Hit", "ItemCoverage"], cutoffs: [1, 2, 3], validMetric: valid)
+        let full = EvaluationSettings(metrics: ["Recall", "MRR", "NDCG", "Hit", "ItemCoverage", "GAUC"], cutoffs: [2, 1, 3], validMetric: valid)
         let only = full.validationOnly
-        #expect(only.metrics.count == 1 && only.cutoffs == [Int(valid.split(separator: "@")[1])!])
+        #expect(only.metrics.count == 1 && only.cutoffs == [valid == "gauc" ? 1 : Int(valid.split(separator: "@")[1])!])
         let a = Evaluator.evaluate(FixedScorer(table: m), split: split, part: .test, settings: full, compute: Compute(threads: 2))
         let b = Evaluator.evaluate(FixedScorer(table: m), split: split, part: .test, settings: only, compute: Compute(threads: 2))
         #expect(a.values[valid] != nil && a.values[valid] == b.values[valid])

@@ -86,6 +86,56 @@ struct MetricTests {
     }
 }
 
+/// GAUC's per-row AUC (RecBole's `GAUC`), by hand and against counting every pair.
+struct GAUCTests {
+    func auc(_ row: [Float], _ positives: [Int32]) -> Double? {
+        row.withUnsafeBufferPointer { r in positives.withUnsafeBufferPointer { GAUC.rowAUC(r, positives: $0) } }
+    }
+
+    @Test func oneRowByHand() {
+        // Items 0…4; item 4 is masked. Positives 1 (0.5) and 4 (masked). Negatives 0, 2, 3.
+        // Positive 1 beats item 3, ties item 2 (a half), loses to item 0: 1.5 of 2 · 3 pairs.
+        #expect(close(auc([0.9, 0.5, 0.5, 0.1, -.infinity], [1, 4])!, 0.25))
+        // Every positive above every negative, then below.
+        #expect(close(auc([3, 2, 1, 0], [0, 1])!, 1))
+        #expect(close(auc([3, 2, 1, 0], [2, 3])!, 0))
+        // Two tied positives among themselves count no pair.
+        #expect(close(auc([1, 1, 0], [0, 1])!, 1))
+    }
+
+    @Test func rowsWithoutANegativeOrPositiveHaveNone() {
+        #expect(auc([1, 2, -.infinity], [0, 1]) == nil)
+        #expect(auc([1, 2, 3], []) == nil)
+        #expect(auc([-.infinity, -.infinity], [0]) == nil)
+    }
+
+    @Test func matchesCountingEveryPair() {
+        var rng = SeededGenerator(seed: 7)
+        for trial in 0..<200 {
+            let n = 2 + Int(rng.next() % 40)
+            // Few distinct values, so ties are common; a few masked items.
+            let row: [Float] = (0..<n).map { _ in rng.next() % 9 == 0 ? -.infinity : Float(rng.next() % 6) }
+            let positives = (0..<Int32(n)).filter { _ in rng.next() % 3 == 0 }
+            var wins = 0.0, negatives = 0
+            for j in 0..<n where row[j] > -.infinity && !positives.contains(Int32(j)) { negatives += 1 }
+            for p in positives where row[Int(p)] > -.infinity {
+                for j in 0..<n where row[j] > -.infinity && !positives.contains(Int32(j)) {
+                    wins += row[Int(p)] > row[j] ? 1 : row[Int(p)] == row[j] ? 0.5 : 0
+                }
+            }
+            let expected = positives.isEmpty || negatives == 0 ? nil : wins / Double(positives.count * negatives)
+            let got = auc(row, positives)
+            #expect((got == nil) == (expected == nil), "trial \(trial)")
+            if let got, let expected { #expect(close(got, expected), "trial \(trial)") }
+        }
+    }
+
+    @Test func weightsRowsByTheirPositivesAndSkipsRowsWithoutAUC() {
+        #expect(close(GAUC.weightedMean([0.5, .nan, 1.0], positives: [1, 5, 3]), (0.5 + 3) / 4))
+        #expect(GAUC.weightedMean([.nan], positives: [2]) == 0)
+    }
+}
+
 struct MetricKeyTests {
     @Test func printsLowerCaseAndParsesAnyCase() {
         #expect(MetricKey("NDCG", k: 10).description == "ndcg@10")

@@ -91,6 +91,14 @@ struct ReferenceTests {
         check(got["EASE/recbole"]!, figures(keys, [0.9110, 0.8824, 0.0122, 0.0098]), tolerance: 0.0002, "EASE diversity")
     }
 
+    /// RecBole 1.2.1's GAUC of EASE on its split (docs/recbole-general.md): valid 0.8544, test 0.8147.
+    @Test func gaucMatchesRecBolesEASE() throws {
+        let data = Fixtures.sharedRoot! + "/reference/ml-100k-recbole-split"
+        let (_, got) = try run(["data_path=\(data)", "benchmark_filename=[train,valid,test]", "metrics=[NDCG, GAUC]", "valid_metric=gauc"],
+                               models: ["EASE"], masks: [.recbole])
+        check(got["EASE/recbole"]!, figures(["gauc", "ndcg@10"], [0.8147, 0.1318]), tolerance: 0.0001, "EASE GAUC")
+    }
+
     /// On ml-100k, with no repeated pairs, `seen` must equal `recbole` exactly.
     @Test func seenEqualsRecboleWithoutRepeats() throws {
         let data = Fixtures.sharedRoot! + "/datasets/"

@@ -13,7 +13,8 @@ public struct Run: ParsableCommand {
             --config file in order < --set key=value < --dataset. Each run writes one JSON \
             result to results_dir/<dataset>/ (atomically) unless --no-save is given.
 
-            Metrics (config key `metrics`, each at every `topk` cutoff): \(MetricRegistry.names.joined(separator: ", ")).
+            Metrics (config key `metrics`, each at every `topk` cutoff but GAUC, which ranks every item): \
+            \(MetricRegistry.names.joined(separator: ", ")).
             """)
 
     @Option(name: .shortAndLong, help: "Model to run (see `recbench models`); default: the config's `model` key.")
@@ -213,6 +214,11 @@ struct RunReport: Sendable {
         var lines = [title.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + cutoffs.map { pad("@" + $0, cell) }.joined()]
         for (m, row) in zip(metrics, cells) {
             lines.append(("  " + m).padding(toLength: nameWidth, withPad: " ", startingAt: 0) + row.map { pad($0, cell) }.joined())
+        }
+        // A metric without a cutoff (GAUC ranks every item): its one value under the first column.
+        for key in keys where MetricKey(parsing: key) == nil {
+            let value = values[key].map { String(format: "%.\(decimals)f", $0) } ?? "–"
+            lines.append(("  " + key + " (all items)").padding(toLength: nameWidth, withPad: " ", startingAt: 0) + pad(value, cell))
         }
         return lines.joined(separator: "\n")
     }

@@ -110,7 +110,8 @@ public enum ConfigKeys {
         ConfigKey("metrics", "list of str", .list(["Recall", "MRR", "NDCG", "Hit", "Precision"].map { .string($0) }),
                   "Metrics to report, in this order (the known names are listed by `recbench run --help`)."),
         ConfigKey("topk", "int or list of int", .list([.int(10)]), "Cutoffs K for every @K metric."),
-        ConfigKey("valid_metric", "str", .string("MRR@10"), "Validation metric that drives early stopping and model selection, e.g. `MRR@10`."),
+        ConfigKey("valid_metric", "str", .string("MRR@10"),
+                  "Validation metric that drives early stopping and model selection, e.g. `MRR@10` (`GAUC` has no cutoff)."),
         ConfigKey("valid_metric_bigger", "bool", .bool(true),
                   "Whether a larger validation metric is better: set from `valid_metric` as RecBole does (AveragePopularity and GiniIndex "
                   + "smaller); a value that contradicts it is an error."),

@@ -55,7 +55,11 @@ public struct Report: Sendable {
     public var overSeeds = false
 
     /// Metric columns (the seed's table) at K.
-    public var metricColumns: [String] { ["recall", "mrr", "ndcg", "hit", "precision"].map { MetricKey($0, k: k).description } }
+    /// The sort key comes last when it is none of them (`--sort gauc`, `--sort map@10`): rows are never ordered by a hidden column.
+    public var metricColumns: [String] {
+        let seeds = ["recall", "mrr", "ndcg", "hit", "precision"].map { MetricKey($0, k: k).description }
+        return seeds.contains(sortKey) || analysisColumns.contains(sortKey) ? seeds : seeds + [sortKey]
+    }
     /// Analysis columns at K.
     public var analysisColumns: [String] {
         ["users_with_hit", "repeat_hit_share", "users_with_new_hit", "item_coverage"].map { MetricKey($0, k: k).description }
@@ -95,7 +99,7 @@ public struct Report: Sendable {
             }
         }
         guard !results.isEmpty || !failures.isEmpty else { throw RecBenchError.file(directory, "holds no recbench results") }
-        let k = requestedK ?? results.compactMap { r in r.0.metricKeys.first.flatMap(MetricKey.init(parsing:))?.k }.min() ?? 10
+        let k = requestedK ?? results.compactMap { r in r.0.metricKeys.lazy.compactMap(MetricKey.init(parsing:)).first?.k }.min() ?? 10
         let sortKey = (requestedSort ?? MetricKey("ndcg", k: k).description).lowercased()
         try checkRequest(results.map(\.0), k: requestedK, sortKey: requestedSort.map { _ in sortKey })
         var groups: [Group] = []
