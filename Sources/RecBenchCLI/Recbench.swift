@@ -13,7 +13,7 @@ public struct Recbench: ParsableCommand {
         abstract: "Benchmark recommender models on your interaction data with one fair protocol.",
         discussion: """
             Loads RecBole atomic files, splits each user's history, fits a model, ranks every \
-            item for every user and reports \(MetricRegistry.names.filter { $0 != "GAUC" }.joined(separator: ", ")) @K, and GAUC.
+            item for every user and reports \(MetricRegistry.names.filter { $0 != GAUC.name }.joined(separator: ", ")) @K, and \(GAUC.name).
             """,
         version: recbenchVersion,
         subcommands: [Run.self, Tune.self, Sweep.self, ReportCommand.self, Convert.self, Sample.self, Models.self, Keys.self, Bench.self])
