@@ -184,8 +184,7 @@ public enum GAUC {
     /// One row's AUC after masking: the share of (positive, negative) pairs that the positive wins,
     /// ties counting half. The negatives are the row's rankable items (above −∞) that are not
     /// positives; a masked positive wins no pair. RecBole leaves out a row without negatives
-    /// (nil here); its average ranks of tied scores give the same halves. Costs one pass over
-    /// the row with a binary search among the positives' sorted scores per item.
+    /// (nil here); its average ranks of tied scores give the same halves.
     public static func rowAUC(_ row: UnsafeBufferPointer<Float>, positives: UnsafeBufferPointer<Int32>) -> Double? {
         guard !positives.isEmpty else { return nil }
         return withUnsafeTemporaryAllocation(of: Float.self, capacity: positives.count) { sorted -> Double? in
@@ -196,19 +195,62 @@ public enum GAUC {
             }
             var scores = UnsafeMutableBufferPointer(rebasing: sorted[0..<finite])
             scores.sort()
-            var rankable = 0, below = 0, ties = 0
-            for s in row where s > -.infinity {
-                rankable += 1
-                let (lower, upper) = bounds(of: s, in: UnsafeBufferPointer(scores))
-                below += finite - upper   // positives scored above s
-                ties += upper - lower
-            }
+            let (rankable, below, ties) = finite <= 32 ? countsByPasses(row, UnsafeBufferPointer(scores))
+                : countsBySearch(row, UnsafeBufferPointer(scores))
             let negatives = rankable - finite
             guard negatives > 0 else { return nil }
             // Pairs of two positives (each counted once as a win, or twice as a half) are not AUC pairs.
             let wins = Double(below) + 0.5 * Double(ties - finite) - Double(finite * (finite - 1)) / 2
             return wins / (Double(positives.count) * Double(negatives))
         }
+    }
+
+    /// Rankable items; Σ over positives of the rankable items scored below each; Σ of those tied with
+    /// each (itself included). A few positives: one eight-lane pass over the row for each (a sequential
+    /// row's one target costs two passes; docs/performance.md has the binary search it replaced).
+    static func countsByPasses(_ row: UnsafeBufferPointer<Float>, _ scores: UnsafeBufferPointer<Float>) -> (Int, Int, Int) {
+        let (rankable, _, masked) = counts(row, -.infinity)   // masked: the −∞ ones, below every positive
+        var below = 0, ties = 0
+        for q in scores {
+            let (_, lower, equal) = counts(row, q)
+            below += lower - masked
+            ties += equal
+        }
+        return (rankable, below, ties)
+    }
+
+    /// The entries of `row` above `q`, below it and equal to it (NaN in none), eight lanes at a time.
+    static func counts(_ row: UnsafeBufferPointer<Float>, _ q: Float) -> (above: Int, below: Int, equal: Int) {
+        let lanes = SIMD8<Float>(repeating: q), one = SIMD8<Int32>(repeating: 1), zero = SIMD8<Int32>()
+        var above = zero, below = zero, equal = zero
+        var j = 0
+        let base = row.baseAddress!
+        while j + 8 <= row.count {
+            let v = UnsafeRawPointer(base + j).loadUnaligned(as: SIMD8<Float>.self)
+            above &+= zero.replacing(with: one, where: v .> lanes)
+            below &+= zero.replacing(with: one, where: v .< lanes)
+            equal &+= zero.replacing(with: one, where: v .== lanes)
+            j += 8
+        }
+        var a = Int(above.wrappedSum()), b = Int(below.wrappedSum()), e = Int(equal.wrappedSum())
+        while j < row.count {
+            let v = base[j]
+            a += v > q ? 1 : 0; b += v < q ? 1 : 0; e += v == q ? 1 : 0
+            j += 1
+        }
+        return (a, b, e)
+    }
+
+    /// The same counts for many positives: one pass with a binary search among their sorted scores per item.
+    static func countsBySearch(_ row: UnsafeBufferPointer<Float>, _ scores: UnsafeBufferPointer<Float>) -> (Int, Int, Int) {
+        var rankable = 0, below = 0, ties = 0
+        for s in row where s > -.infinity {
+            rankable += 1
+            let (lower, upper) = bounds(of: s, in: scores)
+            below += scores.count - upper   // positives scored above s
+            ties += upper - lower
+        }
+        return (rankable, below, ties)
     }
 
     /// The first index whose score is ≥ `s` and the first whose score is > `s` in ascending `scores`.

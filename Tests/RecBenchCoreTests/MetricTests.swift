@@ -111,11 +111,14 @@ struct GAUCTests {
 
     @Test func matchesCountingEveryPair() {
         var rng = SeededGenerator(seed: 7)
+        var searched = 0
         for trial in 0..<200 {
-            let n = 2 + Int(rng.next() % 40)
+            // Odd trials: long rows with over 32 positives (the binary-search path), even ones a few (one pass per positive).
+            let n = trial % 2 == 1 ? 80 + Int(rng.next() % 60) : 2 + Int(rng.next() % 40)
             // Few distinct values, so ties are common; a few masked items.
             let row: [Float] = (0..<n).map { _ in rng.next() % 9 == 0 ? -.infinity : Float(rng.next() % 6) }
-            let positives = (0..<Int32(n)).filter { _ in rng.next() % 3 == 0 }
+            let positives = (0..<Int32(n)).filter { _ in rng.next() % (trial % 2 == 1 ? 2 : 3) == 0 }
+            if positives.filter({ row[Int($0)] > -.infinity }).count > 32 { searched += 1 }
             var wins = 0.0, negatives = 0
             for j in 0..<n where row[j] > -.infinity && !positives.contains(Int32(j)) { negatives += 1 }
             for p in positives where row[Int(p)] > -.infinity {
@@ -128,6 +131,7 @@ struct GAUCTests {
             #expect((got == nil) == (expected == nil), "trial \(trial)")
             if let got, let expected { #expect(close(got, expected), "trial \(trial)") }
         }
+        #expect(searched > 50)
     }
 
     @Test func weightsRowsByTheirPositivesAndSkipsRowsWithoutAUC() {
