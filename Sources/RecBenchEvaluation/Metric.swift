@@ -263,7 +263,8 @@ public enum GAUC {
         return (lo, upper)
     }
 
-    /// RecBole's average: Σ positives · AUC / Σ positives over the rows that have one.
+    /// RecBole's average: Σ positives · AUC / Σ positives over the rows that have one; 0 when none has
+    /// (RecBole's NaN would read as a diverged model).
     public static func weightedMean(_ aucs: [Double], positives: [Int]) -> Double {
         var sum = 0.0, weight = 0
         for (auc, p) in zip(aucs, positives) where !auc.isNaN {

@@ -171,6 +171,9 @@ import Testing
             #expect(report.stdout.split(separator: "\n").contains { $0.contains("| \(model) |") && $0.contains("| 3 (") }, "\(report.stdout)")
         }
         #expect(report.stdout.contains("ItemKNN (tuned: best of 3 trials)"), "\(report.stdout)")
+        // Sorted by a value no run keeps per user, the table stays, without a p-value (it once gave way to a warning).
+        let byCoverage = try w.run(["report", "out", "--sort", "item_coverage@5"])
+        #expect(byCoverage.status == 0 && byCoverage.stdout.contains("Default against tuned"), "\(byCoverage.stdout)\(byCoverage.stderr)")
         let again = try w.run(sweep)
         #expect(again.stdout.contains("0 run now, 5 already done"), "\(again.stdout)")
     }

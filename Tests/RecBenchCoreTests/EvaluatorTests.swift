@@ -49,16 +49,21 @@ struct EvaluatorTests {
         #expect(close(r["recall@2"]!, 1))
     }
 
-    /// GAUC reads the masked row: u's positives b and c, v's positive a (scores a 4 > b 3 > c 2 > d 1).
-    /// recbole: u ranks b c d (both beat d), v ranks a b d: 1. none: u's b and c each beat d and lose
-    /// to a (2 of 4 pairs), v 1: (2 · ½ + 1) / 3. seen: u's b is masked (no win), c beats d (1 of 2 · 1 pairs).
+    /// GAUC reads the masked row. Scores a 4, b 3, d 2, c 1; u's positives b and c, v's a (weights 2 and 1); v's row
+    /// is 1 under every mask (a beats b and d, and c unless masked). recbole: u ranks b c d, b beats d, c does not: ½,
+    /// so (2 · ½ + 1) / 3. none: u's negatives a and d, b beats d: ¼, so (2 · ¼ + 1) / 3. seen: u's b is masked (no
+    /// win) and c loses to d: 0, so ⅓. The value early stopping reads from a ranked pass is the summary's.
     @Test func gaucFollowsTheMask() throws {
         let (split, d) = try fixture()
-        for (mask, expected) in [(HistoryMask.recbole, 1.0), (.none, 2.0 / 3), (.seen, 2.0 / 3)] {
+        var table = Matrix(rows: d.userCount, columns: d.itemCount)
+        for u in 0..<d.userCount { for (token, s) in [("a", 4), ("b", 3), ("c", 1), ("d", 2)] { table[u, Int(d.itemIDs[token]!)] = Float(s) } }
+        for (mask, expected) in [(HistoryMask.recbole, 2.0 / 3), (.none, 0.5), (.seen, 1.0 / 3)] {
             let settings = EvaluationSettings(metrics: ["NDCG", "GAUC"], cutoffs: [2], historyMask: mask)
             #expect(settings.keys == ["ndcg@2", "gauc"])
-            let r = Evaluator.evaluate(scorer(d), split: split, part: .test, settings: settings, compute: Compute(threads: 1))
-            #expect(close(r["gauc"]!, expected), "\(mask)")
+            let pass = Evaluator.rank(FixedScorer(table: table), target: EvaluationTarget(.test, in: split), settings: settings,
+                                      compute: Compute(threads: 1))
+            #expect(close(pass.summarized()["gauc"]!, expected), "\(mask)")
+            #expect(pass.value(of: "gauc") == pass.summarized()["gauc"])
         }
     }
 

@@ -13,7 +13,8 @@ extension Report {
         public let tuned: Entry
         public let standard: Entry
         /// The paired t-test of `metric` (tuned − default) over the users both evaluated; nil
-        /// without per-user values.
+        /// without per-user values (a missing sidecar, or a metric that has none: list metrics,
+        /// analyses, GAUC).
         public let outcome: Significance.Outcome?
     }
 
@@ -32,7 +33,7 @@ extension Report {
                 }
                 guard let standard = candidates.min(by: { differences($0) < differences($1) }) else { continue }
                 var outcome: Significance.Outcome?
-                if let a = try perUserValues(tuned, metric: metric), let b = try perUserValues(standard, metric: metric) {
+                if hasPerUserValues(metric), let a = try perUserValues(tuned, metric: metric), let b = try perUserValues(standard, metric: metric) {
                     let users = a.keys.filter { b[$0] != nil }.sorted()
                     outcome = Significance.pairedTTest(users.map { a[$0]! }, users.map { b[$0]! })
                 }
@@ -40,6 +41,13 @@ extension Report {
             }
         }
         return pairs
+    }
+
+    /// Whether runs store `metric` per user: the per-user ranking metrics do; list metrics, the
+    /// analyses and GAUC (weighted by each row's positives) have no column to pair.
+    func hasPerUserValues(_ metric: String) -> Bool {
+        guard let key = MetricKey(parsing: metric) else { return false }
+        return MetricRegistry.ranking.contains { $0.name.lowercased() == key.name }
     }
 
     /// A run's per-user test values of `metric` by user (nil when its sidecar is missing).
