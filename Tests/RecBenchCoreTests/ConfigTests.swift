@@ -167,8 +167,8 @@ struct ConfigTests {
     }
 
     /// Values RecBole 1.2.1 refuses or reads otherwise, which recbench once accepted silently:
-    /// valid_metric_bigger follows the metric (an explicit contradiction is an error), an ungrouped
-    /// or unordered eval_args, a bare number as an interval, a distribution that is no name.
+    /// valid_metric_bigger follows the metric (an explicit contradiction is an error), an unordered
+    /// eval_args or a TS split RecBole cannot make, a bare number as an interval, a distribution that is no name.
     @Test func recBolesOwnRulesAreNotSilentlyBent() throws {
         func config(_ yaml: String) throws -> Config { try Config(layers: [try ConfigLayer.yaml(yaml, source: "t.yml")], modelKeys: models) }
         #expect(try EvaluationSettings(config("metrics: [GiniIndex, MRR]\nvalid_metric: GiniIndex@10\n")).validMetricBigger == false)
@@ -176,8 +176,16 @@ struct ConfigTests {
         #expect(try EvaluationSettings(config("valid_metric_bigger: true\n")).validMetricBigger == true)
         let contradiction = #expect(throws: RecBenchError.self) { try EvaluationSettings(config("valid_metric_bigger: false\n")) }
         #expect(contradiction?.message.contains("mrr@10") == true && contradiction?.location.hasPrefix("t.yml:") == true)
-        let ungrouped = #expect(throws: RecBenchError.self) { try SplitSettings(config("eval_args: {group_by: ~, order: TO, split: {RS: [0.8, 0.1, 0.1]}}\n")) }
-        #expect(ungrouped?.message.contains("ungrouped") == true)
+        // group_by: ~ or none is RecBole's ungrouped ratio split; TS is read as RecBole 1.2.1 reads it, and refused where it fails.
+        #expect(try SplitSettings(config("eval_args: {group_by: ~, order: TO, split: {RS: [0.8, 0.1, 0.1]}}\n")).grouping == .none)
+        #expect(try SplitSettings(config("eval_args: {group_by: none, order: TO, split: {RS: [0.8, 0.1, 0.1]}}\n")).grouping == .none)
+        #expect(try SplitSettings(config("eval_args: {group_by: user, order: TO, split: {TS: [8, 1, 1]}}\n")).strategy == .timeBoundary([8, 1, 1]))
+        let item = #expect(throws: RecBenchError.self) { try SplitSettings(config("eval_args: {group_by: item, order: TO, split: {RS: [8, 1, 1]}}\n")) }
+        #expect(item?.message.contains("user or none") == true)
+        let twoRatios = #expect(throws: RecBenchError.self) { try SplitSettings(config("eval_args: {order: TO, split: {TS: [0.9, 0.1]}}\n")) }
+        #expect(twoRatios?.message.contains("3 non-negative ratios") == true)
+        let shuffled = #expect(throws: RecBenchError.self) { try SplitSettings(config("eval_args: {order: RO, split: {TS: [0.8, 0.1, 0.1]}}\n")) }
+        #expect(shuffled?.message.contains("order: TO") == true)
         #expect(throws: RecBenchError.self) { try SplitSettings(config("eval_args: {group_by: user, order: ~, split: {RS: [0.8, 0.1, 0.1]}}\n")) }
         let bare = #expect(throws: RecBenchError.self) { try DataSettings(config("dataset: tiny\ndata_path: data/\nuser_inter_num_interval: 5\n")) }
         #expect(bare?.message.contains("\"[5,inf)\"") == true)

@@ -99,6 +99,43 @@ struct ReferenceTests {
         check(got["EASE/recbole"]!, figures(["gauc", "ndcg@10"], [0.8147, 0.1318]), tolerance: 0.0001, "EASE GAUC")
     }
 
+    /// RecBole's ungrouped ratio split (`group_by: none`) and its `TS` split, against its EASE runs
+    /// (docs/recbole-general.md, "Splits across users"). The data: ml-100k with each timestamp
+    /// replaced by its rank among the distinct ones (so RecBole's float32 copy is exact), the users
+    /// with at least five interactions up to the ranks' 20th percentile (numpy's), so that every
+    /// evaluated user has train interactions (a user without any gets scores that are all ties).
+    @Test(arguments: [("{group_by: none, order: TO, split: {RS: [0.8, 0.1, 0.1]}, mode: full}", [20727, 2590, 2590],
+                       [0.0518, 0.1030, 0.3604, 0.2065, 0.1945]),
+                      ("{group_by: user, order: TO, split: {TS: [0.8, 0.1, 0.1]}, mode: full}", [20633, 2683, 2591],
+                       [0.0503, 0.0946, 0.3872, 0.2081, 0.1882])])
+    func splitsAcrossUsersMatchRecBolesEASE(evalArgs: String, sizes: [Int], test: [Double]) throws {
+        let folder = Fixtures.temporaryDirectory() + "/ml100kts2"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let file = try rankedEarlyUsers(of: Fixtures.sharedRoot! + "/datasets/ml-100k/ml-100k.inter")
+        try file.write(toFile: folder + "/ml100kts2.inter", atomically: true, encoding: .utf8)
+        let (summary, got) = try run(["data_path=\((folder as NSString).deletingLastPathComponent)", "dataset=ml100kts2", "eval_args=\(evalArgs)",
+                                      "metrics=[Recall, MRR, NDCG]"], models: ["EASE"], masks: [.recbole])
+        #expect([summary!.train, summary!.valid, summary!.test] == sizes)
+        check(got["EASE/recbole"]!, figures(["recall@10", "recall@20", "mrr@10", "ndcg@10", "ndcg@20"], test), tolerance: 0.0001, "EASE \(evalArgs)")
+    }
+
+    /// The fixture above, from ml-100k's atomic file (as the Python that made RecBole's copy does).
+    func rankedEarlyUsers(of path: String) throws -> String {
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        let rows = lines.dropFirst().map { $0.split(separator: "\t").map(String.init) }
+        let distinct = Array(Set(rows.map { Double($0[3])! })).sorted()
+        let rank = Dictionary(uniqueKeysWithValues: distinct.enumerated().map { ($1, $0) })
+        let ranks = rows.map { rank[Double($0[3])!]! }
+        let sorted = ranks.sorted(), index = Double(sorted.count - 1) * 0.2
+        let lower = Int(index), gamma = index - Double(lower)
+        let (a, b) = (Double(sorted[lower]), Double(sorted[lower + 1]))
+        let cut = gamma >= 0.5 ? b - (b - a) * (1 - gamma) : a + (b - a) * gamma
+        var early: [String: Int] = [:]
+        for (row, r) in zip(rows, ranks) where Double(r) <= cut { early[row[0], default: 0] += 1 }
+        let kept = zip(rows, ranks).filter { early[$0.0[0], default: 0] >= 5 }
+        return lines[0] + "\n" + kept.map { row, r in [row[0], row[1], row[2], String(r)].joined(separator: "\t") + "\n" }.joined()
+    }
+
     /// On ml-100k, with no repeated pairs, `seen` must equal `recbole` exactly.
     @Test func seenEqualsRecboleWithoutRepeats() throws {
         let data = Fixtures.sharedRoot! + "/datasets/"

@@ -49,6 +49,42 @@ struct SplitterTests {
         #expect(try split(7).filter { $0 == .test }.count == 4 * 5)   // 50 rows per user → 40/5/5
     }
 
+    /// Ten rows of three users; row 8 is the latest. By (time, row): 1 3 5 7 0 9 4 6 2 8.
+    func threeUsers() -> Interactions {
+        interactions([(0, 1, 5), (1, 1, 1), (2, 1, 9), (0, 2, 2), (1, 2, 7), (2, 2, 3), (0, 3, 8), (1, 3, 4), (2, 3, 10), (0, 4, 6)])
+    }
+
+    @Test func ungroupedRatioSplitCutsTheWholeLogByTime() throws {
+        // Ten rows → 8 / 1 / 1 in time order: row 2 (time 9) is valid, row 8 (time 10) test; no user is cut alone.
+        let settings = SplitSettings(order: .time, strategy: rs, seed: 1, grouping: .none)
+        #expect(try Splitter.split(threeUsers(), userCount: 3, settings: settings)
+                == [.train, .train, .valid, .train, .train, .train, .train, .train, .test, .train])
+    }
+
+    @Test func timeBoundarySplitCutsTestAtAPercentileAndValidPerUser() throws {
+        // Boundary: numpy's 90th percentile of 1…10 is 9.1, so only row 8 is test. Before it, each user's rows
+        // in time order, the first ⌊n · 0.8 / 0.9⌋ train: user 0 rows 3 0 9 | 6, user 1 rows 1 7 | 4, user 2 row 5 | 2.
+        let settings = SplitSettings(order: .time, strategy: .timeBoundary([0.8, 0.1, 0.1]), seed: 1)
+        #expect(try Splitter.split(threeUsers(), userCount: 3, settings: settings)
+                == [.train, .train, .valid, .train, .valid, .train, .valid, .train, .test, .train])
+    }
+
+    /// numpy 1.26's `np.percentile` on the same values (its printed results), the last past
+    /// halfway between two values, where numpy interpolates from the upper one.
+    @Test func percentileIsNumpys() {
+        #expect(Splitter.percentile([1, 2, 3, 4], 90) == 3.7)
+        #expect(Splitter.percentile([10, 20, 30], 75) == 25.0)
+        #expect(Splitter.percentile([5, 1, 9, 3, 7], 30) == 3.4)
+        #expect(Splitter.percentile([0, 1e9, 1e9 + 1], 99.9) == 1000000000.998)
+    }
+
+    @Test func nextItemSplitRefusesCutsAcrossUsers() {
+        for settings in [SplitSettings(order: .time, strategy: rs, seed: 1, grouping: .none),
+                         SplitSettings(order: .time, strategy: .timeBoundary([0.8, 0.1, 0.1]), seed: 1)] {
+            #expect(throws: RecBenchError.self) { try SequenceSplitter.split(threeUsers(), userCount: 3, settings: settings) }
+        }
+    }
+
     @Test func timeOrderWithoutTimestampsIsAClearError() {
         let log = Interactions(users: [0], items: [0], timestamps: nil, ratings: nil, parts: nil)
         #expect(throws: RecBenchError.self) {

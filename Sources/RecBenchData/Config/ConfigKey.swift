@@ -92,8 +92,9 @@ public enum ConfigKeys {
         ConfigKey("eval_args", "map", .map([
             "split": .map(["RS": .list([.double(0.8), .double(0.1), .double(0.1)])]),
             "order": .string("RO"), "group_by": .string("user"), "mode": .string("full"),
-        ]), "Split and ranking protocol: `split` ({RS: [train, valid, test]} or {LS: valid_and_test | test_only}), `order` (TO by time, RO random), "
-            + "`group_by` (user), `mode` (full, or {valid: full, test: full}). As in RecBole, a file's eval_args replaces an earlier file's whole and "
+        ]), "Split and ranking protocol: `split` ({RS: [train, valid, test]}, {LS: valid_and_test | test_only} or {TS: [train, valid, "
+            + "test]}: test after one time for all users), `order` (TO by time, RO random), `group_by` (user, or none: RS over the whole log), "
+            + "`mode` (full, or {valid: full, test: full}). As in RecBole, a file's eval_args replaces an earlier file's whole and "
             + "its missing entries take these defaults; a sequential model whose config sets no eval_args gets RecBole's "
             + "{split: {LS: valid_and_test}, order: TO}; "
             + "`--set eval_args.KEY=V` changes one entry."),

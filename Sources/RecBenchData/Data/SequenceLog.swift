@@ -91,6 +91,10 @@ public struct SequenceLog: Sendable {
 /// are cut by `eval_args` like a general model's interactions; the first interaction is
 /// input only (train). A pre-split dataset keeps each example's file.
 public enum SequenceSplitter {
+    /// Why a split across users (`group_by: none`, `TS`) is refused here.
+    public static let cutsEachUserOnly = "group_by: none and TS cut the log at one time or position for all users, and recbench's "
+        + "next-item split cuts each user's examples: use RS or LS with group_by: user (or eval_protocol: user)"
+
     /// The part of each interaction row.
     public static func split(_ interactions: Interactions, userCount: Int, settings: SplitSettings) throws -> [SplitPart] {
         guard settings.order == .time else {
@@ -98,6 +102,7 @@ public enum SequenceSplitter {
                                        "is RO, but sequential evaluation needs the interactions in time order: use order: TO (RecBole refuses RO too)")
         }
         if let parts = interactions.parts { return parts.map { SplitPart(rawValue: $0)! } }
+        guard settings.cutsEachUser else { throw RecBenchError.config("eval_args", cutsEachUserOnly) }
         guard interactions.timestamps != nil else {   // file order would stand in for time without a word
             throw RecBenchError.config("eval_args.order", "is TO but no time column is loaded: add TIME_FIELD to load_col.inter "
                                        + "(RecBole's sequential dataset sorts each user's items by it)")

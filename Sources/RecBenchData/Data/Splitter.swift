@@ -12,10 +12,23 @@ public enum SplitOrder: String, Sendable {
 /// How each user's ordered interactions are cut into train / valid / test.
 public enum SplitStrategy: Sendable, Equatable {
     /// RecBole's `RS`: by ratio per user, every part but the first rounded down, with small
-    /// users topped up (`_calcu_split_ids`). Two ratios mean train / test.
+    /// users topped up (`_calcu_split_ids`). Two ratios mean train / test. With `group_by:
+    /// none`, the same cut over the whole log at once.
     case ratio([Double])
     /// RecBole's `LS`: the last interaction(s) go to test (and valid).
     case leaveOneOut(validAndTest: Bool)
+    /// RecBole 1.2.1's `TS` (three ratios): test is every interaction after one time for all
+    /// users, the percentile 1 − test ratio of all timestamps; each user's earlier
+    /// interactions are cut into train and valid as train : valid.
+    case timeBoundary([Double])
+}
+
+/// Whether a ratio split cuts each user's history or the whole log (`eval_args.group_by`).
+public enum SplitGrouping: String, Sendable {
+    case user
+    /// RecBole's `group_by: none` (or `~`): the log in one order, cut once, so test holds the
+    /// latest interactions of the whole log (under TO), whoever made them.
+    case none
 }
 
 /// The split part of each interaction.
@@ -31,18 +44,39 @@ public struct SplitSettings: Sendable, Equatable {
     public var order: SplitOrder
     public var strategy: SplitStrategy
     public var seed: UInt64
+    /// Read by `RS` only: RecBole's `LS` and `TS` always group by user.
+    public var grouping = SplitGrouping.user
 
     /// Whether the split asks for a valid part (three ratios, or leave-one-out for valid and test).
     public var hasValidPart: Bool {
         switch strategy {
-        case .ratio(let ratios): return ratios.count == 3 && ratios[1] > 0
+        case .ratio(let ratios), .timeBoundary(let ratios): return ratios.count == 3 && ratios[1] > 0
         case .leaveOneOut(let validAndTest): return validAndTest
         }
     }
 
+    /// Whether each user's history is cut on its own by counts (RS grouped by user, or LS): what the
+    /// next-item protocol's per-user example split needs.
+    public var cutsEachUser: Bool {
+        switch strategy {
+        case .ratio: return grouping == .user
+        case .leaveOneOut: return true
+        case .timeBoundary: return false
+        }
+    }
+
     /// A split description.
-    public init(order: SplitOrder, strategy: SplitStrategy, seed: UInt64) {
-        self.order = order; self.strategy = strategy; self.seed = seed
+    public init(order: SplitOrder, strategy: SplitStrategy, seed: UInt64, grouping: SplitGrouping = .user) {
+        self.order = order; self.strategy = strategy; self.seed = seed; self.grouping = grouping
+    }
+
+    /// `eval_args.group_by`: absent or `user`, or RecBole's ungrouped `~` / `none`.
+    static func grouping(_ value: ConfigValue?, origin: String) throws -> SplitGrouping {
+        switch value {
+        case nil, .string("user")?: return .user
+        case .null?, .string("none")?, .string("None")?: return .none
+        case let group?: throw RecBenchError.config("eval_args.group_by", origin: origin, "expected user or none, got \(group)")
+        }
     }
 
     /// Reads `eval_args` and `seed`.
@@ -53,11 +87,7 @@ public struct SplitSettings: Sendable, Equatable {
         for key in args.keys where !known.contains(key) {
             throw RecBenchError.config("eval_args.\(key)", origin: origin, "unknown entry\(Suggestion.hint(for: key, in: known))")
         }
-        if let group = args["group_by"], group.stringValue != "user" {
-            throw RecBenchError.config("eval_args.group_by", origin: origin, group == .null
-                ? "~ splits all interactions together, ungrouped, in RecBole; recbench splits each user's history: use group_by: user"
-                : "only `user` is supported, got \(group)")
-        }
+        grouping = try Self.grouping(args["group_by"], origin: origin)
         // `mode: full`, or RecBole 1.2's per-split form `{valid: full, test: full}`.
         let isFull: Bool
         switch args["mode"] {
@@ -83,6 +113,17 @@ public struct SplitSettings: Sendable, Equatable {
                 throw RecBenchError.config("eval_args.split.RS", origin: origin, "expected 2 or 3 non-negative ratios, got \(value)")
             }
             strategy = .ratio(ratios)
+        case "TS":
+            // RecBole reads a third ratio (the test share) and divides by 1 − it: three ratios, test below the whole.
+            guard case .list(let items) = value, let ratios = Optional(items.compactMap(\.doubleValue)), ratios.count == items.count,
+                  ratios.count == 3, ratios.allSatisfy({ $0 >= 0 }), ratios[0] > 0, ratios[2] < ratios.reduce(0, +) else {
+                throw RecBenchError.config("eval_args.split.TS", origin: origin,
+                                           "expected 3 non-negative ratios (train, valid, test; train above 0), got \(value)")
+            }
+            guard args["order"]?.stringValue == "TO" else {
+                throw RecBenchError.config("eval_args.order", origin: origin, "TS cuts by time: set order: TO")
+            }
+            strategy = .timeBoundary(ratios)
         case "LS":
             switch value.stringValue {
             case "valid_and_test": strategy = .leaveOneOut(validAndTest: true)
@@ -91,7 +132,7 @@ public struct SplitSettings: Sendable, Equatable {
                 throw RecBenchError.config("eval_args.split.LS", origin: origin, "expected valid_and_test or test_only, got \(value)")
             }
         default:
-            throw RecBenchError.config("eval_args.split", origin: origin, "unknown split '\(kind)' (expected RS or LS)")
+            throw RecBenchError.config("eval_args.split", origin: origin, "unknown split '\(kind)' (expected RS, LS or TS)")
         }
         self.order = order
         self.seed = UInt64(bitPattern: Int64(try config.int("seed")))
@@ -117,7 +158,35 @@ public enum Splitter {
             var rng = SeededGenerator(seed: settings.seed, stream: 0x5B17)
             order.shuffle(using: &rng)
         }
-        // Group by user, keeping that order within each user (a counting sort).
+        if case .ratio = settings.strategy, settings.grouping == .none {
+            // The whole log at once, by (time, row) under TO: numpy's stable sort of the file's rows.
+            if !times.isEmpty { order.sort { (times[$0], $0) < (times[$1], $1) } }
+            var parts = [SplitPart](repeating: .train, count: interactions.count)
+            var position = 0
+            for (part, n) in zip([SplitPart.train, .valid, .test], partCounts(total: order.count, strategy: settings.strategy)) {
+                for _ in 0..<n { parts[order[position]] = part; position += 1 }
+            }
+            return parts
+        }
+        let (grouped, starts) = byUser(order, interactions: interactions, userCount: userCount, times: times)
+        if case .timeBoundary(let ratios) = settings.strategy {
+            return atTimeBoundary(grouped, starts: starts, times: times, ratios: ratios)
+        }
+        var parts = [SplitPart](repeating: .train, count: interactions.count)
+        for u in 0..<userCount {
+            let rows = grouped[starts[u]..<starts[u + 1]]
+            let counts = partCounts(total: rows.count, strategy: settings.strategy)
+            var position = rows.startIndex
+            for (part, n) in zip([SplitPart.train, .valid, .test], counts) {
+                for _ in 0..<n { parts[rows[position]] = part; position += 1 }
+            }
+        }
+        return parts
+    }
+
+    /// `order`'s rows grouped by user (a counting sort that keeps `order` within each user), each
+    /// user's rows by (time, row) when there are times; and where each user's rows start.
+    static func byUser(_ order: [Int], interactions: Interactions, userCount: Int, times: [Double]) -> (rows: [Int], starts: [Int]) {
         var starts = [Int](repeating: 0, count: userCount + 1)
         for u in interactions.users { starts[Int(u) + 1] += 1 }
         for u in 0..<userCount { starts[u + 1] += starts[u] }
@@ -133,16 +202,34 @@ public enum Splitter {
         if !times.isEmpty {
             for u in 0..<userCount { grouped[starts[u]..<starts[u + 1]].sort { (times[$0], $0) < (times[$1], $1) } }
         }
-        var parts = [SplitPart](repeating: .train, count: interactions.count)
-        for u in 0..<userCount {
+        return (grouped, starts)
+    }
+
+    /// RecBole 1.2.1's `TS`: test is every row after the boundary (numpy's linear percentile
+    /// 100 · (1 − test share) of all timestamps); of each user's rows up to it, in time order,
+    /// the first ⌊n · train / (train + valid)⌋ are train and the rest valid.
+    static func atTimeBoundary(_ grouped: [Int], starts: [Int], times: [Double], ratios raw: [Double]) -> [SplitPart] {
+        let total = raw.reduce(0, +)
+        let ratios = raw.map { $0 / total }
+        let boundary = percentile(times, 100 * (1 - ratios[2]))
+        var parts = [SplitPart](repeating: .test, count: times.count)
+        for u in 0..<(starts.count - 1) {
             let rows = grouped[starts[u]..<starts[u + 1]]
-            let counts = partCounts(total: rows.count, strategy: settings.strategy)
-            var position = rows.startIndex
-            for (part, n) in zip([SplitPart.train, .valid, .test], counts) {
-                for _ in 0..<n { parts[rows[position]] = part; position += 1 }
-            }
+            let before = rows.prefix { times[$0] <= boundary }
+            let cut = Int((Double(before.count) * (ratios[0] / (1 - ratios[2]))).rounded(.towardZero))
+            for (k, row) in before.enumerated() { parts[row] = k < cut ? .train : .valid }
         }
         return parts
+    }
+
+    /// numpy's `percentile(values, q)` with its default linear method, bit for bit: the sorted
+    /// values at (n − 1) · q / 100, interpolated as its `_lerp` does (from the upper end past halfway).
+    public static func percentile(_ values: [Double], _ q: Double) -> Double {
+        let sorted = values.sorted()
+        let index = Double(sorted.count - 1) * (q / 100)
+        let lower = Int(index.rounded(.down)), upper = min(lower + 1, sorted.count - 1)
+        let gamma = index - Double(lower), a = sorted[lower], b = sorted[upper], difference = b - a
+        return gamma >= 0.5 ? b - difference * (1 - gamma) : a + difference * gamma
     }
 
     /// How many of a user's `total` rows go to train, valid and test.
@@ -169,6 +256,9 @@ public enum Splitter {
             if !validAndTest { return [total - leave, 0, leave] }
             // With two or more rows to leave, valid then test get one each; with one, test.
             return leave == 2 ? [total - 2, 1, 1] : [total - leave, 0, leave]
+        case .timeBoundary(let ratios):
+            // TS cuts at a time, not by counts (`atTimeBoundary`); as counts it is its ratios' RS cut.
+            return partCounts(total: total, strategy: .ratio(ratios))
         }
     }
 }

@@ -130,6 +130,9 @@ public enum Experiment {
         }
         let training = try TrainingSettings(config)   // checked whatever the model, then dropped where no loop reads them:
         let data = try DataSettings(config)          // a grid over learning rates is one run of EASE, not one per rate
+        if evaluation.evaluationProtocol == .nextItem, !split.cutsEachUser, data.benchmarkFilenames == nil {
+            throw RecBenchError.config("eval_args", origin: config.origin(of: "eval_args"), SequenceSplitter.cutsEachUserOnly)
+        }
         // Likewise a grid over seeds is one run of a model that draws nothing, on a split that draws nothing.
         let seedFree = !modelType.readsSeed && (split.order == .time || data.benchmarkFilenames != nil)
         let identity = config.restricted { key in
@@ -393,12 +396,24 @@ public enum Experiment {
         guard summary.testUsers > 0 else {
             throw RecBenchError.config("eval_args", "the split leaves no \(nextItem ? "example" : "user") with a test interaction")
         }
+        if !nextItem, let message = coldStartNotice(split, test: testTarget) { logger.notice("\(message)"); notices.append(message) }
         if summary.validUsers == 0, plan.data.benchmarkFilenames == nil, plan.split.hasValidPart {
             notices.append("the split leaves the valid part empty (users too short for its ratios): no validation, so no early stopping, "
                            + "and the last epoch's parameters are tested")
             logger.notice("\(notices.last!)")
         }
         return SplitOutcome(split: split, sequences: sequences, valid: validTarget, test: testTarget, summary: summary)
+    }
+
+    /// A note when test users have no train interaction (a log cut at a time, `group_by: none` or
+    /// `TS`, leaves the newest users without one): a model that reads interactions alone scores
+    /// all their items alike, and their lists then follow its tie order (recbench's: lower item
+    /// id first; RecBole's: torch's), so their metrics say little.
+    static func coldStartNotice(_ split: SplitData, test: EvaluationTarget) -> String? {
+        let cold = test.users.filter { split.trainMatrix.entries(ofRow: Int($0)).isEmpty }.count
+        guard cold > 0 else { return nil }
+        return "\(cold) of the \(test.users.count) test users have no train interaction (cold start): models that learn from a user's "
+            + "items have nothing to go on for them (EASE, ItemKNN and the like score all their items alike: lower item id first)"
     }
 
     /// The sizes the model's FLOP and memory estimates read: the train split's interactions (repeats
