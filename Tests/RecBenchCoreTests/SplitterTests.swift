@@ -49,24 +49,28 @@ struct SplitterTests {
         #expect(try split(7).filter { $0 == .test }.count == 4 * 5)   // 50 rows per user → 40/5/5
     }
 
-    /// Ten rows of three users; row 8 is the latest. By (time, row): 1 3 5 7 0 9 4 6 2 8.
+    /// Ten rows of three users; rows 2 and 8 are the latest, at the same time. By (time, row): 1 3 5 7 0 9 4 6 2 8.
     func threeUsers() -> Interactions {
-        interactions([(0, 1, 5), (1, 1, 1), (2, 1, 9), (0, 2, 2), (1, 2, 7), (2, 2, 3), (0, 3, 8), (1, 3, 4), (2, 3, 10), (0, 4, 6)])
+        interactions([(0, 1, 5), (1, 1, 1), (2, 1, 9), (0, 2, 2), (1, 2, 7), (2, 2, 3), (0, 3, 8), (1, 3, 4), (2, 3, 9), (0, 4, 6)])
     }
 
     @Test func ungroupedRatioSplitCutsTheWholeLogByTime() throws {
-        // Ten rows → 8 / 1 / 1 in time order: row 2 (time 9) is valid, row 8 (time 10) test; no user is cut alone.
+        // Ten rows → 8 / 1 / 1 in time order, ties in file order: row 2 is valid, row 8 test; no user is cut alone.
         let settings = SplitSettings(order: .time, strategy: rs, seed: 1, grouping: .none)
         #expect(try Splitter.split(threeUsers(), userCount: 3, settings: settings)
                 == [.train, .train, .valid, .train, .train, .train, .train, .train, .test, .train])
     }
 
     @Test func timeBoundarySplitCutsTestAtAPercentileAndValidPerUser() throws {
-        // Boundary: numpy's 90th percentile of 1…10 is 9.1, so only row 8 is test. Before it, each user's rows
-        // in time order, the first ⌊n · 0.8 / 0.9⌋ train: user 0 rows 3 0 9 | 6, user 1 rows 1 7 | 4, user 2 row 5 | 2.
+        // Row r at time r. The boundary, numpy's 90th percentile of 0…10, is 9 exactly: row 9 is before it, row 10
+        // test. Before it each user's first ⌊n · 0.8 / 0.9⌋ rows are train: user 0 (rows 0 2 4 6 | 8), user 1
+        // (1 5 7 | 9), and user 2, whose one row 3 is valid and who has no train row (RS's top-up would keep it in train).
+        let log = interactions([0, 1, 0, 2, 0, 1, 0, 1, 0, 1, 2].enumerated().map { (Int32($1), Int32($0), Double($0)) })
         let settings = SplitSettings(order: .time, strategy: .timeBoundary([0.8, 0.1, 0.1]), seed: 1)
-        #expect(try Splitter.split(threeUsers(), userCount: 3, settings: settings)
-                == [.train, .train, .valid, .train, .valid, .train, .valid, .train, .test, .train])
+        #expect(try Splitter.split(log, userCount: 3, settings: settings)
+                == [.train, .train, .train, .valid, .train, .train, .train, .train, .valid, .valid, .test])
+        let shuffled = SplitSettings(order: .random, strategy: .timeBoundary([0.8, 0.1, 0.1]), seed: 1)
+        #expect(throws: RecBenchError.self) { try Splitter.split(log, userCount: 3, settings: shuffled) }
     }
 
     /// numpy 1.26's `np.percentile` on the same values (its printed results), the last past
@@ -76,6 +80,8 @@ struct SplitterTests {
         #expect(Splitter.percentile([10, 20, 30], 75) == 25.0)
         #expect(Splitter.percentile([5, 1, 9, 3, 7], 30) == 3.4)
         #expect(Splitter.percentile([0, 1e9, 1e9 + 1], 99.9) == 1000000000.998)
+        #expect(Splitter.percentile([0, 7], 60) == 4.199999999999999)   // a + d · γ would give 4.2
+        #expect(Splitter.percentile([], 50).isNaN)
     }
 
     @Test func nextItemSplitRefusesCutsAcrossUsers() {

@@ -1,7 +1,7 @@
 import Linalg
 import RecBenchSupport
 
-/// How interactions are ordered before the per-user cut.
+/// How interactions are ordered before the cut.
 public enum SplitOrder: String, Sendable {
     /// By time, stable for equal timestamps (file order).
     case time = "TO"
@@ -9,7 +9,7 @@ public enum SplitOrder: String, Sendable {
     case random = "RO"
 }
 
-/// How each user's ordered interactions are cut into train / valid / test.
+/// How the ordered interactions are cut into train / valid / test (each user's, or the whole log's).
 public enum SplitStrategy: Sendable, Equatable {
     /// RecBole's `RS`: by ratio per user, every part but the first rounded down, with small
     /// users topped up (`_calcu_split_ids`). Two ratios mean train / test. With `group_by:
@@ -39,7 +39,7 @@ public enum SplitPart: UInt8, Sendable, CaseIterable, Codable {
     public var name: String { ["train", "valid", "test"][Int(rawValue)] }
 }
 
-/// The protocol's split: `eval_args.order`, `eval_args.split`, grouped by user.
+/// The protocol's split: `eval_args.order`, `eval_args.split`, `eval_args.group_by`.
 public struct SplitSettings: Sendable, Equatable {
     public var order: SplitOrder
     public var strategy: SplitStrategy
@@ -74,7 +74,8 @@ public struct SplitSettings: Sendable, Equatable {
     static func grouping(_ value: ConfigValue?, origin: String) throws -> SplitGrouping {
         switch value {
         case nil, .string("user")?: return .user
-        case .null?, .string("none")?, .string("None")?: return .none
+        case .null?: return .none
+        case .string(let name)? where name.lowercased() == "none": return .none   // RecBole lower-cases it
         case let group?: throw RecBenchError.config("eval_args.group_by", origin: origin, "expected user or none, got \(group)")
         }
     }
@@ -139,7 +140,7 @@ public struct SplitSettings: Sendable, Equatable {
     }
 }
 
-/// Splits interactions per user.
+/// Splits interactions: per user, over the whole log (`group_by: none`), or at a time (`TS`).
 public enum Splitter {
     /// The part of each interaction. Pre-split datasets keep their files' parts.
     public static func split(_ interactions: Interactions, userCount: Int, settings: SplitSettings) throws -> [SplitPart] {
@@ -170,6 +171,9 @@ public enum Splitter {
         }
         let (grouped, starts) = byUser(order, interactions: interactions, userCount: userCount, times: times)
         if case .timeBoundary(let ratios) = settings.strategy {
+            guard !times.isEmpty || interactions.count == 0 else {   // SplitSettings(config) refuses TS under RO already
+                throw RecBenchError.config("eval_args.order", "TS cuts by time: set order: TO")
+            }
             return atTimeBoundary(grouped, starts: starts, times: times, ratios: ratios)
         }
         var parts = [SplitPart](repeating: .train, count: interactions.count)
@@ -208,7 +212,9 @@ public enum Splitter {
     /// RecBole 1.2.1's `TS`: test is every row after the boundary (numpy's linear percentile
     /// 100 · (1 − test share) of all timestamps); of each user's rows up to it, in time order,
     /// the first ⌊n · train / (train + valid)⌋ are train and the rest valid.
+    /// RecBole compares its float32 times with the boundary in float32; recbench's times are exact and compared as doubles.
     static func atTimeBoundary(_ grouped: [Int], starts: [Int], times: [Double], ratios raw: [Double]) -> [SplitPart] {
+        guard !times.isEmpty else { return [] }
         let total = raw.reduce(0, +)
         let ratios = raw.map { $0 / total }
         let boundary = percentile(times, 100 * (1 - ratios[2]))
@@ -224,7 +230,9 @@ public enum Splitter {
 
     /// numpy's `percentile(values, q)` with its default linear method, bit for bit: the sorted
     /// values at (n − 1) · q / 100, interpolated as its `_lerp` does (from the upper end past halfway).
+    /// NaN for no values.
     public static func percentile(_ values: [Double], _ q: Double) -> Double {
+        guard !values.isEmpty else { return .nan }
         let sorted = values.sorted()
         let index = Double(sorted.count - 1) * (q / 100)
         let lower = Int(index.rounded(.down)), upper = min(lower + 1, sorted.count - 1)

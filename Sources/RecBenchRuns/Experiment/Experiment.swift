@@ -396,7 +396,7 @@ public enum Experiment {
         guard summary.testUsers > 0 else {
             throw RecBenchError.config("eval_args", "the split leaves no \(nextItem ? "example" : "user") with a test interaction")
         }
-        if !nextItem, let message = coldStartNotice(split, test: testTarget) { logger.notice("\(message)"); notices.append(message) }
+        if !nextItem, let message = coldStartNotice(split, valid: validTarget, test: testTarget) { logger.notice("\(message)"); notices.append(message) }
         if summary.validUsers == 0, plan.data.benchmarkFilenames == nil, plan.split.hasValidPart {
             notices.append("the split leaves the valid part empty (users too short for its ratios): no validation, so no early stopping, "
                            + "and the last epoch's parameters are tested")
@@ -405,15 +405,17 @@ public enum Experiment {
         return SplitOutcome(split: split, sequences: sequences, valid: validTarget, test: testTarget, summary: summary)
     }
 
-    /// A note when test users have no train interaction (a log cut at a time, `group_by: none` or
-    /// `TS`, leaves the newest users without one): a model that reads interactions alone scores
-    /// all their items alike, and their lists then follow its tie order (recbench's: lower item
-    /// id first; RecBole's: torch's), so their metrics say little.
-    static func coldStartNotice(_ split: SplitData, test: EvaluationTarget) -> String? {
-        let cold = test.users.filter { split.trainMatrix.entries(ofRow: Int($0)).isEmpty }.count
-        guard cold > 0 else { return nil }
-        return "\(cold) of the \(test.users.count) test users have no train interaction (cold start): models that learn from a user's "
-            + "items have nothing to go on for them (EASE, ItemKNN and the like score all their items alike: lower item id first)"
+    /// A note when evaluated users have no train interaction (a log cut at a time, `group_by: none` or
+    /// `TS`, leaves the newest users without one; TS gives a user with one earlier row a valid row and
+    /// no train row): a model that reads interactions alone scores all their items alike, and their
+    /// lists then follow its tie order (recbench's: lower item id first; RecBole's: torch's).
+    static func coldStartNotice(_ split: SplitData, valid: EvaluationTarget, test: EvaluationTarget) -> String? {
+        func cold(_ target: EvaluationTarget) -> Int { target.users.filter { split.trainMatrix.entries(ofRow: Int($0)).isEmpty }.count }
+        let (coldValid, coldTest) = (cold(valid), cold(test))
+        guard coldValid + coldTest > 0 else { return nil }
+        return "\(coldTest) of the \(test.users.count) test users and \(coldValid) of the \(valid.users.count) valid users have no train "
+            + "interaction (cold start): models that learn from a user's items have nothing to go on for them (EASE, ItemKNN and the "
+            + "like score all their items alike: lower item id first)"
     }
 
     /// The sizes the model's FLOP and memory estimates read: the train split's interactions (repeats
