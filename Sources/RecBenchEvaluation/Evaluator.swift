@@ -154,9 +154,7 @@ public enum Evaluator {
         // Shared work once per pass, not per batch or worker; rows that are queries read them.
         let scorer = (target.queries?.scorer(for: scorer) ?? scorer).preparedForScoring(compute: compute)
         profile?.charge("\(phase): scores", forward: (ContinuousClock.now - started).seconds, calls: 0)
-        // GAUC, when asked for, takes the column after the per-cutoff ones.
-        let table = RankingTable(users: users.count, keys: metrics.count * settings.cutoffs.count + (settings.computesGAUC ? 1 : 0),
-                                 cutoffs: settings.cutoffs.count)
+        let table = RankingTable(users: users.count, keys: gaucColumn(settings) + (settings.computesGAUC ? 1 : 0), cutoffs: settings.cutoffs.count)
         // The ranked lists are written where the result keeps them: no copy at the end.
         var topItems = [Int32](repeating: -1, count: users.count * width)
         // A repeat-aware model's P(repeat) per row, written by the scoring pass itself.
@@ -165,7 +163,7 @@ public enum Evaluator {
         topItems.withUnsafeMutableBufferPointer { top in modes.withUnsafeMutableBufferPointer { modeSlots in
             let ranking = Ranking(target: target, settings: settings, metrics: metrics, table: table,
                                   lists: UnsafeShared(top.baseAddress!), width: width,   // each worker writes only its users' lists
-                                  modes: readsModes ? modeSlots.baseAddress.map { UnsafeShared($0) } : nil)
+                                  modes: readsModes ? modeSlots.baseAddress.map { UnsafeShared($0) } : nil, gaucColumn: gaucColumn(settings))
             var start = 0
             let blockUsers = settings.usersPerBlock(items: target.itemCount)
             let perWorker = compute.splitsProducts ? WorkerBlocks(workers: compute.activeWorkers) : nil
@@ -237,7 +235,7 @@ public enum Evaluator {
         }
         // GAUC's mean is weighted by each row's positives, and a row without negatives has no AUC: no per-user
         // column for the paired tests, which compare plain per-user means.
-        if settings.computesGAUC { values[GAUC.key] = gauc(table, column: rankingKeys.count, target: target) }
+        if settings.computesGAUC { values[GAUC.key] = gauc(table, settings: settings, target: target) }
         let trainCounts = target.trainCounts
         for name in MetricRegistry.lists.map({ $0.name }) + [TailPercentage.name] where settings.metrics.contains(name) {
             for k in settings.cutoffs {
@@ -270,9 +268,12 @@ public enum Evaluator {
 }
 
 extension Evaluator {
+    /// The ranking table's GAUC column: the one after the per-cutoff metrics' columns.
+    static func gaucColumn(_ settings: EvaluationSettings) -> Int { rankingMetrics(settings).count * settings.cutoffs.count }
+
     /// GAUC over the table's column of per-row AUCs (NaN where a row has none), weighted by each row's positives.
-    static func gauc(_ table: RankingTable, column: Int, target: EvaluationTarget) -> Double {
-        GAUC.weightedMean(table.metricColumn(column), positives: target.users.map { target.positives.entries(ofRow: Int($0)).count })
+    static func gauc(_ table: RankingTable, settings: EvaluationSettings, target: EvaluationTarget) -> Double {
+        GAUC.weightedMean(table.metricColumn(gaucColumn(settings)), positives: target.users.map { target.positives.entries(ofRow: Int($0)).count })
     }
 
     /// List metric `name` (a registry name, any case) at `k` over every ranked list; nil when
@@ -311,6 +312,8 @@ struct Ranking: Sendable {
     let width: Int
     /// Where a repeat-aware model's rows' P(repeat) go, slot by slot (nil: not read).
     let modes: UnsafeShared<UnsafeMutablePointer<Float>>?
+    /// The table's GAUC column (`Evaluator.gaucColumn`), worked out once per pass, not per row.
+    let gaucColumn: Int
 
     /// Scores `rows` (slots `firstSlot…`) into `block`, with their repeat modes when the pass reads them.
     func score(_ scorer: any Scorer, rows: ArraySlice<Int32>, firstSlot: Int, into block: inout Matrix, compute: Compute) {
@@ -348,7 +351,7 @@ struct Ranking: Sendable {
         let auc = positives.columnIndices.withUnsafeBufferPointer { columns in
             GAUC.rowAUC(row, positives: UnsafeBufferPointer(rebasing: columns[positives.entries(ofRow: u)]))
         }
-        table.setMetric(slot, key: metrics.count * settings.cutoffs.count, auc ?? .nan)
+        table.setMetric(slot, key: gaucColumn, auc ?? .nan)
     }
 
     /// Masks `row` (the user's scores) by the history mode, takes the top K into the

@@ -21,7 +21,7 @@ public struct RankedPass: Sendable {
     /// for a key the pass cannot give (an unknown metric, or a ranking metric not configured).
     public func value(of key: String) -> Double? {
         if key == GAUC.key && settings.computesGAUC {
-            return Evaluator.gauc(table, column: Evaluator.rankingKeys(settings).count, target: target)
+            return Evaluator.gauc(table, settings: settings, target: target)
         }
         guard let parsed = MetricKey(parsing: key) else { return nil }
         if let column = Evaluator.rankingKeys(settings).firstIndex(of: parsed) { return table.mean(ofColumn: column) }

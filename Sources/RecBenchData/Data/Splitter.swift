@@ -159,17 +159,14 @@ public enum Splitter {
             var rng = SeededGenerator(seed: settings.seed, stream: 0x5B17)
             order.shuffle(using: &rng)
         }
+        let (grouped, starts): (rows: [Int], starts: [Int])
         if case .ratio = settings.strategy, settings.grouping == .none {
-            // The whole log at once, by (time, row) under TO: numpy's stable sort of the file's rows.
+            // The whole log as one group, by (time, row) under TO: numpy's stable sort of the file's rows.
             if !times.isEmpty { order.sort { (times[$0], $0) < (times[$1], $1) } }
-            var parts = [SplitPart](repeating: .train, count: interactions.count)
-            var position = 0
-            for (part, n) in zip([SplitPart.train, .valid, .test], partCounts(total: order.count, strategy: settings.strategy)) {
-                for _ in 0..<n { parts[order[position]] = part; position += 1 }
-            }
-            return parts
+            (grouped, starts) = (order, [0, order.count])
+        } else {
+            (grouped, starts) = byUser(order, interactions: interactions, userCount: userCount, times: times)
         }
-        let (grouped, starts) = byUser(order, interactions: interactions, userCount: userCount, times: times)
         if case .timeBoundary(let ratios) = settings.strategy {
             guard !times.isEmpty || interactions.count == 0 else {   // SplitSettings(config) refuses TS under RO already
                 throw RecBenchError.config("eval_args.order", "TS cuts by time: set order: TO")
@@ -177,8 +174,8 @@ public enum Splitter {
             return atTimeBoundary(grouped, starts: starts, times: times, ratios: ratios)
         }
         var parts = [SplitPart](repeating: .train, count: interactions.count)
-        for u in 0..<userCount {
-            let rows = grouped[starts[u]..<starts[u + 1]]
+        for g in 0..<(starts.count - 1) {   // each user's rows, or the whole log's
+            let rows = grouped[starts[g]..<starts[g + 1]]
             let counts = partCounts(total: rows.count, strategy: settings.strategy)
             var position = rows.startIndex
             for (part, n) in zip([SplitPart.train, .valid, .test], counts) {
