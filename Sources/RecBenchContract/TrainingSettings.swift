@@ -10,8 +10,10 @@ public struct TrainingSettings: Sendable, Equatable {
     public var weightDecay: Float
     public var evalStep: Int
     public var stoppingStep: Int
-    /// Negatives per positive for pairwise models (uniform over items the user has not had in train).
+    /// Negatives per positive for pairwise and pointwise losses (items the user has not had in train).
     public var negativesPerPositive: Int
+    /// Whom those negatives favour (`train_neg_sample_args.distribution`).
+    public var negativeDistribution: NegativeDistribution = .uniform
     /// Where the best parameters are written, if anywhere.
     public var checkpointDirectory: String?
     /// `init_parameters`: a checkpoint the model starts from instead of its initialisation.
@@ -30,7 +32,8 @@ public struct TrainingSettings: Sendable, Equatable {
 
     /// The keys `init(_:)` reads that shape training (`checkpoint_dir` only says where it writes).
     public static let keys: Set<String> = ["epochs", "train_batch_size", "learner", "learning_rate", "weight_decay", "eval_step",
-                                           "stopping_step", "train_neg_sample_args", "clip_grad_norm", "init_parameters"]
+                                           "stopping_step", "train_neg_sample_args", "negative_popularity", "clip_grad_norm",
+                                           "init_parameters"]
 
     /// Reads the training keys.
     public init(_ config: Config) throws {
@@ -45,6 +48,7 @@ public struct TrainingSettings: Sendable, Equatable {
         evalStep = try config.int("eval_step", atLeast: 1)
         stoppingStep = try config.int("stopping_step", atLeast: 0)
         negativesPerPositive = try Self.negatives(config)
+        negativeDistribution = try Self.distribution(config)
         checkpointDirectory = try config.optionalString("checkpoint_dir")
         initialParameters = try config.optionalString("init_parameters")
         if let path = initialParameters, !FileManager.default.fileExists(atPath: path) {
@@ -68,7 +72,7 @@ public struct TrainingSettings: Sendable, Equatable {
     /// RecBole 1.2.1's `max(train_batch_size // times, 1)` (`times` = N pairwise, 1 + N pointwise).
     public static func examplesPerBatch(_ batchSize: Int, rowsEach: Int) -> Int { max(1, batchSize / rowsEach) }
 
-    /// `train_neg_sample_args`: null (or distribution none) → 0; uniform → `sample_num` ≥ 1.
+    /// `train_neg_sample_args`: null (or distribution none) → 0; uniform or popularity → `sample_num` ≥ 1.
     static func negatives(_ config: Config) throws -> Int {
         let key = "train_neg_sample_args"
         let fail = { (message: String) in RecBenchError.config(key, origin: config.origin(of: key), message) }
@@ -81,14 +85,45 @@ public struct TrainingSettings: Sendable, Equatable {
             if let d = args["distribution"], d != .null, d.stringValue == nil { throw fail("distribution must be a name such as uniform, got \(d)") }
             let distribution = args["distribution"]?.stringValue ?? "uniform"
             if distribution.lowercased() == "none" || args["distribution"] == .null { return 0 }
-            guard distribution == "uniform" else { throw fail("only the uniform distribution is supported, got '\(distribution)'") }
+            guard ["uniform", "popularity"].contains(distribution) else {
+                throw fail("distribution must be uniform, popularity or none, got '\(distribution)'")
+            }
             if args["dynamic"] == .bool(true) { throw fail("dynamic negative sampling is not supported; use dynamic: false") }
+            if let a = args["alpha"], a != .null, a.doubleValue?.isFinite != true { throw fail("alpha must be a number, got \(a)") }
             guard let n = (args["sample_num"] ?? .int(1)).intValue, n >= 1 else {
                 throw fail("sample_num must be an integer ≥ 1, got \(args["sample_num"]!) (for no negatives, set train_neg_sample_args: ~)")
             }
             return n
         default: throw config.typeError(key, "a map such as {distribution: uniform, sample_num: 1}")
         }
+    }
+
+    /// The distribution `negatives(_:)` accepted (uniform when there are none), with
+    /// `negative_popularity` for a popularity one.
+    static func distribution(_ config: Config) throws -> NegativeDistribution {
+        guard case .map(let args) = config["train_neg_sample_args"], args["distribution"]?.stringValue == "popularity" else { return .uniform }
+        let counts = try config.string("negative_popularity")
+        guard let from = NegativeDistribution.Counts(rawValue: counts) else {
+            throw RecBenchError.config("negative_popularity", origin: config.origin(of: "negative_popularity"), "expected recbole or train, got '\(counts)'")
+        }
+        return .popularity(alpha: args["alpha"]?.doubleValue ?? 1, counts: from)
+    }
+}
+
+/// Whom negatives favour, among the items a user has not had in train.
+public enum NegativeDistribution: Sendable, Equatable {
+    /// Every item alike.
+    case uniform
+    /// RecBole's popularity sampler: item i with probability ∝ count(i)^alpha, an item never
+    /// counted never drawn.
+    case popularity(alpha: Double, counts: Counts)
+
+    /// Which interactions count.
+    public enum Counts: String, Sendable {
+        /// Every interaction of train, valid and test, as RecBole 1.2.1's samplers count them.
+        case recbole
+        /// The train split's only.
+        case train
     }
 }
 

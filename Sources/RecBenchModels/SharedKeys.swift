@@ -124,7 +124,7 @@ public enum SharedKeys {
     public static func lossType(_ loss: String) -> ConfigKey {
         ConfigKey("loss_type", "CE or BPR (sequential models); BCE or MSE (auto-encoders)", .string(loss),
                   "The training loss, by RecBole's name: sequential models CE (softmax cross-entropy over every item, no sampled negatives) "
-                  + "or BPR (sample_num uniform negatives per example, per train_neg_sample_args); auto-encoders BCE or MSE over every item.")
+                  + "or BPR (sample_num negatives per example, drawn as train_neg_sample_args says); auto-encoders BCE or MSE over every item.")
     }
 
     /// Stacked layers of a sequence encoder.

@@ -99,7 +99,7 @@ struct RecBoleKeysTests {
     }
 
     @Test func trainNegSampleArgsRejectsWhatItCannotHonour() throws {
-        for bad in ["{distribution: uniform, sample_num: 0}", "{distribution: popularity, sample_num: 1}",
+        for bad in ["{distribution: uniform, sample_num: 0}", "{distribution: popular, sample_num: 1}", "{distribution: popularity, alpha: []}",
                     "{distribution: uniform, sample_num: 1, dynamic: true, candidate_num: 2}", "{sample_nums: 2}"] {
             #expect(throws: RecBenchError.self, "\(bad)") { try TrainingSettings(config("train_neg_sample_args: \(bad)\n")) }
         }
@@ -107,5 +107,9 @@ struct RecBoleKeysTests {
         let full = "{distribution: uniform, sample_num: 1, alpha: 1.0, dynamic: False, candidate_num: 0}"
         #expect(try TrainingSettings(config("train_neg_sample_args: \(full)\n")).negativesPerPositive == 1)
         #expect(try TrainingSettings(config("train_neg_sample_args: {distribution: none}\n")).negativesPerPositive == 0)
+        // RecBole's popularity form, as RecBole writes it.
+        let recBoles = "{distribution: popularity, sample_num: 1, alpha: 1.0, dynamic: False, candidate_num: 0}"
+        let popularity = try TrainingSettings(config("train_neg_sample_args: \(recBoles)\n"))
+        #expect(popularity.negativeDistribution == .popularity(alpha: 1, counts: .recbole))
     }
 }

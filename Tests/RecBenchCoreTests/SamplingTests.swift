@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import RecBenchCore
 import Linalg
@@ -105,6 +106,89 @@ struct PairwiseBatchTests {
         for (u, j) in zip(t.users, t.negatives) {
             let item = Int(j) - training.graph.users
             #expect(item >= 0 && item < data.itemCount && !data.trainMatrix.contains(row: Int(u), column: item))
+        }
+    }
+}
+
+/// RecBole 1.2.1's popularity sampler (`train_neg_sample_args.distribution: popularity`):
+/// item i with probability ∝ count(i)^alpha, never an item the user has had in train.
+struct PopularityNegativeTests {
+    /// One user who has had item 3, over six items.
+    let history = PatternSet(SparseMatrix(rows: 1, columns: 6, rowIndices: [0], columnIndices: [3]))
+
+    @Test(arguments: [1.0, 0.5])
+    func drawsFollowCountsToTheAlphaAmongUnseenItems(alpha: Double) {
+        let counts = [0, 1, 2, 4, 8, 16]
+        let negatives = NegativeItems(counts: counts, alpha: alpha)
+        var rng = SeededGenerator(seed: 4)
+        let draws = 100_000
+        var seen = [Int](repeating: 0, count: counts.count)
+        for _ in 0..<draws { seen[Int(negatives.draw(for: 0, history: history, rng: &rng))] += 1 }
+        #expect(seen[0] == 0, "an item never counted is never drawn")
+        #expect(seen[3] == 0, "the user's own item is never drawn")
+        let weights = counts.enumerated().map { $0.offset == 3 ? 0 : pow(Double($0.element), alpha) }
+        let total = weights.reduce(0, +)
+        for item in [1, 2, 4, 5] {
+            let p = weights[item] / total, expected = Double(draws) * p
+            let bound = 5 * (Double(draws) * p * (1 - p)).squareRoot()
+            #expect(abs(Double(seen[item]) - expected) < bound, "item \(item): \(seen[item]) draws, expected ≈ \(expected)")
+        }
+    }
+
+    @Test func aUserWhoHasHadEveryCountedItemGetsAnUnseenOne() {
+        let negatives = NegativeItems(counts: [0, 0, 5, 0, 0, 0], alpha: 1)
+        let had = PatternSet(SparseMatrix(rows: 1, columns: 6, rowIndices: [0], columnIndices: [2]))
+        var rng = SeededGenerator(seed: 6)
+        var seen = Set<Int32>()
+        for _ in 0..<2_000 { seen.insert(negatives.draw(for: 0, history: had, rng: &rng)) }
+        #expect(seen == [0, 1, 3, 4, 5], "uniform over the items the user has not had: \(seen.sorted())")
+    }
+
+    @Test func nextItemDrawsFollowPopularityAndNeverTheTarget() {
+        let negatives = NegativeItems(counts: [1, 0, 3], alpha: 1)
+        var rng = SeededGenerator(seed: 8)
+        let drawn = negatives.draw(otherThan: Array(repeating: 2, count: 4_000) + Array(repeating: 0, count: 100), items: 3, rng: &rng)
+        #expect(drawn[..<4_000].allSatisfy { $0 == 0 } && drawn[4_000...].allSatisfy { $0 == 2 })
+        let single = NegativeItems(counts: [0, 4, 0], alpha: 1)
+        let others = single.draw(otherThan: Array(repeating: 1, count: 400) + [0], items: 3, rng: &rng)
+        #expect(Set(others[..<400]) == [0, 2], "the only counted item is the target: uniform among the others")
+        #expect(others[400] == 1)
+    }
+
+    /// Item `z` appears once, in one user's test row: RecBole's counts include it, train's do not.
+    @Test func countsComeFromEverySplitOrFromTrain() throws {
+        let dir = Fixtures.temporaryDirectory()
+        var rows = blockRows()
+        rows.append(("u0", "z", 1_000))
+        Fixtures.writeInter(rows, in: dir)
+        let cfg = try Fixtures.config(dataPath: dir, extra: ["eval_args": .map(["order": .string("TO"), "split": .map(["LS": .string("test_only")])])])
+        let d = try DatasetLoader.load(DataSettings(cfg))
+        let data = TrainingData(dataset: d, split: SplitData(dataset: d, parts: try Splitter.split(d.interactions, userCount: d.userCount,
+                                                                                                    settings: SplitSettings(cfg))))
+        let z = d.itemIDs["z"]!, u0 = Int(d.userIDs["u0"]!), u9 = Int(d.userIDs["u9"]!)
+        #expect(data.split.testMatrix.contains(row: u0, column: Int(z)) && (0..<d.userCount).allSatisfy { !data.trainMatrix.contains(row: $0, column: Int(z)) })
+        func drawsOfZ(_ counts: NegativeDistribution.Counts) -> Int {
+            let negatives = NegativeItems(.popularity(alpha: 1, counts: counts), data: data)
+            var rng = SeededGenerator(seed: 2)
+            return (0..<20_000).filter { _ in negatives.draw(for: u9, history: PatternSet(data.trainMatrix), rng: &rng) == z }.count
+        }
+        #expect(drawsOfZ(.train) == 0)
+        #expect(drawsOfZ(.recbole) > 50, "z is 1 of the 57 counted interactions u9 may draw")
+    }
+
+    @Test func theConfigNamesTheDistributionAlphaAndCounts() throws {
+        func settings(_ yaml: String) throws -> TrainingSettings {
+            try TrainingSettings(try Config(layers: [try ConfigLayer.yaml(yaml, source: "c.yml")], modelKeys: ModelRegistry.parameterNames))
+        }
+        #expect(try settings("epochs: 1\n").negativeDistribution == .uniform)
+        #expect(try settings("train_neg_sample_args: {distribution: popularity, sample_num: 2, alpha: 0.5}\n").negativeDistribution
+                == .popularity(alpha: 0.5, counts: .recbole))
+        let train = try settings("train_neg_sample_args: {distribution: popularity}\nnegative_popularity: train\n")
+        #expect(train.negativeDistribution == .popularity(alpha: 1, counts: .train) && train.negativesPerPositive == 1)
+        for (yaml, words) in [("train_neg_sample_args: {distribution: pop}\n", "uniform, popularity or none, got 'pop'"),
+                              ("train_neg_sample_args: {distribution: popularity, alpha: x}\n", "alpha must be a number"),
+                              ("train_neg_sample_args: {distribution: popularity}\nnegative_popularity: test\n", "expected recbole or train")] {
+            #expect { try settings(yaml) } throws: { "\($0)".contains(words) }
         }
     }
 }

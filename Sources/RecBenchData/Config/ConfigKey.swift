@@ -136,13 +136,18 @@ public enum ConfigKeys {
                   "Stop when more than this many validations in a row bring no improvement, values compared at `metric_decimal_place` "
                     + "places (RecBole's rule; learned models)."),
         ConfigKey("train_neg_sample_args", "map or null", .map(["distribution": .string("uniform"), "sample_num": .int(1)]),
-                  "Negative sampling: `{distribution: uniform, sample_num: N}` "
-                  + "(`alpha`, `dynamic: false`, `candidate_num` accepted at RecBole's defaults); null: none. Pairwise losses (BPR, "
+                  "Negative sampling: `{distribution: uniform, sample_num: N}`, or `popularity` (RecBole's: item i drawn with "
+                  + "probability ∝ count(i)^`alpha`, `alpha` 1 by default, counted as `negative_popularity` says), always among items the "
+                  + "user has not had in train (`dynamic: false`, `candidate_num` accepted at RecBole's defaults); null: none. Pairwise losses (BPR, "
                   + "LINE, the graph models, FPMC, TransRec, a sequential `loss_type: BPR`) fit `train_batch_size` / N pairs in a "
                   + "batch, each seen N times with its own draw, as RecBole's pairwise loader repeats them (null: one negative, with "
                   + "a note; RecBole stops there); pointwise ones (NeuMF, DMF, NAIS, NNCF, the context-aware family) fit "
                   + "`train_batch_size` / (1 + N) positives, each with N negatives. Sequential models trained with CE draw none "
                   + "(a note says so; RecBole 1.2.1 refuses the pair)."),
+        ConfigKey("negative_popularity", "recbole or train", .string("recbole"),
+                  "Which interactions count towards popularity-drawn negatives (`train_neg_sample_args.distribution: popularity`): "
+                  + "recbole (every interaction of train, valid and test, as RecBole 1.2.1's samplers count them: the valid and test "
+                  + "labels shape training's negatives) or train (the train split's only)."),
         ConfigKey("clip_grad_norm", "map or null", .null,
                   "Gradient clipping for learned models as torch's `clip_grad_norm_`, e.g. `{max_norm: 5}` (`norm_type` 2 by default, or inf)."),
         ConfigKey("checkpoint_dir", "str or null", .null, "Folder where learned models also write their best parameters (null: in memory only)."),

@@ -36,6 +36,7 @@ public struct BPR: PairwiseModel {
     private var history = PatternSet(SparseMatrix(rows: 0, columns: 0))
     private var pairs: (users: [Int32], items: [Int32]) = ([], [])
     private var negatives = 1
+    private var negativeItems = NegativeItems.uniform
 
     public init(parameters: ModelParameters) throws {
         embeddingSize = try parameters.int("embedding_size", in: 1...4096)
@@ -53,6 +54,7 @@ public struct BPR: PairwiseModel {
         let rows = data.split.trainRowsInTimeOrder()
         pairs = (rows.map { inter.users[$0] }, rows.map { inter.items[$0] })
         negatives = context.pairwiseNegatives(model: Self.name)
+        negativeItems = NegativeItems(context.training.negativeDistribution, data: data)
         let workers = context.compute.activeWorkers
         if hogwild && workers > 1 {
             let message = "BPR: hogwild on \(workers) threads updates without locks, "
@@ -69,7 +71,8 @@ public struct BPR: PairwiseModel {
 
     /// −mean log σ(⟨p_u, q_i⟩ − ⟨p_u, q_j⟩) over the batch's pairs, `negatives` draws each.
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let (users, positives, drawn) = Sampling.triples(batch.examples, pairs: pairs, negatives: negatives, history: history, rng: &rng)
+        let (users, positives, drawn) = Sampling.triples(batch.examples, pairs: pairs, negatives: negatives, from: negativeItems,
+                                                         history: history, rng: &rng)
         let (userTable, itemTable) = (p["user_embedding"]!, p["item_embedding"]!)
         let difference = tape.sub(tape.rowDot(userTable, rows: users, itemTable, rows: positives),
                                   tape.rowDot(userTable, rows: users, itemTable, rows: drawn))
@@ -83,7 +86,7 @@ public struct BPR: PairwiseModel {
         let count = pairs.users.count
         let order = Sampling.shuffledBatches(count: count, batchSize: max(1, count), seed: context.seed, epoch: index, purpose: 1).first ?? []
         let p = SharedMatrix(parameters["user_embedding"]), q = SharedMatrix(parameters["item_embedding"])
-        let pairs = self.pairs, history = self.history, negatives = self.negatives
+        let pairs = self.pairs, history = self.history, negatives = self.negatives, negativeItems = self.negativeItems
         let step = HogwildStep(rate: hogwildRate, regularization: hogwildRegularization, dimension: embeddingSize)
         let workers = context.compute.activeWorkers
         let total = Hogwild.run(count: order.count, workers: workers, seed: context.seed, epoch: index) { slice, rng in
@@ -92,7 +95,7 @@ public struct BPR: PairwiseModel {
                 let pair = order[order.startIndex + k]
                 let u = Int(pairs.users[pair]), i = Int(pairs.items[pair])
                 for _ in 0..<negatives {
-                    let j = Int(Sampling.negative(for: u, history: history, rng: &rng))
+                    let j = Int(negativeItems.draw(for: u, history: history, rng: &rng))
                     loss += step(user: u, positive: i, negative: j, p, q)
                 }
             }

@@ -67,7 +67,7 @@ public struct LINE: PairwiseModel {
         func L(_ sign: Float, _ x: Variable) -> Variable { tape.affine(tape.mean(tape.logSigmoid(tape.affine(x, scale: sign))), scale: -1) }
         var loss = L(1, tape.rowDot(U, rows: users, I, rows: items))
         if rng.nextUnitFloat() < 0.5 {
-            let drawn = users.map { Sampling.negative(for: Int($0), history: itemsOfUsers, rng: &rng) }
+            let drawn = users.map { batch.negativeItems.draw(for: Int($0), history: itemsOfUsers, rng: &rng) }
             loss = tape.add(loss, L(-1, tape.rowDot(U, rows: users, I, rows: drawn)))
             guard secondOrder else { return loss }
             let context = p["item_context_embedding"]!

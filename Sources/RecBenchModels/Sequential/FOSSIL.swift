@@ -75,7 +75,8 @@ public struct FOSSIL: TiedNextItemModel {
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
         let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let encoded = encode(examples, p, tape: tape, training: true, rng: &rng)
-        let loss = lossType(encoded, p["item_embedding"]!, targets: examples.targets!, items: sequences!.log.itemCount, tape: tape, rng: &rng)
+        let loss = lossType(encoded, p["item_embedding"]!, targets: examples.targets!,
+                            items: sequences!.log.itemCount, negatives: batch.negativeItems, tape: tape, rng: &rng)
         guard regWeight > 0 else { return loss }
         let penalty = tape.add(tape.add(tape.norm(p["user_lambda"]!, rows: examples.users), tape.norm(p["item_embedding"]!, rows: examples.targets!)),
                                tape.norm(encoded))

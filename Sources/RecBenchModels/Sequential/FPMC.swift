@@ -61,7 +61,8 @@ public struct FPMC: EncodedSequentialModel, NextItemLossModel {
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
         let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let encoded = encode(examples, p, tape: tape, training: true, rng: &rng)
-        return NextItemLoss.bpr(encoded, p["item_embedding"]!, targets: examples.targets!, items: sequences!.log.itemCount, tape: tape, rng: &rng)
+        return NextItemLoss.bpr(encoded, p["item_embedding"]!, targets: examples.targets!,
+                                items: sequences!.log.itemCount, negatives: batch.negativeItems, tape: tape, rng: &rng)
     }
 
     /// Per example: two gathers and two 2d-wide dots forward, their gradients ≈ 24·d;

@@ -72,7 +72,7 @@ public struct GCSAN: TiedNextItemModel {
         let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let table = p["item_embedding"]!
         let loss = lossType(encode(examples, p, tape: tape, training: true, rng: &rng), table, targets: examples.targets!,
-                            items: sequences!.log.itemCount, tape: tape, rng: &rng)
+                            items: sequences!.log.itemCount, negatives: batch.negativeItems, tape: tape, rng: &rng)
         guard regWeight > 0 else { return loss }
         return tape.add(loss, tape.affine(tape.norm(table), scale: regWeight / Float(table.value.rows)))
     }

@@ -61,7 +61,8 @@ public struct NPE: EncodedSequentialModel, NextItemLossModel {
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
         let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let encoded = encode(examples, p, tape: tape, training: true, rng: &rng)
-        return lossType(encoded, tape.relu(p["item_embedding"]!), targets: examples.targets!, items: sequences!.log.itemCount, tape: tape, rng: &rng)
+        return lossType(encoded, tape.relu(p["item_embedding"]!), targets: examples.targets!,
+                                           items: sequences!.log.itemCount, negatives: batch.negativeItems, tape: tape, rng: &rng)
     }
 
     /// Per example: L gathered rows summed (L·d), the output product each way (`trainingFLOPs`);

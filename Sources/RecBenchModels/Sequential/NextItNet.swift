@@ -87,7 +87,7 @@ public struct NextItNet: TiedNextItemModel {
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
         let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let loss = lossType(encode(examples, p, tape: tape, training: true, rng: &rng), p["item_embedding"]!, targets: examples.targets!,
-                            items: sequences!.log.itemCount, tape: tape, rng: &rng)
+                            items: sequences!.log.itemCount, negatives: batch.negativeItems, tape: tape, rng: &rng)
         guard regWeight > 0 else { return loss }
         let penalised = ["item_embedding", "final.weight"] + dilations.indices.flatMap { b in
             ["conv1.weight", "conv2.weight", "ln1.weight", "ln2.weight"].map { "block.\(b).\($0)" }

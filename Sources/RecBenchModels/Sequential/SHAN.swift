@@ -90,7 +90,8 @@ public struct SHAN: TiedNextItemModel {
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
         let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let encoded = encode(examples, p, tape: tape, training: true, rng: &rng)
-        let loss = lossType(encoded, p["item_embedding"]!, targets: examples.targets!, items: sequences!.log.itemCount, tape: tape, rng: &rng)
+        let loss = lossType(encoded, p["item_embedding"]!, targets: examples.targets!,
+                            items: sequences!.log.itemCount, negatives: batch.negativeItems, tape: tape, rng: &rng)
         let weights = tape.affine(tape.add(tape.norm(p["long.weight"]!), tape.norm(p["long_short.weight"]!)), scale: regWeights[0])
         let vectors = tape.add(tape.norm(p["user_embedding"]!, rows: examples.users), tape.norm(p["item_embedding"]!, rows: examples.targets!))
         return tape.add(loss, tape.add(weights, tape.affine(vectors, scale: regWeights[1])))

@@ -110,7 +110,8 @@ extension TiedNextItemModel {
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
         let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let encoded = encode(examples, p, tape: tape, training: true, rng: &rng)
-        return lossType(encoded, p["item_embedding"]!, targets: examples.targets!, items: sequences!.log.itemCount, tape: tape, rng: &rng)
+        return lossType(encoded, p["item_embedding"]!, targets: examples.targets!,
+                        items: sequences!.log.itemCount, negatives: batch.negativeItems, tape: tape, rng: &rng)
     }
 }
 
@@ -118,7 +119,7 @@ extension TiedNextItemModel {
 public enum NextItemLoss: String, Sendable {
     /// Softmax cross-entropy over every row of the output table (RecBole's CE).
     case crossEntropy = "CE"
-    /// −log σ(⟨h, e_i⟩ − ⟨h, e_j⟩) with j drawn uniformly among the other items.
+    /// −log σ(⟨h, e_i⟩ − ⟨h, e_j⟩) with j drawn among the other items (uniformly, or as `train_neg_sample_args` says).
     case bpr = "BPR"
 
     /// Reads `loss_type`.
@@ -127,33 +128,20 @@ public enum NextItemLoss: String, Sendable {
     }
 
     /// The loss of `encoded` (rows × w) predicting `targets`: CE over every row of `table`
-    /// (padding and other extra rows included, as RecBole's), or BPR against one uniform
+    /// (padding and other extra rows included, as RecBole's), or BPR against one `negatives`
     /// draw among the first `items` rows other than the target (RecBole's repeatable sampler).
-    public func callAsFunction(_ encoded: Variable, _ table: Variable, targets: [Int32], items: Int, tape: Tape,
+    public func callAsFunction(_ encoded: Variable, _ table: Variable, targets: [Int32], items: Int, negatives: NegativeItems, tape: Tape,
                                rng: inout SeededGenerator) -> Variable {
         switch self {
         case .crossEntropy:
             return tape.softmaxCrossEntropy(encoded, table, targets: targets)
         case .bpr:
-            let drawn = Self.uniformOthers(targets, items: items, rng: &rng)
+            let drawn = negatives.draw(otherThan: targets, items: items, rng: &rng)
             let rows = (0..<Int32(targets.count)).map { $0 }
             let difference = tape.sub(tape.rowDot(encoded, rows: rows, table, rows: targets), tape.rowDot(encoded, rows: rows, table, rows: drawn))
             return tape.affine(tape.mean(tape.logSigmoid(difference)), scale: -1)
         }
     }
-}
-
-extension NextItemLoss {
-    /// One uniform draw among the first `items` items other than each target (RecBole's
-    /// repeatable sampler, which excludes only the example's own item).
-    public static func uniformOthers(_ targets: [Int32], items: Int, rng: inout SeededGenerator) -> [Int32] {
-        targets.map { i -> Int32 in
-            guard items > 1 else { return i }
-            let j = Int32.random(in: 0..<Int32(items - 1), using: &rng)
-            return j >= i ? j + 1 : j
-        }
-    }
-
 }
 
 extension TrainingData {

@@ -63,7 +63,7 @@ public struct TransRec: SequentialModel, NextItemLossModel {
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
         let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)
         let targets = examples.targets!, items = sequences!.log.itemCount
-        let drawn = NextItemLoss.uniformOthers(targets, items: items, rng: &rng)
+        let drawn = batch.negativeItems.draw(otherThan: targets, items: items, rng: &rng)
         let s = translated(examples, p, tape: tape)
         let bpr = tape.affine(tape.mean(tape.logSigmoid(tape.sub(score(s, targets, p, tape: tape), score(s, drawn, p, tape: tape)))), scale: -1)
         // Σ|T_k| as T · sign(T) (its subgradient; 0 where T_k = 0, as torch's).

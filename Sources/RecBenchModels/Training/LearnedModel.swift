@@ -123,12 +123,16 @@ public struct TrainingBatch: Sendable {
     /// Set by gradient checks: noise is drawn at unit scale, so that every path carries a
     /// gradient large enough to compare with finite differences.
     public let unitNoise: Bool
-    /// Uniform negatives a pairwise loss draws per example: `train_neg_sample_args`' `sample_num`, at least 1.
+    /// Negatives a pairwise loss draws per example: `train_neg_sample_args`' `sample_num`, at least 1.
     public let negatives: Int
+    /// The fit's distribution of negatives (`train_neg_sample_args.distribution`).
+    public let negativeItems: NegativeItems
 
     /// A batch.
-    public init(examples: ArraySlice<Int>, pass: TrainingPass, step: Int, unitNoise: Bool = false, negatives: Int = 1) {
+    public init(examples: ArraySlice<Int>, pass: TrainingPass, step: Int, unitNoise: Bool = false, negatives: Int = 1,
+                negativeItems: NegativeItems = .uniform) {
         self.examples = examples; self.pass = pass; self.step = step; self.unitNoise = unitNoise; self.negatives = negatives
+        self.negativeItems = negativeItems
     }
 
     /// The examples as user ids (models whose examples are users).

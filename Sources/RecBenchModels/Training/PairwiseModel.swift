@@ -16,10 +16,15 @@ extension FitContext {
     public func pairwiseNegatives(model: String) -> Int { negativesDrawn(model: model, loss: "pairwise") }
 
     /// The negatives a `loss` ("pairwise", "pointwise") draws per positive: the config's, at least
-    /// one, with a note when the config asks for none.
+    /// one, with a note when the config asks for none, or for popularity counted on every split.
     public func negativesDrawn(model: String, loss: String) -> Int {
         if training.negativesPerPositive == 0 {
             logger.notice("\(model): train_neg_sample_args is null, but its \(loss) loss needs a negative per positive: sampling 1 uniform negative")
+        }
+        if case .popularity(_, .recbole) = training.negativeDistribution {
+            let note = "\(model): negatives are drawn by popularity counted over train, valid and test, as RecBole 1.2.1 counts it; "
+                + "negative_popularity: train counts the train split only"
+            logger.notice("\(note)")
         }
         return training.negativesDrawn
     }

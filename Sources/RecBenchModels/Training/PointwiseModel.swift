@@ -25,7 +25,7 @@ extension PointwiseModel {
     /// BCE of the batch's positives and their drawn negatives (dropout drawn after them), plus
     /// the model's penalty.
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
-        let b = sampler!.batch(batch.examples, rng: &rng)
+        let b = sampler!.batch(batch.examples, from: batch.negativeItems, rng: &rng)
         var draws: SeededGenerator? = rng
         defer { rng = draws! }
         let loss = tape.binaryCrossEntropy(logits: logits(users: b.users, items: b.items, p, tape: tape, dropout: &draws), labels: b.labels)
@@ -57,8 +57,8 @@ extension PointwiseModel {
 }
 
 /// Pointwise training examples as RecBole's context-aware models see them: every train
-/// interaction is a positive (label 1) and brings `negatives` uniformly drawn items the user
-/// has not had in train (label 0).
+/// interaction is a positive (label 1) and brings `negatives` drawn items the user has not
+/// had in train (label 0).
 public struct PointwiseSampler: Sendable {
     let users: [Int32], items: [Int32]
     let history: PatternSet
@@ -81,13 +81,14 @@ public struct PointwiseSampler: Sendable {
     /// `train_batch_size` (4096 rows with one negative each = 2048 positives).
     public func positivesPerBatch(_ batchSize: Int) -> Int { TrainingSettings.examplesPerBatch(batchSize, rowsEach: 1 + negatives) }
 
-    /// The batch's positives, then per positive its negatives, with labels.
-    public func batch(_ examples: ArraySlice<Int>, rng: inout SeededGenerator) -> (users: [Int32], items: [Int32], labels: [Float]) {
+    /// The batch's positives, then per positive its negatives (`from` draws), with labels.
+    public func batch(_ examples: ArraySlice<Int>, from: NegativeItems = .uniform,
+                      rng: inout SeededGenerator) -> (users: [Int32], items: [Int32], labels: [Float]) {
         var u = examples.map { users[$0] }, i = examples.map { items[$0] }
         var labels = [Float](repeating: 1, count: examples.count)
         for k in examples {
             for _ in 0..<negatives {
-                u.append(users[k]); i.append(Sampling.negative(for: Int(users[k]), history: history, rng: &rng)); labels.append(0)
+                u.append(users[k]); i.append(from.draw(for: Int(users[k]), history: history, rng: &rng)); labels.append(0)
             }
         }
         return (u, i, labels)

@@ -29,6 +29,7 @@ public struct Trainer {
         var initial = model.prepare(data, context: context, rng: &rng)
         if let path = settings.initialParameters { initial = try Self.replacing(initial, from: path, model: M.name) }
         var state = TrainingState(parameters: initial, compute: compute)
+        state.negativeItems = NegativeItems(settings.negativeDistribution, data: data)
         var stopping = EarlyStopping(patience: settings.stoppingStep, biggerIsBetter: context.validMetricBigger, decimals: context.validDecimals)
         var records: [TrainingSummary.Epoch] = []
         var checkpoint: String?, prunedAt: Int?
@@ -104,7 +105,8 @@ public struct Trainer {
         var total = 0.0
         for (b, examples) in batches.enumerated() {
             state.steps += 1
-            let batch = TrainingBatch(examples: examples, pass: pass, step: state.steps, negatives: context.training.negativesDrawn)
+            let batch = TrainingBatch(examples: examples, pass: pass, step: state.steps, negatives: context.training.negativesDrawn,
+                                      negativeItems: state.negativeItems)
             let (value, gradients, statistics) = { () -> (Double, [String: Matrix], [String: Matrix]) in
                 let tape = Tape(compute: compute, profile: context.profile)
                 let leaves = tape.leaves(state.parameters, trainable: pass.updates)
@@ -139,6 +141,8 @@ struct TrainingState {
     var optimizers: [String: any Optimizer] = [:]
     var steps = 0
     let compute: Compute
+    /// The distribution of the fit's negatives, built once from the data.
+    var negativeItems = NegativeItems.uniform
 
     init(parameters: Parameters, compute: Compute) { self.parameters = parameters; self.compute = compute }
 

@@ -105,7 +105,8 @@ public struct GraphTraining: Sendable {
     /// The batch's triples, each pair once per negative (`batch.negatives` draws from `rng`; a pair's
     /// rows side by side, where RecBole tiles the batch: the mean loss is the same).
     public func triples(_ batch: TrainingBatch, rng: inout SeededGenerator) -> Triples {
-        let (users, positives, negatives) = Sampling.triples(batch.examples, pairs: pairs, negatives: batch.negatives, history: history, rng: &rng)
+        let (users, positives, negatives) = Sampling.triples(batch.examples, pairs: pairs, negatives: batch.negatives, from: batch.negativeItems,
+                                                                 history: history, rng: &rng)
         return Triples(users: users, positives: graph.itemNodes(positives), negatives: graph.itemNodes(negatives))
     }
 
