@@ -14,6 +14,9 @@ public struct TrainingSettings: Sendable, Equatable {
     public var negativesPerPositive: Int
     /// Whom those negatives favour (`train_neg_sample_args.distribution`).
     public var negativeDistribution: NegativeDistribution = .uniform
+    /// Popularity draws wherever they are made (these negatives under `distribution: popularity`,
+    /// and `eval_args.mode: popN`): the config's `alpha` (RecBole's sampler keeps one) and `negative_popularity`.
+    public var popularityDraws = NegativeDistribution.popularity(alpha: 1, counts: .recbole)
     /// Where the best parameters are written, if anywhere.
     public var checkpointDirectory: String?
     /// `init_parameters`: a checkpoint the model starts from instead of its initialisation.
@@ -48,7 +51,10 @@ public struct TrainingSettings: Sendable, Equatable {
         evalStep = try config.int("eval_step", atLeast: 1)
         stoppingStep = try config.int("stopping_step", atLeast: 0)
         negativesPerPositive = try Self.negatives(config)
-        negativeDistribution = try Self.distribution(config)
+        popularityDraws = try Self.popularityDraws(config)
+        if case .map(let args) = config["train_neg_sample_args"], args["distribution"]?.stringValue == "popularity" {
+            negativeDistribution = popularityDraws
+        }
         checkpointDirectory = try config.optionalString("checkpoint_dir")
         initialParameters = try config.optionalString("init_parameters")
         if let path = initialParameters, !FileManager.default.fileExists(atPath: path) {
@@ -98,15 +104,15 @@ public struct TrainingSettings: Sendable, Equatable {
         }
     }
 
-    /// The distribution `negatives(_:)` accepted (uniform when there are none), with
-    /// `negative_popularity` for a popularity one.
-    static func distribution(_ config: Config) throws -> NegativeDistribution {
-        guard case .map(let args) = config["train_neg_sample_args"], args["distribution"]?.stringValue == "popularity" else { return .uniform }
+    /// Popularity weighted by `train_neg_sample_args.alpha` (1 without one) and counted as `negative_popularity` says.
+    static func popularityDraws(_ config: Config) throws -> NegativeDistribution {
+        var alpha = 1.0
+        if case .map(let args) = config["train_neg_sample_args"], let a = args["alpha"]?.doubleValue { alpha = a }
         let counts = try config.string("negative_popularity")
         guard let from = NegativeDistribution.Counts(rawValue: counts) else {
             throw RecBenchError.config("negative_popularity", origin: config.origin(of: "negative_popularity"), "expected recbole or train, got '\(counts)'")
         }
-        return .popularity(alpha: args["alpha"]?.doubleValue ?? 1, counts: from)
+        return .popularity(alpha: alpha, counts: from)
     }
 }
 

@@ -46,6 +46,8 @@ public struct EvaluationSettings: Sendable, Equatable {
     /// Whether a repeat-aware model's switch is read for the analyses (a pass of its own;
     /// early stopping's validation skips it).
     public var readsRepeatModes = true
+    /// `eval_args.mode` of the valid and test splits.
+    public var rankingModes: [SplitPart: RankingMode] = [.valid: .full, .test: .full]
 
     /// A protocol description (used by tests and benchmarks).
     public init(metrics: [String], cutoffs: [Int], historyMask: HistoryMask = .recbole, batchSize: Int = 4096,
@@ -97,6 +99,7 @@ public struct EvaluationSettings: Sendable, Equatable {
                                        "expected auto, user or next-item, got '\(protocolName)'")
         }
         evaluationProtocol = EvaluationProtocol(rawValue: protocolName)
+        if case .map(let args) = config["eval_args"] { rankingModes = try RankingMode.modes(args["mode"], origin: config.origin(of: "eval_args")) }
         batchSize = try config.int("eval_batch_size", atLeast: 1)
         blockMemory = try config.int("eval_memory_mb", atLeast: 1) << 20
         validMetricBigger = try config.bool("valid_metric_bigger")

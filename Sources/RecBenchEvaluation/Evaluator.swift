@@ -53,6 +53,17 @@ public struct EvaluationTarget: Sendable {
     public internal(set) var evaluationProtocol = EvaluationProtocol.user
     /// The rows' input sequences, for sequential models (nil: rows are users, scored as such).
     public internal(set) var queries: SequenceQueries?
+    /// Per row, the only items it is ranked among under sampled ranking (`eval_args.mode` uniN or
+    /// popN): its positives and their drawn negatives; nil: every item, masked by `history_mask`.
+    public internal(set) var candidates: SparseMatrix?
+
+    /// This target with each row ranked among its `candidates` alone (rows as `positives`', each
+    /// holding the row's positives).
+    public func rankedAmong(_ candidates: SparseMatrix) -> EvaluationTarget {
+        var target = self
+        target.candidates = candidates
+        return target
+    }
 
     /// The target of `part` in `split`.
     public init(_ part: SplitPart, in split: SplitData) {
@@ -84,6 +95,7 @@ public struct EvaluationTarget: Sendable {
                                       itemCount: itemCount, trainCounts: trainCounts, repeatCounts: repeatCounts)
         target.evaluationProtocol = evaluationProtocol
         target.queries = queries
+        target.candidates = candidates
         return target
     }
 
@@ -345,6 +357,19 @@ struct Ranking: Sendable {
         }
     }
 
+    /// Sets every item but the row's candidates to −∞ (sampled ranking: RecBole scores the drawn
+    /// items and the positives alone, every other item −∞).
+    func keepCandidates(_ row: UnsafeMutableBufferPointer<Float>, of candidates: SparseMatrix, user u: Int) {
+        let entries = candidates.entries(ofRow: u)
+        candidates.columnIndices.withUnsafeBufferPointer { kept in
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: max(1, entries.count)) { saved in
+                for (i, e) in entries.enumerated() { saved[i] = row[Int(kept[e])] }
+                row.update(repeating: -.infinity)
+                for (i, e) in entries.enumerated() { row[Int(kept[e])] = saved[i] }
+            }
+        }
+    }
+
     /// The row's AUC (NaN when it has no negative) in the table's GAUC column, after masking.
     func recordAUC(_ row: UnsafeBufferPointer<Float>, user u: Int, slot: Int) {
         let positives = target.positives
@@ -354,13 +379,13 @@ struct Ranking: Sendable {
         table.setMetric(slot, key: gaucColumn, auc ?? .nan)
     }
 
-    /// Masks `row` (the user's scores) by the history mode, takes the top K into the
+    /// Masks `row` (the user's scores) by the history mode (or keeps its candidates alone), takes the top K into the
     /// user's slot of the ranked lists, and records the user's metrics and hits in the
     /// table's row `slot`.
     func rank(_ row: UnsafeMutableBufferPointer<Float>, user u: Int, slot: Int) {
         let top = UnsafeMutableBufferPointer(start: lists.value + slot * width, count: width)
         let positives = target.positives, history = target.history
-        applyMask(row, user: u)
+        if let candidates = target.candidates { keepCandidates(row, of: candidates, user: u) } else { applyMask(row, user: u) }
         table.setRepeats(slot, Int(target.repeatCounts[u]))
         if settings.computesGAUC { recordAUC(UnsafeBufferPointer(row), user: u, slot: slot) }
         let n = TopK.select(UnsafeBufferPointer(row), k: top.count, into: top.baseAddress!)

@@ -94,7 +94,9 @@ public enum ConfigKeys {
             "order": .string("RO"), "group_by": .string("user"), "mode": .string("full"),
         ]), "Split and ranking protocol: `split` ({RS: [train, valid, test]}, {LS: valid_and_test | test_only} or {TS: [train, valid, "
             + "test]}: test after one time for all users), `order` (TO by time, RO random), `group_by` (user, or none: RS over the whole log), "
-            + "`mode` (full, or {valid: full, test: full}). As in RecBole, a file's eval_args replaces an earlier file's whole and "
+            + "`mode` (full: every item; uniN / popN: RecBole's sampled ranking, each positive among N items drawn uniformly / by "
+            + "popularity that the user has not had, the draws fixed per split by the seed; or per split, {valid: full, test: uni100}). "
+            + "As in RecBole, a file's eval_args replaces an earlier file's whole and "
             + "its missing entries take these defaults; a sequential model whose config sets no eval_args gets RecBole's "
             + "{split: {LS: valid_and_test}, order: TO}; "
             + "`--set eval_args.KEY=V` changes one entry."),

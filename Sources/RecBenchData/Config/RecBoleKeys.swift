@@ -52,9 +52,12 @@ public enum RecBoleKeys {
                 alsoInert: ["mask_itemseq", "inverse_itemseq", "crop_itemseq", "reorder_itemseq"].map(ConfigValue.string)),
         ignored("repeatable", "RecBole's repeat-item switch: its sequential models need True (their quick-start default; 1.2.1 refuses False), "
                 + "which is recbench's sequential protocol always; what is masked is `history_mask`."),
-        refused("eval_neg_sample_args", "sampled evaluation is not supported; recbench ranks every item", closest: "eval_args"),
-        refused("valid_neg_sample_args", "sampled evaluation is not supported; recbench ranks every item", closest: "eval_args"),
-        refused("test_neg_sample_args", "sampled evaluation is not supported; recbench ranks every item", closest: "eval_args"),
+        refused("eval_neg_sample_args", "RecBole 1.0's sampled evaluation (1.2.1 ignores it): write eval_args: {mode: uni100} (or popN, "
+                + "or {valid: full, test: uni100})", closest: "eval_args"),
+        refused("valid_neg_sample_args", "RecBole 1.2.1 derives it from eval_args.mode and overwrites what the config sets: write "
+                + "eval_args: {mode: {valid: uni100, test: full}}", closest: "eval_args"),
+        refused("test_neg_sample_args", "RecBole 1.2.1 derives it from eval_args.mode and overwrites what the config sets: write "
+                + "eval_args: {mode: {valid: full, test: uni100}}", closest: "eval_args"),
     ]
 
     static let dataset: [ConfigKey] = [

@@ -89,17 +89,7 @@ public struct SplitSettings: Sendable, Equatable {
             throw RecBenchError.config("eval_args.\(key)", origin: origin, "unknown entry\(Suggestion.hint(for: key, in: known))")
         }
         grouping = try Self.grouping(args["group_by"], origin: origin)
-        // `mode: full`, or RecBole 1.2's per-split form `{valid: full, test: full}`.
-        let isFull: Bool
-        switch args["mode"] {
-        case nil: isFull = true
-        case .string(let s)?: isFull = s == "full"
-        case .map(let perSplit)?: isFull = perSplit.values.allSatisfy { $0.stringValue == "full" }
-        default: isFull = false
-        }
-        guard isFull else {
-            throw RecBenchError.config("eval_args.mode", origin: origin, "only `full` ranking is supported, got \(args["mode"]!)")
-        }
+        _ = try RankingMode.modes(args["mode"], origin: origin)   // read by the evaluation settings; refused here in eval_args' order
         guard let order = SplitOrder(rawValue: args["order"].map { $0.stringValue ?? "\($0)" } ?? "RO") else {
             throw RecBenchError.config("eval_args.order", origin: origin, "expected TO or RO, got \(args["order"]!)")
         }

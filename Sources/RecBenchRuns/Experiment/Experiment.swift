@@ -133,13 +133,8 @@ public enum Experiment {
         if evaluation.evaluationProtocol == .nextItem, !split.cutsEachUser, data.benchmarkFilenames == nil {
             throw RecBenchError.config("eval_args", origin: config.origin(of: "eval_args"), SequenceSplitter.cutsEachUserOnly)
         }
-        // Likewise a grid over seeds is one run of a model that draws nothing, on a split that draws nothing.
-        let seedFree = !modelType.readsSeed && (split.order == .time || data.benchmarkFilenames != nil)
-        let identity = config.restricted { key in
-            !(seedFree && key == "seed") && (modelType.readsTrainingKeys || !TrainingSettings.keys.contains(key))
-        }
         return ExperimentPlan(
-            modelType: modelType, config: identity, data: data, split: split,
+            modelType: modelType, config: identity(config, modelType, split: split, data: data, evaluation: evaluation), data: data, split: split,
             evaluation: evaluation, training: training, parameters: parameters, model: model,
             seed: UInt64(bitPattern: Int64(try config.int("seed"))),
             threads: threads == 0 ? Compute.coreCount : threads, threadSplit: try threadSplit(config),
@@ -147,6 +142,22 @@ public enum Experiment {
             memoryLimit: memoryLimit == 0 ? ProcessStats.availableMemoryBytes : Double(memoryLimit) * 1_048_576,
             notices: notices, recBoleNotes: RecBoleRules.notes(modelType, config: config, training: training, split: split, data: data),
             sequenceLength: try config.int("MAX_ITEM_LIST_LENGTH", atLeast: 1))
+    }
+
+    /// The config values that make the run what it is (its key and record): training keys only for
+    /// a model with a training loop — a grid over learning rates is one run of EASE — and the seed
+    /// only where something draws: the model, the split or sampled ranking. Popularity-drawn
+    /// candidates read `alpha` and `negative_popularity` whatever the model.
+    static func identity(_ config: Config, _ modelType: any Recommender.Type, split: SplitSettings, data: DataSettings,
+                         evaluation: EvaluationSettings) -> Config {
+        let sampled = evaluation.rankingModes.values.filter { $0 != .full }
+        let seedFree = !modelType.readsSeed && (split.order == .time || data.benchmarkFilenames != nil) && sampled.isEmpty
+        let drawsByPopularity = sampled.contains { if case .sampled(_, true) = $0 { true } else { false } }
+        return config.restricted { key in
+            !(seedFree && key == "seed")
+                && (modelType.readsTrainingKeys || !TrainingSettings.keys.contains(key)
+                    || (drawsByPopularity && ["train_neg_sample_args", "negative_popularity"].contains(key)))
+        }
     }
 
     /// Resolves `eval_protocol: auto` by the model's family and the history mask that
@@ -157,6 +168,7 @@ public enum Experiment {
         var resolved = settings
         let chosen = settings.evaluationProtocol ?? (family == .sequential ? .nextItem : .user)
         resolved.evaluationProtocol = chosen
+        if let note = SampledRanking.notice(settings.rankingModes) { notices.append(note) }
         if chosen == .nextItem && settings.historyMask == .recbole {
             resolved.historyMask = .none
             if config.origin(of: "history_mask") != "default" {
@@ -364,11 +376,13 @@ public enum Experiment {
             ? SequenceData(log: SequenceLog(dataset.interactions, userCount: users, itemCount: items, parts: parts), maxLength: plan.sequenceLength)
             : nil
         func target(_ part: SplitPart) -> EvaluationTarget {
+            let data = TrainingData(dataset: dataset, split: split), mode = plan.evaluation.rankingModes[part]
             if nextItem, let sequences {
-                return .nextItem(part, sequences: sequences, trainCounts: split.trainMatrix.columnSums(),
-                                 maskSeen: plan.evaluation.historyMask == .seen)
+                let rows = EvaluationTarget.nextItem(part, sequences: sequences, trainCounts: split.trainMatrix.columnSums(),
+                                                     maskSeen: plan.evaluation.historyMask == .seen)
+                return SampledRanking.ranked(rows, mode: mode, plan: plan, data: data)
             }
-            let target = EvaluationTarget(part, in: split)
+            let target = SampledRanking.ranked(EvaluationTarget(part, in: split), mode: mode, plan: plan, data: data)
             return plan.modelType.family == .sequential ? target.withSequences(sequences!) : target
         }
         let validTarget = target(.valid), testTarget = target(.test)

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+import RecBenchCore
+import Linalg
+
+/// RecBole's sampled ranking (`eval_args.mode: uniN / popN`): a row ranks its positives among
+/// its candidates alone.
+struct SampledRankingTests {
+    /// EvaluatorTests' fixture: items a b c d, scores a 4 b 3 c 2 d 1; u: train a b, test b c; v: train c, test a.
+    let evaluator = EvaluatorTests()
+
+    /// By hand. Every item, no mask: u ranks a b c d (top 2 holds b: recall ½, MRR ½). Among u's candidates {b, c, d}:
+    /// b c (recall 1, MRR 1), whatever the mask (`seen` would hide b in a full ranking). v among {a, d}: a first.
+    @Test func aRowRanksItsCandidatesAloneWhateverTheMask() throws {
+        let (split, d) = try evaluator.fixture()
+        let id = { (token: String) in d.itemIDs[token]! }
+        let (u, v) = (d.userIDs["u"]!, d.userIDs["v"]!)
+        let candidates = SparseMatrix(rows: d.userCount, columns: d.itemCount, rowIndices: [u, u, u, v, v],
+                                      columnIndices: [id("b"), id("c"), id("d"), id("a"), id("d")])
+        for (mask, sampled, expected) in [(HistoryMask.none, false, 0.5), (.none, true, 1.0), (.seen, true, 1.0), (.recbole, true, 1.0)] {
+            let settings = EvaluationSettings(metrics: ["Recall", "MRR"], cutoffs: [2], historyMask: mask)
+            let plain = EvaluationTarget(.test, in: split)
+            let r = Evaluator.evaluate(evaluator.scorer(d), target: sampled ? plain.rankedAmong(candidates) : plain, settings: settings,
+                                       compute: Compute(threads: 1))
+            #expect(evaluator.perUser(r, d, "u", "recall@2") == expected && evaluator.perUser(r, d, "u", "mrr@2") == expected, "\(mask) \(sampled)")
+            #expect(evaluator.perUser(r, d, "v", "mrr@2") == 1)
+        }
+    }
+
+    /// User rows draw among items the user had in no split up to the evaluated one; each positive brings n draws.
+    @Test func userRowsDrawItemsTheUserHasNotHad() throws {
+        let (split, _) = try blockFixture()
+        let target = EvaluationTarget(.test, in: split)
+        let c = SampledRanking.candidates(target, negatives: 3, from: .uniform, seed: 7)
+        for u in target.users.map(Int.init) {
+            let positives = Set(target.positives.columns(ofRow: u)), had = Set(target.history.columns(ofRow: u))
+            let row = Set(c.columns(ofRow: u))
+            #expect(positives.isSubset(of: row))
+            #expect(row.subtracting(positives).isDisjoint(with: had.union(positives)))
+            #expect(row.count > positives.count && row.count <= positives.count * 4)
+        }
+        #expect(SampledRanking.candidates(target, negatives: 3, from: .uniform, seed: 7).columnIndices == c.columnIndices)
+        #expect(SampledRanking.candidates(target, negatives: 3, from: .uniform, seed: 8).columnIndices != c.columnIndices)
+    }
+
+    /// Next-item rows exclude their own item only (RecBole's repeatable sampler): items the user had before come up.
+    @Test func nextItemRowsExcludeOnlyTheirOwnItem() throws {
+        let (split, d) = try blockFixture()
+        let sequences = TrainingData(dataset: d, split: split).sequenceData
+        let target = EvaluationTarget.nextItem(.test, sequences: sequences, trainCounts: split.trainMatrix.columnSums(), maskSeen: false)
+        let c = SampledRanking.candidates(target, negatives: 20, from: .uniform, seed: 1)
+        var earlier = 0
+        for r in target.users.map(Int.init) {
+            let own = target.positives.columns(ofRow: r).first!, user = Int(target.queries!.users[r])
+            #expect(c.columns(ofRow: r).contains(own))
+            earlier += c.columns(ofRow: r).filter { $0 != own && split.trainMatrix.contains(row: user, column: Int($0)) }.count
+        }
+        #expect(earlier > 0)
+    }
+
+    /// The draws read the seed, so a model that draws nothing on a time-ordered split keeps the seed in its key under sampled ranking.
+    @Test func sampledRankingMakesTheSeedPartOfTheRun() throws {
+        let dir = Fixtures.temporaryDirectory()
+        Fixtures.writeInter(blockRows(), in: dir)
+        func key(_ mode: String, _ seed: Int) throws -> String {
+            let plan = try Experiment.plan(RunRequest(model: "EASE", assignments: [
+                "dataset=tiny", "data_path=\(dir)", "eval_args={order: TO, split: {LS: valid_and_test}, mode: \(mode)}", "seed=\(seed)"]))
+            return Experiment.runKey(plan: plan, datasetFingerprint: "f")
+        }
+        #expect(try key("full", 1) == key("full", 2))
+        #expect(try key("uni5", 1) != key("uni5", 2))
+    }
+
+    @Test func modesAreReadAsRecBoleSpellsThem() throws {
+        #expect(RankingMode(parsing: "uni100") == .sampled(negatives: 100, byPopularity: false))
+        #expect(RankingMode(parsing: "pop5") == .sampled(negatives: 5, byPopularity: true))
+        #expect(RankingMode(parsing: "full") == .full)
+        for bad in ["uni0", "uni", "pop-3", "Full"] { #expect(RankingMode(parsing: bad) == nil, "\(bad)") }
+        let both = try RankingMode.modes(.map(["valid": .string("full"), "test": .string("uni50")]), origin: "c.yml")
+        #expect(both == [.valid: .full, .test: .sampled(negatives: 50, byPopularity: false)])
+        for (value, words) in [(ConfigValue.string("labeled"), "value metrics"), (.string("uni0"), "expected full, uniN or popN"),
+                               (.map(["valid": .string("full")]), "names both valid and test"), (.map(["train": .string("full")]), "unknown entry")] {
+            #expect { try RankingMode.modes(value, origin: "c.yml") } throws: { "\($0)".contains(words) }
+        }
+    }
+}
