@@ -5,7 +5,7 @@ brace), and source lines longer than 160 characters. Exits 1 when any is found.
 Usage: scripts/long-functions.py [--max N] [DIR ...] (default: Sources Tests)"""
 import os, re, sys
 
-DECLARATION = re.compile(r'^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|private|fileprivate|internal|static|mutating|override|final|nonisolated|@inlinable|@inline\(__always\))\s+)*(?:func\s+[^\s(<]+|init[?!]?|subscript)\s*[(<]')
+DECLARATION = re.compile(r'^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|private|fileprivate|internal|static|mutating|override|final|nonisolated|@inlinable|@inline\(__always\))\s+)*(?:func\s+[^\s(<]+|init[?!]?|subscript)\s*[(<]')
 
 
 def braces(line):

@@ -10,7 +10,8 @@ public struct TrainingSettings: Sendable, Equatable {
     public var weightDecay: Float
     public var evalStep: Int
     public var stoppingStep: Int
-    /// Negatives per positive for pairwise and pointwise losses (items the user has not had in train).
+    /// Negatives per positive for pairwise and pointwise losses (items the user has not had in train; for a
+    /// sequential model's BPR loss, any item but the example's own, as RecBole's repeatable sampler).
     public var negativesPerPositive: Int
     /// Whom those negatives favour (`train_neg_sample_args.distribution`).
     public var negativeDistribution: NegativeDistribution = .uniform
@@ -106,8 +107,10 @@ public struct TrainingSettings: Sendable, Equatable {
 
     /// Popularity weighted by `train_neg_sample_args.alpha` (1 without one) and counted as `negative_popularity` says.
     static func popularityDraws(_ config: Config) throws -> NegativeDistribution {
+        // RecBole's evaluation sampler keeps training's alpha; without training negatives it is built anew at 1.
         var alpha = 1.0
-        if case .map(let args) = config["train_neg_sample_args"], let a = args["alpha"]?.doubleValue { alpha = a }
+        if case .map(let args) = config["train_neg_sample_args"], args["distribution"] != .null,
+           args["distribution"]?.stringValue?.lowercased() != "none", let a = args["alpha"]?.doubleValue { alpha = a }
         let counts = try config.string("negative_popularity")
         guard let from = NegativeDistribution.Counts(rawValue: counts) else {
             throw RecBenchError.config("negative_popularity", origin: config.origin(of: "negative_popularity"), "expected recbole or train, got '\(counts)'")
@@ -116,7 +119,7 @@ public struct TrainingSettings: Sendable, Equatable {
     }
 }
 
-/// Whom negatives favour, among the items a user has not had in train.
+/// Whom negatives favour, among the items a draw may return (a user's unseen items, or any but a next-item example's own).
 public enum NegativeDistribution: Sendable, Equatable {
     /// Every item alike.
     case uniform

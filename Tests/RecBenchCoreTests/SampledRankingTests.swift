@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 import RecBenchCore
 import Linalg
@@ -28,10 +29,12 @@ struct SampledRankingTests {
     }
 
     /// User rows draw among items the user had in no split up to the evaluated one; each positive brings n draws.
-    @Test func userRowsDrawItemsTheUserHasNotHad() throws {
-        let (split, _) = try blockFixture()
+    @Test(arguments: [false, true])
+    func userRowsDrawItemsTheUserHasNotHad(byPopularity: Bool) throws {
+        let (split, d) = try blockFixture()
         let target = EvaluationTarget(.test, in: split)
-        let c = SampledRanking.candidates(target, negatives: 3, from: .uniform, seed: 7)
+        let items = byPopularity ? NegativeItems(.popularity(alpha: 1, counts: .recbole), data: TrainingData(dataset: d, split: split)) : .uniform
+        let c = try SampledRanking.candidates(target, negatives: 3, from: items, seed: 7)
         for u in target.users.map(Int.init) {
             let positives = Set(target.positives.columns(ofRow: u)), had = Set(target.history.columns(ofRow: u))
             let row = Set(c.columns(ofRow: u))
@@ -39,8 +42,34 @@ struct SampledRankingTests {
             #expect(row.subtracting(positives).isDisjoint(with: had.union(positives)))
             #expect(row.count > positives.count && row.count <= positives.count * 4)
         }
-        #expect(SampledRanking.candidates(target, negatives: 3, from: .uniform, seed: 7).columnIndices == c.columnIndices)
-        #expect(SampledRanking.candidates(target, negatives: 3, from: .uniform, seed: 8).columnIndices != c.columnIndices)
+        #expect(try SampledRanking.candidates(target, negatives: 3, from: items, seed: 7).columnIndices == c.columnIndices)
+        #expect(try SampledRanking.candidates(target, negatives: 3, from: items, seed: 8).columnIndices != c.columnIndices)
+    }
+
+    /// A positive bought twice in the split is two interaction rows, each with its n draws (RecBole draws per row):
+    /// with one draw each, a single positive row can hold at most one negative unless its count says two.
+    @Test func aRepeatedPositiveDrawsOncePerInteraction() throws {
+        let (split, d) = try blockFixture()
+        let target = EvaluationTarget(.test, in: split)
+        let u = Int(target.users[0]), item = target.positives.columns(ofRow: u).first!
+        let twice = SparseMatrix(rows: d.userCount, columns: d.itemCount, rowIndices: [Int32(u), Int32(u)], columnIndices: [item, item])
+        let widths = try (0..<40).map { seed in
+            (try SampledRanking.candidates(target, negatives: 1, from: .uniform, seed: UInt64(seed)).columns(ofRow: u).count,
+             try SampledRanking.candidates(target, negatives: 1, from: .uniform, seed: UInt64(seed), rows: twice).columns(ofRow: u).count)
+        }
+        #expect(widths.allSatisfy { $0.0 == 2 } && widths.contains { $0.1 == 3 })
+    }
+
+    /// Nothing to draw for a user who has had every item: refused, as RecBole refuses such data.
+    @Test func aUserWithEveryItemIsRefused() throws {
+        let dir = Fixtures.temporaryDirectory()
+        let rows = ["a", "b", "c"].enumerated().flatMap { k, i in [("u", i, Double(k)), ("v", i, Double(k))] } + [("v", "a", 9.0)]
+        Fixtures.writeInter(rows, in: dir)
+        let plan = try Experiment.plan(RunRequest(model: "Pop", assignments: [
+            "dataset=tiny", "data_path=\(dir)", "eval_args={order: TO, split: {LS: test_only}, mode: uni5}", "topk=[1]", "valid_metric=MRR@1",
+            "load_col={inter: [user_id, item_id, timestamp]}"]))
+        let e = #expect(throws: RecBenchError.self) { _ = try Experiment.load(plan, logger: Logger(label: "test")) }
+        #expect(e?.field == "eval_args.mode" && e?.message.contains("has had every item") == true)
     }
 
     /// Next-item rows exclude their own item only (RecBole's repeatable sampler): items the user had before come up.
@@ -48,7 +77,7 @@ struct SampledRankingTests {
         let (split, d) = try blockFixture()
         let sequences = TrainingData(dataset: d, split: split).sequenceData
         let target = EvaluationTarget.nextItem(.test, sequences: sequences, trainCounts: split.trainMatrix.columnSums(), maskSeen: false)
-        let c = SampledRanking.candidates(target, negatives: 20, from: .uniform, seed: 1)
+        let c = try SampledRanking.candidates(target, negatives: 20, from: .uniform, seed: 1)
         var earlier = 0
         for r in target.users.map(Int.init) {
             let own = target.positives.columns(ofRow: r).first!, user = Int(target.queries!.users[r])
@@ -69,6 +98,14 @@ struct SampledRankingTests {
         }
         #expect(try key("full", 1) == key("full", 2))
         #expect(try key("uni5", 1) != key("uni5", 2))
+        // Popularity candidates read alpha and negative_popularity, though EASE draws no negatives.
+        func popKey(_ extra: String) throws -> String {
+            let plan = try Experiment.plan(RunRequest(model: "EASE", assignments: [
+                "dataset=tiny", "data_path=\(dir)", "eval_args={order: TO, split: {LS: valid_and_test}, mode: pop5}", extra]))
+            return Experiment.runKey(plan: plan, datasetFingerprint: "f")
+        }
+        #expect(try popKey("negative_popularity=recbole") != popKey("negative_popularity=train"))
+        #expect(try popKey("train_neg_sample_args={distribution: uniform, alpha: 0.5}") != popKey("train_neg_sample_args={distribution: uniform}"))
     }
 
     @Test func modesAreReadAsRecBoleSpellsThem() throws {
@@ -78,8 +115,12 @@ struct SampledRankingTests {
         for bad in ["uni0", "uni", "pop-3", "Full"] { #expect(RankingMode(parsing: bad) == nil, "\(bad)") }
         let both = try RankingMode.modes(.map(["valid": .string("full"), "test": .string("uni50")]), origin: "c.yml")
         #expect(both == [.valid: .full, .test: .sampled(negatives: 50, byPopularity: false)])
-        for (value, words) in [(ConfigValue.string("labeled"), "value metrics"), (.string("uni0"), "expected full, uniN or popN"),
-                               (.map(["valid": .string("full")]), "names both valid and test"), (.map(["train": .string("full")]), "unknown entry")] {
+        // RecBole's rule: a split left out takes the other's mode; none given, both full.
+        #expect(try RankingMode.modes(.map(["test": .string("pop7")]), origin: "c.yml")
+                == [.valid: .sampled(negatives: 7, byPopularity: true), .test: .sampled(negatives: 7, byPopularity: true)])
+        #expect(try RankingMode.modes(.map([:]), origin: "c.yml") == [.valid: .full, .test: .full])
+        for (value, words) in [(ConfigValue.string("labeled"), "value metrics"), (.string("uni0"), "would rank the positives alone"),
+                               (.string("unl100"), "expected full, uniN or popN"), (.map(["train": .string("full")]), "unknown entry")] {
             #expect { try RankingMode.modes(value, origin: "c.yml") } throws: { "\($0)".contains(words) }
         }
     }

@@ -135,6 +135,15 @@ struct PopularityNegativeTests {
         }
     }
 
+    /// Uniform negatives are `Sampling.negative`'s draws, stream for stream (so runs under the default are unchanged).
+    @Test func uniformDrawsAreTheSamplersOwn() {
+        let m = SamplingTests().history(), set = PatternSet(m)
+        var a = SeededGenerator(seed: 12), b = SeededGenerator(seed: 12)
+        for k in 0..<3_000 {
+            #expect(NegativeItems.uniform.draw(for: k % m.rows, history: set, rng: &a) == Sampling.negative(for: k % m.rows, history: set, rng: &b))
+        }
+    }
+
     @Test func aUserWhoHasHadEveryCountedItemGetsAnUnseenOne() {
         let negatives = NegativeItems(counts: [0, 0, 5, 0, 0, 0], alpha: 1)
         let had = PatternSet(SparseMatrix(rows: 1, columns: 6, rowIndices: [0], columnIndices: [2]))

@@ -95,7 +95,8 @@ public enum ConfigKeys {
         ]), "Split and ranking protocol: `split` ({RS: [train, valid, test]}, {LS: valid_and_test | test_only} or {TS: [train, valid, "
             + "test]}: test after one time for all users), `order` (TO by time, RO random), `group_by` (user, or none: RS over the whole log), "
             + "`mode` (full: every item; uniN / popN: RecBole's sampled ranking, each positive among N items drawn uniformly / by "
-            + "popularity that the user has not had, the draws fixed per split by the seed; or per split, {valid: full, test: uni100}). "
+            + "popularity that the user has not had (a next-item row: any but its own), the draws fixed per split by the seed; or "
+            + "per split, {valid: full, test: uni100}, a split left out taking the other's). "
             + "As in RecBole, a file's eval_args replaces an earlier file's whole and "
             + "its missing entries take these defaults; a sequential model whose config sets no eval_args gets RecBole's "
             + "{split: {LS: valid_and_test}, order: TO}; "
@@ -140,7 +141,8 @@ public enum ConfigKeys {
         ConfigKey("train_neg_sample_args", "map or null", .map(["distribution": .string("uniform"), "sample_num": .int(1)]),
                   "Negative sampling: `{distribution: uniform, sample_num: N}`, or `popularity` (RecBole's: item i drawn with "
                   + "probability ∝ count(i)^`alpha`, `alpha` 1 by default, counted as `negative_popularity` says), always among items the "
-                  + "user has not had in train (`dynamic: false`, `candidate_num` accepted at RecBole's defaults); null: none. Pairwise losses (BPR, "
+                  + "user has not had in train (a sequential BPR loss: any item but the example's own, as RecBole's repeatable "
+                  + "sampler; `dynamic: false`, `candidate_num` accepted at RecBole's defaults); null: none. Pairwise losses (BPR, "
                   + "LINE, the graph models, FPMC, TransRec, a sequential `loss_type: BPR`) fit `train_batch_size` / N pairs in a "
                   + "batch, each seen N times with its own draw, as RecBole's pairwise loader repeats them (null: one negative, with "
                   + "a note; RecBole stops there); pointwise ones (NeuMF, DMF, NAIS, NNCF, the context-aware family) fit "
@@ -149,7 +151,8 @@ public enum ConfigKeys {
         ConfigKey("negative_popularity", "recbole or train", .string("recbole"),
                   "Which interactions count towards popularity-drawn negatives (`train_neg_sample_args.distribution: popularity`): "
                   + "recbole (every interaction of train, valid and test, as RecBole 1.2.1's samplers count them: the valid and test "
-                  + "labels shape training's negatives) or train (the train split's only)."),
+                  + "labels shape training's negatives) or train (the train split's only). The same counts weigh `eval_args.mode: popN`'s "
+                  + "candidates (RecBole's count all splits there too)."),
         ConfigKey("clip_grad_norm", "map or null", .null,
                   "Gradient clipping for learned models as torch's `clip_grad_norm_`, e.g. `{max_norm: 5}` (`norm_type` 2 by default, or inf)."),
         ConfigKey("checkpoint_dir", "str or null", .null, "Folder where learned models also write their best parameters (null: in memory only)."),

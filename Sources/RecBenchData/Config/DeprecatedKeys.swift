@@ -56,7 +56,7 @@ public enum DeprecatedKeys {
             return .map(args)
         default: break
         }
-        throw RecBenchError.config("neg_sampling", origin: origin, "expected {uniform: N} or null, got \(value)")
+        throw RecBenchError.config("neg_sampling", origin: origin, "expected {uniform: N}, {popularity: N} or null, got \(value)")
     }
 
     /// RecBole 0.2's `training_neg_sample_num` (+ `training_neg_sample_distribution`).

@@ -23,7 +23,8 @@ public enum RankingMode: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// `eval_args.mode`: one name for both evaluated splits, or RecBole 1.2's `{valid: …, test: …}`.
+    /// `eval_args.mode`: one name for both evaluated splits, or RecBole 1.2's `{valid: …, test: …}`, where a
+    /// split left out takes the other's mode (RecBole's rule; `{}` is full for both).
     public static func modes(_ value: ConfigValue?, origin: String) throws -> [SplitPart: RankingMode] {
         let key = "eval_args.mode"
         func mode(_ v: ConfigValue) throws -> RankingMode {
@@ -32,7 +33,8 @@ public enum RankingMode: Sendable, Equatable, CustomStringConvertible {
                                            + "MAE, RMSE), which recbench does not compute; use full, uniN or popN")
             }
             guard let name = v.stringValue, let m = RankingMode(parsing: name) else {
-                throw RecBenchError.config(key, origin: origin, "expected full, uniN or popN (N ≥ 1 negatives per positive, e.g. uni100), got \(v)")
+                let zero = ["uni0", "pop0"].contains(v.stringValue ?? "") ? " (N 0 would rank the positives alone)" : ""
+                throw RecBenchError.config(key, origin: origin, "expected full, uniN or popN (N ≥ 1 negatives per positive, e.g. uni100), got \(v)\(zero)")
             }
             return m
         }
@@ -42,10 +44,8 @@ public enum RankingMode: Sendable, Equatable, CustomStringConvertible {
             for entry in perSplit.keys where !["valid", "test"].contains(entry) {
                 throw RecBenchError.config(key, origin: origin, "unknown entry '\(entry)' (expected valid and test)")
             }
-            guard let valid = perSplit["valid"], let test = perSplit["test"] else {
-                throw RecBenchError.config(key, origin: origin, "a per-split mode names both valid and test, e.g. {valid: full, test: uni100}")
-            }
-            return [.valid: try mode(valid), .test: try mode(test)]
+            let either = perSplit["valid"] ?? perSplit["test"] ?? .string("full")
+            return [.valid: try mode(perSplit["valid"] ?? either), .test: try mode(perSplit["test"] ?? either)]
         case let name?:
             let m = try mode(name)
             return [.valid: m, .test: m]

@@ -11,7 +11,7 @@ import RecBenchContract
 ///     T_0 = [e_f W_a + b_a]_f (F × A),  T_{l+1} = MHA_l(T_l)     (torch's MultiheadAttention:
 ///     packed in-projection, softmax(Q Kᵀ/√(A/H)) V per head, dropout on its weights, out-projection)
 ///     z(u, i) = b + Σ_f w_f + w_t · vec(ReLU(T_L [+ e W_r + b_r])) + b_t + w · MLP_ReLU(dropout(X_0)) + b
-///     loss = BCE(σ(z), label) over positives and uniform negatives
+///     loss = BCE(σ(z), label) over positives and drawn negatives (uniform by default)
 ///
 /// `has_residual` is in no RecBole yaml: it reads None there, so it is off by default here too.
 /// `dropout_probs`: [attention weights, MLP, unused (RecBole reads it, never applies it)].

@@ -10,7 +10,7 @@ import RecBenchContract
 ///
 ///     u = MLP_tanh,BN(dropout([e_f]_{f ∈ user})),  v = MLP_tanh,BN(dropout([e_f]_{f ∈ item}))
 ///     z(u, i) = cos(u, v)                          (‖·‖ clamped at 1e-8, as torch's)
-///     loss = BCE(σ(z), label) over positives and uniform negatives
+///     loss = BCE(σ(z), label) over positives and drawn negatives (uniform by default)
 ///
 /// The cosine is the logit, so a prediction stays within σ(±1), as in RecBole. Full ranking is
 /// a true two-tower GEMM of the unit-length towers (each computed once per entity).

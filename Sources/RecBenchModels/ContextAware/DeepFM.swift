@@ -11,7 +11,7 @@ import RecBenchContract
 ///     x = [e_1 | … | e_F]                                   (the field embeddings side by side)
 ///     h_l = ReLU(W_l · dropout(h_{l−1}) + b_l),  h_0 = x      (`mlp_hidden_size` layers)
 ///     z(u, i) = FM(u, i) + w · h_L + b                        (FM: first order + pairwise)
-///     loss = BCE(σ(z), label) over positives and uniform negatives   (Adam)
+///     loss = BCE(σ(z), label) over positives and drawn negatives (uniform by default)   (Adam)
 ///
 /// Full ranking: the FM part is FM's one GEMM; the first MLP layer splits into a user half
 /// and an item half (each computed once), so a user × every item costs one broadcast add,

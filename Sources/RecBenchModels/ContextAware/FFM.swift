@@ -10,7 +10,7 @@ import RecBenchContract
 ///
 ///     e_f→G = pooled embedding of feature f in its table for group G
 ///     z(u, i) = b + Σ_f w_f + Σ_{f<g} ⟨e_f→G(g), e_g→G(f)⟩        (G(f): f's group)
-///     loss = BCE(σ(z), label) over positives and uniform negatives   (Adam)
+///     loss = BCE(σ(z), label) over positives and drawn negatives (uniform by default)   (Adam)
 ///
 /// `fields` null (RecBole's default) puts every feature in a group of its own. Full ranking
 /// splits z into user pairs, item pairs and the |U|·|I| cross pairs, whose vectors are

@@ -9,7 +9,7 @@ import RecBenchContract
 ///
 ///     e_f = pooled embedding of field f (a token's row, a sequence's mean, a float × its row)
 ///     z(u, i) = b + Σ_f w_f + ½ (‖Σ_f e_f‖² − Σ_f ‖e_f‖²)        (w_f: first-order weights)
-///     loss = BCE(σ(z), label) over positives and uniform negatives   (Adam)
+///     loss = BCE(σ(z), label) over positives and drawn negatives (uniform by default)   (Adam)
 ///
 /// Full ranking splits z into a user part, an item part and ⟨S_u, S_i⟩ (S: a side's Σ e_f),
 /// so every user × every item is one GEMM of width `embedding_size` + 2.

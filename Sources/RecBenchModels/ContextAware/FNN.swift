@@ -9,7 +9,7 @@ import RecBenchContract
 /// initialises the embeddings Xavier-normal) and without a first-order term.
 ///
 ///     h_0 = [e_1 | … | e_F],  h_l = tanh(W_l · dropout(h_{l−1}) + b_l),  z(u, i) = w · h_L + b
-///     loss = BCE(σ(z), label) over positives and uniform negatives
+///     loss = BCE(σ(z), label) over positives and drawn negatives (uniform by default)
 ///
 /// Full ranking: the first layer split into a user half and an item half, the rest over item
 /// tiles (`FieldMLP`).

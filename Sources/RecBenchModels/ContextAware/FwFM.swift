@@ -8,7 +8,7 @@ import RecBenchContract
 /// computes it: FM's pairwise term with one weight per field pair.
 ///
 ///     z(u, i) = b + Σ_f w_f + Σ_k dropout(Σ_{f<g} r_fg · e_f ⊙ e_g)_k
-///     loss = BCE(σ(z), label) over positives and uniform negatives
+///     loss = BCE(σ(z), label) over positives and drawn negatives (uniform by default)
 ///
 /// RecBole 1.2.1 draws r ~ N(0, 1) as a plain tensor, not a parameter: the optimiser never
 /// updates it, so it stays at its random draw. recbench keeps that (r is drawn once per fit

@@ -8,7 +8,7 @@ import RecBenchContract
 /// `LR` trains it: FM's first-order term alone.
 ///
 ///     z(u, i) = b + Σ_f w_f                     (w_f: a field's first-order weight, pooled as FM's)
-///     loss = BCE(σ(z), label) over positives and uniform negatives
+///     loss = BCE(σ(z), label) over positives and drawn negatives (uniform by default)
 ///
 /// Full ranking: z is a user part plus an item part, so every user × every item is one GEMM
 /// of two towers [a_u | 1] and [1 | c_i].

@@ -10,7 +10,7 @@ import RecBenchContract
 ///
 ///     bi = ½ ((Σ_f e_f)² − Σ_f e_f²)                               (per dimension)
 ///     z(u, i) = b + Σ_f w_f + wᵀ MLP_σ,BN(BN(bi))                   (w without bias)
-///     loss = BCE(σ(z), label) over positives and uniform negatives
+///     loss = BCE(σ(z), label) over positives and drawn negatives (uniform by default)
 ///
 /// Full ranking: bi = A_u + B_i + S_u ⊙ T_i (a side's own pairs, and the product of the sides'
 /// sums), and every BN in evaluation is affine, so the first layer splits into a user half, an

@@ -8,7 +8,7 @@ import RecBenchContract
 /// (wide) term plus a ReLU MLP (deep) over the field embeddings.
 ///
 ///     z(u, i) = b + Σ_f w_f + w · h_L + b'      (h: `FieldMLP` with ReLU)
-///     loss = BCE(σ(z), label) over positives and uniform negatives
+///     loss = BCE(σ(z), label) over positives and drawn negatives (uniform by default)
 ///
 /// Full ranking: the wide part is one GEMM of a user and an item tower; the deep part's first
 /// layer splits into a user half and an item half, the rest over item tiles.

@@ -8,7 +8,7 @@ import RecBenchContract
 /// BPR (Rendle et al. 2009, "BPR: Bayesian Personalized Ranking from Implicit Feedback"),
 /// as RecBole 1.2.1 trains it.
 ///
-///     for each train (u, i), draw j uniformly among items u has not had in train (`sample_num` draws)
+///     for each train (u, i), draw j (uniformly by default) among items u has not had in train (`sample_num` draws)
 ///     x̂_uij = ⟨p_u, q_i⟩ − ⟨p_u, q_j⟩
 ///     loss = −mean log σ(x̂_uij)                   (Adam, no explicit regulariser)
 ///     score(u, ·) = p_u · Qᵀ

@@ -12,7 +12,7 @@ import RecBenchContract
 ///     q_i = MLP_i(R_iᵀ · W_i)       (R_i: the item's train users; W_i: users × d)
 ///     MLP: linear layers (`*_hidden_size_list`), ReLU after every one, the last included
 ///     z(u, i) = ⟨p_u, q_i⟩           (an inner product, as RecBole; the paper's cosine is not used)
-///     loss = BCE(σ(z), label) over positives and uniform negatives (mean)
+///     loss = BCE(σ(z), label) over positives and drawn negatives (uniform by default) (mean)
 ///     score(u, ·) = p_u · Qᵀ  (every item's tower once per evaluation pass)
 ///
 /// Linear weights N(0, 0.01²), biases 0 (RecBole's init). RecBole's `embedding_size` key is

@@ -13,7 +13,7 @@ import RecBenchContract
 ///     z = dropout(ReLU(H)) · W_d                 (W_d: `gcn_output_dim` × `embedding_size`, no bias, shared by users and items)
 ///     s_b(u, i) = z_u Q_b z_iᵀ,  b < `num_basis_functions`
 ///     logits(u, i) = [s_0 … s_B] · C             (C: B × `class_num`)
-///     loss = cross-entropy of (u, i) as class 1 and (u, j) as class 0, j a uniform negative (`sample_num` per pair; mean)
+///     loss = cross-entropy of (u, i) as class 1 and (u, j) as class 0, j a drawn negative (`sample_num` per pair; mean)
 ///     score(u, ·) = the class-1 logit = z_u (Σ_b C_b1 Q_b) Z_itemsᵀ
 ///
 /// Init as RecBole's: W ~ U(±√(2/(nodes + gcn_output_dim))), W_d ~ U(±√(2/(embedding_size +

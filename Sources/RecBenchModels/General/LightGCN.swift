@@ -9,7 +9,7 @@ import RecBenchContract
 ///
 ///     Â = D^{−½} A D^{−½},  A = [[0, R], [Rᵀ, 0]] over users ∪ items  (R: binary train pairs)
 ///     E_{k+1} = Â E_k,  E = (E_0 + … + E_K) / (K + 1)                (`n_layers` = K)
-///     for each train (u, i) and each of its `sample_num` uniform negatives j:
+///     for each train (u, i) and each of its `sample_num` drawn negatives j:
 ///         loss = −mean log σ(⟨e_u, e_i⟩ − ⟨e_u, e_j⟩)
 ///                + λ · (‖E_0[u]‖ + ‖E_0[i]‖ + ‖E_0[j]‖) / batch     (norms of the batch's rows;
 ///                  `require_pow`: λ · (‖E_0[u]‖² + ‖E_0[i]‖² + ‖E_0[j]‖²) / (2 · batch))

@@ -13,7 +13,7 @@ import RecBenchContract
 ///       s_j = p_j · q_i                                   (p: source, q: target embeddings)
 ///       a_j = wᵀ ReLU(W (p_j ⊙ q_i) + b)                  (`algorithm: prod`; `concat`: W [p_j | q_i])
 ///       z(u, i) = n_u^{−α} Σ_j e^{a_j} s_j / (Σ_j e^{a_j})^β + b_i
-///     loss = BCE(σ(z), label) over positives and uniform negatives
+///     loss = BCE(σ(z), label) over positives and drawn negatives (uniform by default)
 ///            + λ₁ ‖P‖ + λ₂ ‖Q‖ + λ₃ ‖W‖                  (`reg_weights`; Frobenius norms, not squared)
 ///
 /// Embeddings N(0, 0.01²), W Xavier-normal, b and the item biases 0, w all ones (RecBole's

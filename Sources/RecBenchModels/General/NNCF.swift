@@ -13,7 +13,7 @@ import RecBenchContract
 ///     c_u = flatten(ReLU(maxpool_P(Conv1d_k(M_U[N(u)]))))        (channels `num_conv_kernel`, kernel k, pool P)
 ///     c_i = the same over M_I[N(i)] with its own convolution
 ///     z(u, i) = w · MLP(dropout([e_u ⊙ e_i | c_u | c_i])) + b    (ReLU after every hidden layer; dropout before each)
-///     loss = BCE(σ(z), label) over positives and uniform negatives
+///     loss = BCE(σ(z), label) over positives and drawn negatives (uniform by default)
 ///
 /// Embeddings N(0, 0.01²), the padding rows included (trainable, as in RecBole); convolutions
 /// and linear layers as torch initialises them. Full ranking: each side's convolution once

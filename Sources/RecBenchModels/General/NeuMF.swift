@@ -11,7 +11,7 @@ import RecBenchContract
 ///     GMF:  p_u ⊙ q_i                                          (`mf_embedding_size`)
 ///     MLP:  h_0 = [p'_u | q'_i],  h_l = ReLU(W_l · dropout(h_{l−1}) + b_l)   (`mlp_hidden_size`)
 ///     z(u, i) = w · [p_u ⊙ q_i | h_L] + b
-///     loss = BCE(σ(z), label) over positives and uniform negatives   (Adam)
+///     loss = BCE(σ(z), label) over positives and drawn negatives (uniform by default)   (Adam)
 ///
 /// Full ranking: the GMF part is one GEMM ((p_u ⊙ w_GMF) · Qᵀ); the MLP's first layer splits
 /// into a user half and an item half (each computed once), then the rest runs as GEMMs over

@@ -12,7 +12,7 @@ import RecBenchContract
 ///     E_{k+1} = σ((Â E_k) Θ_k),  k < K  (`n_layers` = K; Θ_k: d × d)
 ///     e = [E_0 | E_1 | … | E_K]          (concatenated, (K + 1)·d wide)
 ///     loss = −mean log σ(⟨e_u, e_i⟩ − ⟨e_u, e_j⟩) + λ (‖e[u]‖ + ‖e[i]‖ + ‖e[j]‖) / batch
-///            (j: a uniform negative, `sample_num` per pair; norms of the batch's propagated rows, not squared)
+///            (j: a drawn negative, `sample_num` per pair; norms of the batch's propagated rows, not squared)
 ///     score(u, ·) = e_u · e_itemsᵀ
 ///
 /// Embeddings Xavier-uniform, Θ_k ~ N(0.01, 0.02²) (RecBole's).

@@ -56,7 +56,7 @@ public struct FPMC: EncodedSequentialModel, NextItemLossModel {
 
     public func itemVectors(_ parameters: Parameters, itemCount: Int) -> Matrix { parameters["item_embedding"] }
 
-    /// −mean log σ(x̂_i − x̂_j), `sample_num` uniform draws j ≠ i per example (RecBole's
+    /// −mean log σ(x̂_i − x̂_j), `sample_num` draws j ≠ i per example, uniform by default (RecBole's
     /// repeatable sampler excludes only the example's own item).
     public func loss(_ batch: TrainingBatch, _ p: [String: Variable], tape: Tape, rng: inout SeededGenerator) -> Variable {
         let examples = SequenceBatch(examples: lossExamples(of: batch), of: sequences!)

@@ -67,7 +67,7 @@ public struct UserItemGraph: Sendable {
 }
 
 /// What the graph models' training shares (RecBole's pairwise loader and BPR on propagated
-/// node representations): the graph, every train pair with uniform negatives the user has
+/// node representations): the graph, every train pair with drawn negatives the user has
 /// not had, and the loss over a propagated node table.
 public struct GraphTraining: Sendable {
     public let graph: UserItemGraph

@@ -375,19 +375,19 @@ public enum Experiment {
         let sequences = plan.needsSequences
             ? SequenceData(log: SequenceLog(dataset.interactions, userCount: users, itemCount: items, parts: parts), maxLength: plan.sequenceLength)
             : nil
-        func target(_ part: SplitPart) -> EvaluationTarget {
+        func target(_ part: SplitPart) throws -> EvaluationTarget {
             let data = TrainingData(dataset: dataset, split: split), mode = plan.evaluation.rankingModes[part]
             if nextItem, let sequences {
                 let rows = EvaluationTarget.nextItem(part, sequences: sequences, trainCounts: split.trainMatrix.columnSums(),
                                                      maskSeen: plan.evaluation.historyMask == .seen)
-                return SampledRanking.ranked(rows, mode: mode, plan: plan, data: data)
+                return try SampledRanking.ranked(rows, mode: mode, plan: plan, data: data)
             }
-            let target = SampledRanking.ranked(EvaluationTarget(part, in: split), mode: mode, plan: plan, data: data)
+            let target = try SampledRanking.ranked(EvaluationTarget(part, in: split), mode: mode, plan: plan, data: data)
             return plan.modelType.family == .sequential ? target.withSequences(sequences!) : target
         }
-        let validTarget = target(.valid), testTarget = target(.test)
+        let validTarget = try target(.valid), testTarget = try target(.test)
         let testRepeats = testTarget.repeatPositives, validRepeats = validTarget.repeatPositives
-        if plan.evaluation.historyMask == .recbole && (testRepeats > 0 || validRepeats > 0) {
+        if plan.evaluation.historyMask == .recbole && (testRepeats > 0 || validRepeats > 0) && plan.evaluation.rankingModes.values.contains(.full) {
             let message = HistoryMask.repeatLeakWarning(counts: "\(testRepeats) test, \(validRepeats) valid positives were seen earlier")
             logger.warning("\(message)")
             notices.append(message)

@@ -13,23 +13,40 @@ import RecBenchModels
 /// run's seed, so every validation ranks the same candidates (RecBole draws valid's anew each epoch).
 package enum SampledRanking {
     /// `target` ranked as `mode` says (unchanged under full ranking).
-    package static func ranked(_ target: EvaluationTarget, mode: RankingMode?, plan: ExperimentPlan, data: TrainingData) -> EvaluationTarget {
+    package static func ranked(_ target: EvaluationTarget, mode: RankingMode?, plan: ExperimentPlan, data: TrainingData) throws
+        -> EvaluationTarget {
         guard case .sampled(let n, let byPopularity)? = mode else { return target }
         let items = byPopularity ? NegativeItems(plan.training.popularityDraws, data: data) : .uniform
-        return target.rankedAmong(candidates(target, negatives: n, from: items, seed: plan.seed))
+        let rows = target.evaluationProtocol == .nextItem ? nil : interactionRows(of: target.part, in: data)
+        return target.rankedAmong(try candidates(target, negatives: n, from: items, seed: plan.seed, rows: rows))
     }
 
-    /// Per row, its positives and each positive's `n` draws.
-    package static func candidates(_ target: EvaluationTarget, negatives n: Int, from items: NegativeItems, seed: UInt64) -> SparseMatrix {
+    /// Per user and item, the part's interaction rows (a repeat purchase is two rows: RecBole draws for each).
+    static func interactionRows(of part: SplitPart, in data: TrainingData) -> SparseMatrix {
+        let inter = data.dataset.interactions
+        let rows = data.split.parts.indices.filter { data.split.parts[$0] == part }
+        return SparseMatrix(rows: data.userCount, columns: data.itemCount, rowIndices: rows.map { inter.users[$0] },
+                            columnIndices: rows.map { inter.items[$0] })
+    }
+
+    /// Per row, its positives and `n` draws per interaction row of each (`rows`' counts; one each without).
+    /// A user who has had every item leaves nothing to draw: refused, as RecBole refuses such data.
+    package static func candidates(_ target: EvaluationTarget, negatives n: Int, from items: NegativeItems, seed: UInt64,
+                                   rows counts: SparseMatrix? = nil) throws -> SparseMatrix {
         var rng = SeededGenerator(seed: seed, stream: 0x5A3D << 8 | UInt64(target.part.rawValue))
         let positives = target.positives
         let used = target.evaluationProtocol == .nextItem ? nil : PatternSet(target.history.union(positives))
         var rows: [Int32] = [], columns: [Int32] = []
         for r in target.users {
+            if let used, used.count(ofRow: Int(r)) >= target.itemCount {
+                throw RecBenchError.config("eval_args.mode", "a user has had every item before the \(target.part.name) split's draws: no negative "
+                                           + "can be drawn (RecBole refuses such data too); filter with user_inter_num_interval")
+            }
             for item in positives.columns(ofRow: Int(r)) {
-                let drawn = used.map { used in (0..<n).map { _ in items.draw(for: Int(r), history: used, rng: &rng) } }
-                    ?? items.draw(otherThan: Array(repeating: item, count: n), items: target.itemCount, rng: &rng)
-                rows.append(contentsOf: Array(repeating: r, count: n + 1))
+                let draws = n * max(1, Int(counts?[Int(r), Int(item)] ?? 1))
+                let drawn = used.map { used in (0..<draws).map { _ in items.draw(for: Int(r), history: used, rng: &rng) } }
+                    ?? items.draw(otherThan: Array(repeating: item, count: draws), items: target.itemCount, rng: &rng)
+                rows.append(contentsOf: Array(repeating: r, count: draws + 1))
                 columns.append(item)
                 columns.append(contentsOf: drawn)
             }
