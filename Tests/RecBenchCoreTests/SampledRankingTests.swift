@@ -60,6 +60,21 @@ struct SampledRankingTests {
         #expect(widths.allSatisfy { $0.0 == 2 } && widths.contains { $0.1 == 3 })
     }
 
+    /// Next-item rows under sampled ranking: RecBole merges a user's examples into one row, recbench ranks each; a note says
+    /// so when some user has several examples in a split (a ratio split), none under leave-one-out, where the two agree.
+    @Test func severalExamplesOfAUserBringTheGroupingNote() throws {
+        let dir = Fixtures.temporaryDirectory()
+        Fixtures.writeInter(blockRows(), in: dir)
+        func notes(_ split: String) throws -> [String] {
+            let plan = try Experiment.plan(RunRequest(model: "FPMC", assignments: [
+                "dataset=tiny", "data_path=\(dir)", "eval_args={order: TO, split: \(split), mode: uni5}", "topk=[1]", "valid_metric=MRR@1",
+                "load_col={inter: [user_id, item_id, timestamp]}"]))
+            return try Experiment.load(plan, logger: Logger(label: "test")).notices.filter { $0.contains("merges into one row per user") }
+        }
+        #expect(try notes("{RS: [0.4, 0.2, 0.4]}").count == 1)   // test: two examples a user; valid: one
+        #expect(try notes("{LS: valid_and_test}").isEmpty)
+    }
+
     /// Nothing to draw for a user who has had every item: refused, as RecBole refuses such data.
     @Test func aUserWithEveryItemIsRefused() throws {
         let dir = Fixtures.temporaryDirectory()

@@ -386,6 +386,9 @@ public enum Experiment {
             return plan.modelType.family == .sequential ? target.withSequences(sequences!) : target
         }
         let validTarget = try target(.valid), testTarget = try target(.test)
+        for t in [validTarget, testTarget] {
+            if let note = SampledRanking.groupingNotice(t, mode: plan.evaluation.rankingModes[t.part]) { notices.append(note) }
+        }
         let testRepeats = testTarget.repeatPositives, validRepeats = validTarget.repeatPositives
         if plan.evaluation.historyMask == .recbole && (testRepeats > 0 || validRepeats > 0) && plan.evaluation.rankingModes.values.contains(.full) {
             let message = HistoryMask.repeatLeakWarning(counts: "\(testRepeats) test, \(validRepeats) valid positives were seen earlier")

@@ -54,6 +54,17 @@ package enum SampledRanking {
         return SparseMatrix(rows: positives.rows, columns: target.itemCount, rowIndices: rows, columnIndices: columns).binarized()
     }
 
+    /// A note when next-item rows are ranked by sampling and some user has several in the split: RecBole's
+    /// loader then makes one row of the user's examples (their items all positives, each candidate scored with
+    /// its own example's sequence); recbench ranks each example on its own. Under leave-one-out the two agree.
+    package static func groupingNotice(_ target: EvaluationTarget, mode: RankingMode?) -> String? {
+        guard case .sampled? = mode, target.evaluationProtocol == .nextItem, let users = target.queries?.users,
+              Set(users).count < users.count else { return nil }
+        return "eval_args.mode \(mode!) on next-item rows: users have several \(target.part.name) examples, which RecBole's sampled "
+            + "evaluation merges into one row per user (each candidate scored with its example's sequence); recbench ranks each example "
+            + "on its own, so figures differ from RecBole's unless each user has one example per split (split: {LS: valid_and_test})"
+    }
+
     /// The note a sampled mode brings (nil under full ranking).
     package static func notice(_ modes: [SplitPart: RankingMode]) -> String? {
         guard modes.values.contains(where: { $0 != .full }) else { return nil }
