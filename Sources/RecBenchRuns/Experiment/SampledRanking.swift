@@ -6,7 +6,7 @@ import RecBenchEvaluation
 import RecBenchModels
 
 /// RecBole's sampled ranking (`eval_args.mode: uniN` or `popN`, its `NegSampleEvalDataLoader`):
-/// each positive of a row brings N draws, uniform or by popularity (`NegativeItems`), and the
+/// each positive interaction of a row brings N draws, uniform or by popularity (`NegativeItems`), and the
 /// row ranks its positives among those items alone. A user row draws among the items the user
 /// has had in no split up to this one (RecBole's `Sampler` phases); a next-item row among items
 /// other than its own (RecBole's repeatable sampler). Draws are made once per split from the
