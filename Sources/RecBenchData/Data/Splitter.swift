@@ -89,7 +89,7 @@ public struct SplitSettings: Sendable, Equatable {
             throw RecBenchError.config("eval_args.\(key)", origin: origin, "unknown entry\(Suggestion.hint(for: key, in: known))")
         }
         grouping = try Self.grouping(args["group_by"], origin: origin)
-        _ = try RankingMode.modes(args["mode"], origin: origin)   // read by the evaluation settings; refused here in eval_args' order
+        // `mode` is the evaluation's (`EvaluationSettings.rankingModes`, read and checked there, before the split).
         guard let order = SplitOrder(rawValue: args["order"].map { $0.stringValue ?? "\($0)" } ?? "RO") else {
             throw RecBenchError.config("eval_args.order", origin: origin, "expected TO or RO, got \(args["order"]!)")
         }
