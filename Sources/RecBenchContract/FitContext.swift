@@ -38,6 +38,8 @@ public struct FitContext: Sendable {
     /// rounds every metric to `metric_decimal_place` before its trainer compares, so a value
     /// equal to the best at those places counts as an improvement (nil: exact values).
     public var validDecimals: Int? = nil
+    /// Where training saves its state between epochs so that a killed run continues (nil: not saved).
+    public var resume: TrainingResume? = nil
     /// The threads of the training loop and its validation passes.
     public var trainingCompute: Compute { threadSplit.training(compute) }
 
@@ -59,4 +61,19 @@ public struct FitContext: Sendable {
         self.profile = profile
         self.threadSplit = threadSplit
     }
+}
+
+/// Where a fit saves its training state (`resume_interval`): after an epoch that ends at least
+/// `interval` seconds after the last save, so a run killed mid-training and started again with
+/// the same run key continues after the last saved epoch.
+public struct TrainingResume: Sendable {
+    /// The state file (`RunFiles`' `.training`).
+    public let path: String
+    /// Seconds between saves.
+    public let interval: Double
+    /// The run key: a state saved under another is not this run's.
+    public let identity: String
+
+    /// Saves to `path` every `interval` seconds for the run `identity`.
+    public init(path: String, interval: Double, identity: String) { self.path = path; self.interval = interval; self.identity = identity }
 }

@@ -54,6 +54,8 @@ public struct TrainingSummary: Sendable, Codable, Equatable {
     public var profile: [OpProfileEntry]? = nil
     /// The epoch at which a search's pruner ended training (nil: not pruned).
     public var prunedAt: Int? = nil
+    /// The last epoch of a saved training state this fit continued from (nil: trained from the start).
+    public var resumedAfter: Int? = nil
 
     /// What a fit did.
     public init(epochsRun: Int, bestEpoch: Int, bestValid: Double?, stoppedEarly: Bool, epochs: [Epoch], checkpoint: String?,
@@ -64,6 +66,6 @@ public struct TrainingSummary: Sendable, Codable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case epochsRun = "epochs_run", bestEpoch = "best_epoch", bestValid = "best_valid", stoppedEarly = "stopped_early", epochs, checkpoint, profile
-        case prunedAt = "pruned_at"
+        case prunedAt = "pruned_at", resumedAfter = "resumed_after"
     }
 }

@@ -12,6 +12,22 @@ struct CLI {
 
     struct Output { let status: Int32; let stdout: String; let stderr: String }
 
+    /// Starts `recbench` with `arguments` in `directory`, its output discarded, and kills it
+    /// (SIGKILL, as a scheduler's timeout or `kill -9` does) once `until` holds, it exits or a minute passes.
+    static func killed(_ arguments: [String], in directory: String, until: () throws -> Bool) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = arguments
+        p.currentDirectoryURL = URL(fileURLWithPath: directory)
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let deadline = Date().addingTimeInterval(60)
+        while try !until() && p.isRunning && Date() < deadline { usleep(2_000) }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+    }
+
     static func run(_ arguments: [String], in directory: String, executable: String = binary) throws -> Output {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)

@@ -25,17 +25,7 @@ import Testing
         let w = try Workspace()
         var finishedBefore: [String: String] = [:]
         for target in [1, 3, 5] {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: CLI.binary)
-            p.arguments = sweep
-            p.currentDirectoryURL = URL(fileURLWithPath: w.root)
-            p.standardOutput = FileHandle.nullDevice
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            let deadline = Date().addingTimeInterval(60)
-            while w.resultFiles.count < target && p.isRunning && Date() < deadline { usleep(5_000) }
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+            try CLI.killed(sweep, in: w.root) { w.resultFiles.count >= target }
             usleep(300_000)   // the killed sweep's run ends with it (aKilledSweepEndsItsRunningChild)
             for (key, value) in try records(w) { finishedBefore[key] = finishedBefore[key] ?? value.1 }
         }

@@ -52,17 +52,7 @@ import Testing
         let w = try Self.workspace()
         var finishedBefore: [Int: String] = [:]
         for target in [1, 3, 5] {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: CLI.binary)
-            p.arguments = Self.tune
-            p.currentDirectoryURL = URL(fileURLWithPath: w.root)
-            p.standardOutput = FileHandle.nullDevice
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            let deadline = Date().addingTimeInterval(60)
-            while try Self.trials(w).count < target && p.isRunning && Date() < deadline { usleep(2_000) }
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+            try CLI.killed(Self.tune, in: w.root) { try Self.trials(w).count >= target }
             for (number, value) in try Self.trials(w) { finishedBefore[number] = finishedBefore[number] ?? value.1 }
         }
         #expect(!finishedBefore.isEmpty && finishedBefore.count < 8, "the kills should interrupt the search (\(finishedBefore.count) trials)")

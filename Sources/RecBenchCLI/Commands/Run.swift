@@ -57,7 +57,7 @@ public struct Run: ParsableCommand {
                                    validMetric: plan.evaluation.validMetric, rows: plan.evaluationProtocol == .nextItem ? "examples" : "users",
                                    tables: !json)
             report.header(plan)
-            let outcome = try Experiment.run(plan, logger: logger, profile: profile ? OpProfile() : nil) { report.event($0) }
+            let outcome = try Experiment.run(plan, logger: logger, profile: profile ? OpProfile() : nil, resumable: !noSave) { report.event($0) }
             var savedPath: String?
             if !noSave { savedPath = try ResultStore(root: plan.resultsDirectory).save(outcome.result, perUser: outcome.perUser) }
             if perUser {

@@ -58,7 +58,8 @@ public enum ConfigKeys {
     /// data's fingerprint stands for it, so the same files under another spelling resume;
     /// `LIST_SUFFIX` only decides whether files are refused).
     public static let presentation: Set<String> = ["results_dir", "threads", "thread_split", "metric_decimal_place", "checkpoint_dir",
-                                                   "memory_limit_mb", "eval_memory_mb", "data_path", "LIST_SUFFIX"]
+                                                   "memory_limit_mb", "eval_memory_mb", "data_path", "LIST_SUFFIX",
+                                                   "resume_interval"]
     /// The keys recbench reads: the data, the protocol, and the run.
     public static let global: [ConfigKey] = [
         // Dataset and atomic files
@@ -172,6 +173,12 @@ public enum ConfigKeys {
                   + "fastest per phase: on 2-core hosts the workers throughout), workers (one OpenBLAS thread per call, large products split over "
                   + "recbench's workers), or blas (OpenBLAS on every thread). Like `threads`, it may change learned models' last bits."),
         ConfigKey("results_dir", "str", .string("results"), "Folder that receives one JSON result file per run."),
+        ConfigKey("resume_interval", "float", .int(300),
+                  "Seconds between saves of a learned model's training state (parameters, optimizer moments, early stopping), "
+                  + "after the epoch that ends them, beside the run's result as `<model>-<key>.training`: a run killed while training and "
+                  + "started again with the same config and data (`run` or a sweep) continues after the last saved epoch with the "
+                  + "metrics of an uninterrupted run, and the file goes once the result is stored. 0: never saved or taken up "
+                  + "(`run --no-save` neither)."),
         ConfigKey("memory_limit_mb", "int", .int(0),
                   "Memory a run may plan to use, in MiB (0 = this machine's: its physical memory or cgroup limit); "
                   + "a run estimated to need more is refused before allocating."),

@@ -96,6 +96,12 @@ public struct RecVAE: LearnedModel, ScoresWhenPrepared {
         refreshOldPosterior(users: data.userCount, compute: compute)
     }
 
+    /// After a saved epoch the old encoder is the encoder (the epoch's decoder passes copied it and
+    /// left the encoder as it was).
+    public mutating func resumed(with parameters: Parameters, data: TrainingData, compute: Compute) {
+        willBegin(RecVAE.decoderPass, parameters: parameters, data: data, compute: compute)
+    }
+
     /// Recomputes the cached old-encoder posterior of every user.
     mutating func refreshOldPosterior(users count: Int, compute: Compute) {
         var rng = SeededGenerator(seed: 0)

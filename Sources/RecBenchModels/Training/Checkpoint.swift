@@ -13,14 +13,7 @@ public enum Checkpoint {
     @discardableResult
     public static func write(_ parameters: Parameters, to path: String) throws -> String {
         var data = Data(magic)
-        func append<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
-        append(UInt32(parameters.names.count))
-        for name in parameters.names {
-            let m = parameters[name], bytes = Array(name.utf8)
-            append(UInt32(bytes.count)); data.append(contentsOf: bytes)
-            append(UInt32(m.rows)); append(UInt32(m.columns))
-            m.values.withUnsafeBytes { data.append(contentsOf: $0) }
-        }
+        TensorList.append(parameters.names.map { ($0, parameters[$0]) }, to: &data)
         try AtomicWrite.write(data, to: path)
         return path
     }
@@ -30,28 +23,77 @@ public enum Checkpoint {
         guard let data = FileManager.default.contents(atPath: path), data.starts(with: magic) else {
             throw RecBenchError.file(path, "is not a recbench checkpoint")
         }
-        var offset = magic.count
-        func read32() throws -> Int {
-            guard offset + 4 <= data.count else { throw RecBenchError.file(path, "is truncated") }
-            let v = data[offset..<(offset + 4)].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
-            offset += 4
-            return Int(v)
-        }
+        var reader = TensorList.Reader(data: data, offset: magic.count, path: path)
         var parameters = Parameters()
-        for _ in 0..<(try read32()) {
-            let length = try read32()
-            guard offset + length <= data.count else { throw RecBenchError.file(path, "is truncated") }
-            let name = String(decoding: data[offset..<(offset + length)], as: UTF8.self)
-            offset += length
-            let rows = try read32(), columns = try read32()
-            let byteCount = rows * columns * 4
-            guard offset + byteCount <= data.count else { throw RecBenchError.file(path, "is truncated") }
-            var values = [Float](repeating: 0, count: rows * columns)
-            _ = values.withUnsafeMutableBytes { data[offset..<(offset + byteCount)].copyBytes(to: $0) }
-            offset += byteCount
-            let value = Matrix(rows: rows, columns: columns, values: values)
+        for (name, value) in try reader.tensors() {
             if BatchNorm.isRunningStatistic(name) { parameters.addStatistic(name, value) } else { parameters.add(name, value) }
         }
         return parameters
+    }
+}
+
+/// Named float32 matrices in a byte buffer: a count, then per matrix its name, shape and
+/// little-endian values. Checkpoints and saved training states share it.
+enum TensorList {
+    static func append<T: FixedWidthInteger>(_ v: T, to data: inout Data) {
+        withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) }
+    }
+
+    /// Appends `tensors` (count first).
+    static func append(_ tensors: [(String, Matrix)], to data: inout Data) {
+        append(UInt32(tensors.count), to: &data)
+        for (name, m) in tensors {
+            let bytes = Array(name.utf8)
+            append(UInt32(bytes.count), to: &data); data.append(contentsOf: bytes)
+            append(UInt32(m.rows), to: &data); append(UInt32(m.columns), to: &data)
+            m.values.withUnsafeBytes { data.append(contentsOf: $0) }
+        }
+    }
+
+    /// Reads what `append` wrote, checking every length against the buffer.
+    struct Reader {
+        let data: Data
+        var offset: Int
+        let path: String
+
+        mutating func uint32() throws -> Int {
+            try need(4)
+            let v = data[(data.startIndex + offset)...].prefix(4).withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+            offset += 4
+            return Int(v)
+        }
+
+        mutating func uint64() throws -> Int {
+            try need(8)
+            let v = data[(data.startIndex + offset)...].prefix(8).withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+            offset += 8
+            guard v <= UInt64(Int.max) else { throw RecBenchError.file(path, "is truncated") }
+            return Int(v)
+        }
+
+        mutating func bytes(_ count: Int) throws -> Data {
+            try need(count)
+            defer { offset += count }
+            return data[(data.startIndex + offset)..<(data.startIndex + offset + count)]
+        }
+
+        func need(_ count: Int) throws {
+            guard count >= 0, offset + count <= data.count else { throw RecBenchError.file(path, "is truncated") }
+        }
+
+        mutating func tensors() throws -> [(String, Matrix)] {
+            var result: [(String, Matrix)] = []
+            for _ in 0..<(try uint32()) {
+                let name = String(decoding: try bytes(try uint32()), as: UTF8.self)
+                let rows = try uint32(), columns = try uint32()
+                let (count, overflow) = rows.multipliedReportingOverflow(by: columns)
+                guard !overflow, count <= (data.count - offset) / 4 else { throw RecBenchError.file(path, "is truncated") }
+                let raw = try bytes(count * 4)
+                var values = [Float](repeating: 0, count: count)
+                _ = values.withUnsafeMutableBytes { raw.copyBytes(to: $0) }
+                result.append((name, Matrix(rows: rows, columns: columns, values: values)))
+            }
+            return result
+        }
     }
 }

@@ -42,6 +42,9 @@ public protocol LearnedModel: Recommender {
     /// Runs a `.custom` pass: the model updates `parameters` by its own rule (Hogwild BPR)
     /// and returns the pass's mean loss.
     mutating func customPass(_ pass: TrainingPass, index: Int, parameters: inout Parameters, context: FitContext) -> Double
+    /// Called once when training continues from a saved state, with its parameters: state the
+    /// model keeps between epochs besides them is rebuilt here (RecVAE's prior).
+    mutating func resumed(with parameters: Parameters, data: TrainingData, compute: Compute)
 }
 
 extension LearnedModel {
@@ -67,6 +70,8 @@ extension LearnedModel {
     public func examplesPerBatch(_ training: TrainingSettings) -> Int { training.batchSize }
 
     public mutating func willBegin(_ pass: TrainingPass, parameters: Parameters, data: TrainingData, compute: Compute) {}
+
+    public mutating func resumed(with parameters: Parameters, data: TrainingData, compute: Compute) {}
 
     public mutating func customPass(_ pass: TrainingPass, index: Int, parameters: inout Parameters, context: FitContext) -> Double {
         preconditionFailure("\(Self.name) declares the custom pass '\(pass.name)' but does not implement customPass")

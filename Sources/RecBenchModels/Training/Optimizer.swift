@@ -8,6 +8,22 @@ import RecBenchContract
 public protocol Optimizer: Sendable {
     /// Applies one step to the parameters named in `gradients`.
     mutating func step(_ parameters: inout Parameters, gradients: [String: Matrix], compute: Compute)
+    /// What the optimizer carries from step to step (a saved training state holds it).
+    var saved: OptimizerState { get }
+    /// Takes up `state`, as `saved` gave it; throws when it is another optimizer's.
+    mutating func restore(_ state: OptimizerState) throws
+}
+
+/// An optimizer's state between steps: its kind, per-parameter step counts and tensors.
+public struct OptimizerState: Sendable {
+    public var kind: String
+    public var counts: [String: Int] = [:]
+    public var tensors: [(String, Matrix)] = []
+
+    /// A state of `kind`.
+    public init(kind: String, counts: [String: Int] = [:], tensors: [(String, Matrix)] = []) {
+        self.kind = kind; self.counts = counts; self.tensors = tensors
+    }
 }
 
 /// Adam (Kingma & Ba), as torch.optim.Adam computes it: L2 weight decay added to the
@@ -23,6 +39,25 @@ public struct Adam: Optimizer {
     public init(learningRate: Float, weightDecay: Float = 0, beta1: Float = 0.9, beta2: Float = 0.999, eps: Float = 1e-8) {
         self.learningRate = learningRate; self.weightDecay = weightDecay
         self.beta1 = beta1; self.beta2 = beta2; self.eps = eps
+    }
+
+    /// The moments as tensors `m:<name>` and `v:<name>`, the step counts by parameter name.
+    public var saved: OptimizerState {
+        let names = firstMoment.keys.sorted()
+        return OptimizerState(kind: "adam", counts: steps,
+                              tensors: names.map { ("m:\($0)", firstMoment[$0]!) } + names.map { ("v:\($0)", secondMoment[$0]!) })
+    }
+
+    public mutating func restore(_ state: OptimizerState) throws {
+        guard state.kind == "adam" else { throw RecBenchError(field: "learner", "the saved state is \(state.kind)'s, not adam's") }
+        for (key, value) in state.tensors {
+            let name = String(key.dropFirst(2))
+            if key.hasPrefix("m:") { firstMoment[name] = value } else if key.hasPrefix("v:") { secondMoment[name] = value }
+        }
+        guard Set(firstMoment.keys) == Set(secondMoment.keys), Set(firstMoment.keys) == Set(state.counts.keys) else {
+            throw RecBenchError(field: "learner", "the saved adam state's moments and step counts name different parameters")
+        }
+        steps = state.counts
     }
 
     public mutating func step(_ parameters: inout Parameters, gradients: [String: Matrix], compute: Compute) {
@@ -75,6 +110,13 @@ public struct SGD: Optimizer {
 
     public init(learningRate: Float, weightDecay: Float = 0) {
         self.learningRate = learningRate; self.weightDecay = weightDecay
+    }
+
+    /// Nothing: each step reads only the gradient.
+    public var saved: OptimizerState { OptimizerState(kind: "sgd") }
+
+    public mutating func restore(_ state: OptimizerState) throws {
+        guard state.kind == "sgd" else { throw RecBenchError(field: "learner", "the saved state is \(state.kind)'s, not sgd's") }
     }
 
     public mutating func step(_ parameters: inout Parameters, gradients: [String: Matrix], compute: Compute) {

@@ -22,53 +22,66 @@ public struct Trainer {
     /// A trainer for one fit.
     public init(context: FitContext) { self.context = context }
 
-    /// Trains `model` on `data` and returns what training did.
+    /// Trains `model` on `data` and returns what training did. With `context.resume`, a saved
+    /// state of this run is taken up first and the state is saved as the run goes.
     public func train<M: LearnedModel>(_ model: inout M, data: TrainingData) throws -> TrainingSummary {
         var rng = SeededGenerator(seed: context.seed, stream: M.randomStreams.initialization)
         let settings = context.training
         var initial = model.prepare(data, context: context, rng: &rng)
-        if let path = settings.initialParameters { initial = try Self.replacing(initial, from: path, model: M.name) }
+        if let path = settings.initialParameters { initial = try Self.replacing(initial, from: Checkpoint.read(path), source: path, model: M.name) }
         var state = TrainingState(parameters: initial, compute: compute)
         state.negativeItems = NegativeItems(settings.negativeDistribution, data: data)
-        var stopping = EarlyStopping(patience: settings.stoppingStep, biggerIsBetter: context.validMetricBigger, decimals: context.validDecimals)
-        var records: [TrainingSummary.Epoch] = []
-        var checkpoint: String?, prunedAt: Int?
-        let trainingStart = ContinuousClock.now
-        for epoch in 0..<settings.epochs where !stopping.shouldStop && prunedAt == nil {
-            let start = ContinuousClock.now
-            let loss = try runEpoch(epoch, of: &model, state: &state, data: data)
-            var score: Double?, validSeconds: Double?
-            var improved = false
-            if (epoch + 1) % settings.evalStep == 0, let validate = context.validate {
-                let validStart = ContinuousClock.now
-                score = validate(model.scoring(with: state.parameters), compute)
-                validSeconds = (ContinuousClock.now - validStart).seconds
-                guard !score!.isNaN else {   // parameters finite but so large that the scores overflow
-                    throw model.diverged(at: epoch + 1, "scores NaN or +∞ on the valid split")
-                }
-                improved = stopping.record(score!, epoch: epoch + 1)
-                if improved {
-                    time("keep best parameters") { state.keepBest() }
-                    if let directory = settings.checkpointDirectory {
-                        checkpoint = try Checkpoint.write(state.parameters,
-                                                          to: (directory as NSString).appendingPathComponent("\(context.checkpointName).params"))
-                    }
+        var progress = FitProgress(stopping: EarlyStopping(patience: settings.stoppingStep, biggerIsBetter: context.validMetricBigger,
+                                                           decimals: context.validDecimals))
+        var saver = context.resume.map { TrainingSaver($0) }
+        if let saved = saver?.load(model: M.name, initial: initial, makeOptimizer: settings.makeOptimizer, logger: context.logger) {
+            state.restore(saved)
+            progress = saved.progress
+            model.resumed(with: state.parameters, data: data, compute: compute)
+        }
+        // The ETA counts the epochs a saved state brought as if they had run here.
+        let trainingStart = ContinuousClock.now.advanced(by: .seconds(-progress.records.reduce(0) { $0 + $1.seconds }))
+        for epoch in min(progress.records.count, settings.epochs)..<settings.epochs where !progress.isOver {
+            try runAndValidate(epoch, of: &model, state: &state, progress: &progress, data: data, since: trainingStart)
+            try saver?.save(state, progress, model: M.name, final: false)
+        }
+        try saver?.save(state, progress, model: M.name, final: true)
+        model.parameters = state.best ?? state.parameters
+        return progress.summary(keptBest: state.best != nil, profile: context.profile?.summary)
+    }
+
+    /// One epoch, its validation when due (keeping the best parameters), its record and report.
+    func runAndValidate<M: LearnedModel>(_ epoch: Int, of model: inout M, state: inout TrainingState, progress: inout FitProgress,
+                                         data: TrainingData, since trainingStart: ContinuousClock.Instant) throws {
+        let settings = context.training, start = ContinuousClock.now
+        let loss = try runEpoch(epoch, of: &model, state: &state, data: data)
+        var score: Double?, validSeconds: Double?
+        var improved = false
+        if (epoch + 1) % settings.evalStep == 0, let validate = context.validate {
+            let validStart = ContinuousClock.now
+            score = validate(model.scoring(with: state.parameters), compute)
+            validSeconds = (ContinuousClock.now - validStart).seconds
+            guard !score!.isNaN else {   // parameters finite but so large that the scores overflow
+                throw model.diverged(at: epoch + 1, "scores NaN or +∞ on the valid split")
+            }
+            improved = progress.stopping.record(score!, epoch: epoch + 1)
+            if improved {
+                time("keep best parameters") { state.keepBest() }
+                if let directory = settings.checkpointDirectory {
+                    progress.checkpoint = try Checkpoint.write(state.parameters,
+                                                               to: (directory as NSString).appendingPathComponent("\(context.checkpointName).params"))
                 }
             }
-            let seconds = (ContinuousClock.now - start).seconds
-            records.append(.init(epoch: epoch + 1, loss: loss, valid: score, seconds: seconds, validSeconds: validSeconds))
-            var report = EpochReport(model: M.name, epoch: epoch + 1, epochs: settings.epochs, loss: loss,
-                                     validScore: score, improved: improved, seconds: seconds)
-            report.best = stopping.bestEpoch > 0 ? (stopping.bestScore, stopping.bestEpoch) : nil
-            report.elapsed = (ContinuousClock.now - trainingStart).seconds
-            context.onEpoch?(report)
-            if score != nil, let prune = context.prune, prune(epoch + 1, stopping.bestScore) { prunedAt = epoch + 1 }
         }
-        model.parameters = state.best ?? state.parameters
-        return TrainingSummary(epochsRun: records.count, bestEpoch: state.best == nil ? records.count : stopping.bestEpoch,
-                               bestValid: state.best == nil ? nil : stopping.bestScore,
-                               stoppedEarly: stopping.shouldStop, epochs: records, checkpoint: checkpoint,
-                               profile: context.profile?.summary, prunedAt: prunedAt)
+        let seconds = (ContinuousClock.now - start).seconds
+        progress.records.append(.init(epoch: epoch + 1, loss: loss, valid: score, seconds: seconds, validSeconds: validSeconds))
+        let stopping = progress.stopping
+        var report = EpochReport(model: M.name, epoch: epoch + 1, epochs: settings.epochs, loss: loss,
+                                 validScore: score, improved: improved, seconds: seconds)
+        report.best = stopping.bestEpoch > 0 ? (stopping.bestScore, stopping.bestEpoch) : nil
+        report.elapsed = (ContinuousClock.now - trainingStart).seconds
+        context.onEpoch?(report)
+        if score != nil, let prune = context.prune, prune(epoch + 1, stopping.bestScore) { progress.prunedAt = epoch + 1 }
     }
 
     /// The passes of one epoch; returns the epoch's loss (the last reporting pass's).
@@ -146,6 +159,11 @@ struct TrainingState {
 
     init(parameters: Parameters, compute: Compute) { self.parameters = parameters; self.compute = compute }
 
+    /// Takes up a saved state's parameters, best parameters, optimizers and step count.
+    mutating func restore(_ saved: SavedTraining) {
+        parameters = saved.parameters; best = saved.best; optimizers = saved.optimizers; steps = saved.steps
+    }
+
     /// Copies the live parameters into the best epoch's own storage (a plain assignment would
     /// share it, and the next optimizer step would then copy every parameter).
     mutating func keepBest() {
@@ -157,12 +175,12 @@ struct TrainingState {
 /// places as RecBole's evaluator rounds them, is an improvement (so a tie keeps the later
 /// epoch); stop once `patience` + 1 validations in a row brought none.
 extension Trainer {
-    /// `initial` with every parameter taken from the checkpoint at `path`, which must hold each
+    /// `initial` with every parameter taken from `loaded` (read from `path`), which must hold each
     /// of them with the same shape (and nothing else, so a file for another model is refused).
-    static func replacing(_ initial: Parameters, from path: String, model: String) throws -> Parameters {
-        let loaded = try Checkpoint.read(path)
+    static func replacing(_ initial: Parameters, from loaded: Parameters, source path: String, field: String = "init_parameters",
+                          model: String) throws -> Parameters {
         guard Set(loaded.names) == Set(initial.names) else {
-            throw RecBenchError.file(path, field: "init_parameters", "holds \(loaded.names.sorted().joined(separator: ", ")); "
+            throw RecBenchError.file(path, field: field, "holds \(loaded.names.sorted().joined(separator: ", ")); "
                                      + "\(model) has \(initial.names.sorted().joined(separator: ", "))")
         }
         for name in initial.names where (loaded[name].rows, loaded[name].columns) != (initial[name].rows, initial[name].columns) {
@@ -177,7 +195,7 @@ extension Trainer {
     }
 }
 
-struct EarlyStopping {
+struct EarlyStopping: Codable {
     let patience: Int
     let biggerIsBetter: Bool
     let decimals: Int?

@@ -48,6 +48,8 @@ public struct ExperimentPlan: Sendable {
     /// How the threads are shared with OpenBLAS per phase.
     public let threadSplit: ThreadSplit
     public let resultsDirectory: String
+    /// Seconds between saves of a learned model's training state (`resume_interval`; 0: never).
+    public let resumeInterval: Double
     /// Bytes a run may plan to use (`memory_limit_mb`, or the machine's memory).
     public let memoryLimit: Double
     /// Notices gathered while planning.
@@ -57,6 +59,14 @@ public struct ExperimentPlan: Sendable {
     public let recBoleNotes: [String]
     /// `MAX_ITEM_LIST_LENGTH` (sequences' latest items a sequential model reads).
     public let sequenceLength: Int
+
+    /// Where the run of `runKey` saves its training state, when it has a training loop and
+    /// `resume_interval` is not 0.
+    public func trainingResume(runKey: String) -> TrainingResume? {
+        guard resumeInterval > 0, modelType.readsTrainingKeys else { return nil }
+        let files = RunFiles(root: resultsDirectory, dataset: data.dataset, model: modelType.name, runKey: runKey)
+        return TrainingResume(path: files.path(.training), interval: resumeInterval, identity: runKey)
+    }
 
     /// What an evaluation row is (resolved from `eval_protocol` when planning).
     public var evaluationProtocol: EvaluationProtocol { evaluation.evaluationProtocol ?? .user }
@@ -138,7 +148,7 @@ public enum Experiment {
             evaluation: evaluation, training: training, parameters: parameters, model: model,
             seed: UInt64(bitPattern: Int64(try config.int("seed"))),
             threads: threads == 0 ? Compute.coreCount : threads, threadSplit: try threadSplit(config),
-            resultsDirectory: try config.string("results_dir"),
+            resultsDirectory: try config.string("results_dir"), resumeInterval: try config.double("resume_interval", in: 0...1e9),
             memoryLimit: memoryLimit == 0 ? ProcessStats.availableMemoryBytes : Double(memoryLimit) * 1_048_576,
             notices: notices, recBoleNotes: RecBoleRules.notes(modelType, config: config, training: training, split: split, data: data),
             sequenceLength: try config.int("MAX_ITEM_LIST_LENGTH", atLeast: 1))
@@ -250,7 +260,7 @@ public enum Experiment {
     /// Fits the model of `plan` on `data` (checking its memory first); returns it and the seconds.
     /// With a `validationLog`, each validation pass evaluates at the run's full settings and is kept there.
     static func fit(_ plan: ExperimentPlan, on data: LoadedData, compute: Compute, logger: Logger, profile: OpProfile?,
-                    validationLog: ValidationLog? = nil, prune: (@Sendable (Int, Double) -> Bool)? = nil,
+                    validationLog: ValidationLog? = nil, prune: (@Sendable (Int, Double) -> Bool)? = nil, resume: TrainingResume? = nil,
                     onEvent: @escaping @Sendable (Event) -> Void) throws -> (model: any Recommender, seconds: Double) {
         let start = ContinuousClock.now
         var model = plan.model
@@ -259,24 +269,27 @@ public enum Experiment {
         var context = fitContext(plan, compute: compute, validTarget: data.validTarget, logger: logger, profile: profile, log: validationLog,
                                  onEvent: onEvent)
         context.prune = prune
+        context.resume = resume
         try model.fit(training, context: context)
         let seconds = (ContinuousClock.now - start).seconds
         onEvent(.fitted(seconds: seconds))
         return (model, seconds)
     }
 
-    /// Runs `plan` (on `loaded` when the data is already loaded). Nothing is written here:
-    /// the caller stores the result.
+    /// Runs `plan` (on `loaded` when the data is already loaded). The caller stores the result;
+    /// only a `resumable` run (one whose caller stores it) writes here: its training state.
     /// A tuned run (`tuning`) carries its search's run key (`runKey`), not one of its values.
     public static func run(_ plan: ExperimentPlan, loaded: LoadedData? = nil, logger: Logger, profile: OpProfile? = nil,
-                           tuning: TuningRecord? = nil, runKey tunedKey: String? = nil,
+                           tuning: TuningRecord? = nil, runKey tunedKey: String? = nil, resumable: Bool = false,
                            onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws -> RunOutcome {
         let compute = Compute(threads: plan.threads)
         let runStart = ContinuousClock.now
         let data = try loaded ?? load(plan, logger: logger, onEvent: onEvent)
         let (dataset, split, summary) = (data.dataset, data.outcome.split, data.outcome.summary)
         let log = ValidationLog()
-        let (model, fitSeconds) = try fit(plan, on: data, compute: compute, logger: logger, profile: profile, validationLog: log, onEvent: onEvent)
+        let runKey = tunedKey ?? Experiment.runKey(plan: plan, datasetFingerprint: dataset.fingerprint)
+        let (model, fitSeconds) = try fit(plan, on: data, compute: compute, logger: logger, profile: profile, validationLog: log,
+                                          resume: resumable ? plan.trainingResume(runKey: runKey) : nil, onEvent: onEvent)
         for note in plan.recBoleNotes { logger.notice("\(note)") }
         var clock = ContinuousClock.now
         func lap() -> Double {
@@ -289,7 +302,6 @@ public enum Experiment {
         let test = try evaluate(model, on: data.outcome.test, plan: plan, compute: compute, onEvent: onEvent)
         let testSeconds = lap()
 
-        let runKey = tunedKey ?? Experiment.runKey(plan: plan, datasetFingerprint: dataset.fingerprint)
         let result = RunResult(
             recbenchVersion: recbenchVersion, model: plan.modelType.name, modelType: plan.modelType.kind, modelFamily: plan.modelType.family,
             dataset: plan.data.dataset, runKey: runKey,

@@ -29,12 +29,13 @@ final class ValidationLog: @unchecked Sendable {   // the passes guarded by `loc
 
     /// Takes the pass of `summary`'s best epoch (with the epoch), emptying the log; nil when the
     /// fit kept no best epoch or when the log and the summary disagree (another count of
-    /// passes, epoch or score), so the caller evaluates the fitted model instead.
+    /// passes, epoch or score; a fit that continued a saved state validated only its own epochs
+    /// here), so the caller evaluates the fitted model instead.
     func takeBestPass(of summary: TrainingSummary?) -> (epoch: Int, pass: RankedPass)? {
         lock.withLock {
             defer { best = nil; latest = nil }
             guard let summary, let kept = summary.bestValid, let best, best.epoch == summary.bestEpoch, best.score == kept,
-                  count == summary.epochs.count(where: { $0.valid != nil }) else { return nil }
+                  count == summary.epochs.count(where: { $0.valid != nil && $0.epoch > summary.resumedAfter ?? 0 }) else { return nil }
             return (best.epoch, best.pass)
         }
     }

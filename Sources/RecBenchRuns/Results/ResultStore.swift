@@ -11,6 +11,8 @@ public struct RunFiles: Sendable, Hashable {
     /// What a file in a results folder is.
     public enum Kind: String, Sendable, CaseIterable {
         case record = ".json", perUser = ".peruser.json", failure = ".failed.json", usersCSV = ".users.csv", usersJSONLines = ".users.jsonl"
+        /// A learned model's training state while it trains (`resume_interval`), gone once the record is stored.
+        case training = ".training"
     }
 
     /// The path of every file without its suffix.
@@ -78,6 +80,7 @@ public struct ResultStore: Sendable {
             if perUser != nil && !FileManager.default.fileExists(atPath: path) { unlink(sidecar) }
             throw error
         }
+        AtomicWrite.remove(files.path(.training))   // the stored record supersedes it
         return path
     }
 

@@ -116,6 +116,7 @@ public enum Search {
             var record = trial(number, values: values, request: request, base: plan, loaded: loaded, history: history, logger: logger)
             record.searchKey = store.searchKey
             try store.save(record)
+            if let key = record.runKey, let resume = plan.trainingResume(runKey: key) { AtomicWrite.remove(resume.path) }   // the trial is stored
             ran.append(record.seconds)
             let mine = request.trials.map { n in
                 (number + 1..<n).filter { k in (request.shard.map { Shard.of(position: k, count: $0.count) == $0.index } ?? true) && !store.hasTrial(k) }.count
@@ -168,7 +169,8 @@ public enum Search {
                 pruner.shouldPrune(epoch: epoch, previous: max(0, epoch - step), best: best, biggerIsBetter: bigger, earlier: history)
             }
         }
-        let (model, _) = try Experiment.fit(plan, on: loaded, compute: compute, logger: logger, profile: nil, prune: prune) { _ in }
+        let (model, _) = try Experiment.fit(plan, on: loaded, compute: compute, logger: logger, profile: nil, prune: prune,
+                                            resume: record.runKey.flatMap(plan.trainingResume)) { _ in }
         let summary = model.trainingSummary
         record.curve = summary?.epochs.compactMap { e in e.valid.map { TrialRecord.Point(epoch: e.epoch, valid: $0) } } ?? []
         if let best = summary?.bestValid {
@@ -195,7 +197,7 @@ public enum Search {
             return (stored, files.record)
         }
         onEvent(.finalRun(best.values))
-        let outcome = try Experiment.run(plan, loaded: loaded, logger: logger, tuning: tuning, runKey: key)
+        let outcome = try Experiment.run(plan, loaded: loaded, logger: logger, tuning: tuning, runKey: key, resumable: true)
         return (outcome.result, try resultStore.save(outcome.result, perUser: outcome.perUser))
     }
 
