@@ -23,6 +23,10 @@ struct ResumeCLITests {
         let w = try Workspace(inter: Self.inter)
         try CLI.killed(Self.arguments, in: w.root) { w.allFiles.contains { $0.hasSuffix(".training") } }
         try #require(w.resultFiles.isEmpty, "the run finished before it was killed")
+        // A sweep of the same run lists it as pending with its saved epoch.
+        let sets = Self.arguments.dropFirst(5).filter { $0 != "--json" }
+        let listed = try w.run(["sweep", "--models", "NeuMF", "--config", "run.yml", "--list"] + sets)
+        #expect(listed.status == 0 && listed.stdout.contains("pending, training saved after epoch "), "\(listed.stdout) \(listed.stderr)")
 
         let out = try w.run(Self.arguments)
         let resumed = try Self.result(out)

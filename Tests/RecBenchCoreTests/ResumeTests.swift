@@ -73,7 +73,9 @@ struct ResumeTests {
         let whole = try Self.fit("NeuMF", [:], on: f, epochs: 5, resume: nil)
         _ = try Self.fit("NeuMF", [:], on: f, epochs: 2, resume: Self.resume(in: dir, identity: "run-b"))
         let path = dir + "/model.training", bytes = try #require(FileManager.default.contents(atPath: path))
-        for (label, content) in [("another run's", bytes), ("cut short", bytes.prefix(bytes.count / 2)), ("not a state", Data("x".utf8))] {
+        let hugeHeader = Data("RBSTATE1\n".utf8) + Data([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F])
+        for (label, content) in [("another run's", bytes), ("cut short", bytes.prefix(bytes.count / 2)), ("not a state", Data("x".utf8)),
+                                 ("a header longer than the file", hugeHeader)] {
             try content.write(to: URL(fileURLWithPath: path))
             let notices = NoticeLog()
             let fresh = try Self.fit("NeuMF", [:], on: f, epochs: 5, resume: Self.resume(in: dir), logger: notices.logger)
@@ -81,6 +83,57 @@ struct ResumeTests {
             #expect(fresh.trainingSummary?.epochs.map(\.loss) == whole.trainingSummary?.epochs.map(\.loss), "\(label)")
             #expect(notices.lines.contains { $0.contains(path) && $0.contains("not taken up") }, "\(label): \(notices.lines)")
         }
+    }
+}
+
+extension ResumeTests {
+    /// A run that stored nothing started again takes up its finished state: no epoch trains, and the
+    /// valid result is its best epoch's pass ranked again (the best epoch came before the state), equal
+    /// to the first run's kept pass, as are its test metrics and epochs.
+    @Test func aFinishedStateGivesTheRunsResultWithoutTraining() throws {
+        let dir = Fixtures.temporaryDirectory()
+        ValidationReuseTests.strides(in: dir)
+        let plan = try Experiment.plan(RunRequest(model: "BPR", assignments: [   // its best epoch is 22 of 30 (ValidationReuseTests)
+            "dataset=tiny", "data_path=\(dir)", "load_col={inter: [user_id, item_id, timestamp]}", "learning_rate=0.5", "embedding_size=8",
+            "epochs=30", "stopping_step=30", "threads=2", "results_dir=\(dir)/out", "resume_interval=0.000001"]))
+        let first = try Experiment.run(plan, logger: Logger(label: "test"), resumable: true).result
+        let best = try #require(first.training?.bestEpoch)
+        try #require(best < 30 && first.validFromEpoch == best, "the best epoch is the last: the re-ranked pass is not exercised")
+        let second = try Experiment.run(plan, logger: Logger(label: "test"), resumable: true).result
+        #expect(second.training?.resumedAfter == 30 && second.validFromEpoch == best)
+        #expect(second.valid == first.valid && second.test == first.test && second.analyses == first.analyses)
+        #expect(second.training?.epochs.map(\.loss) == first.training?.epochs.map(\.loss))
+    }
+
+    /// A learned model's run key reads `metric_decimal_place` (its early stopping compares there); EASE's does not.
+    @Test func theDecimalPlacesAreInALearnedModelsRunKey() throws {
+        func key(_ model: String, _ places: Int) throws -> String {
+            Experiment.runKey(plan: try Experiment.plan(RunRequest(model: model, assignments: ["dataset=ml-100k", "metric_decimal_place=\(places)"])),
+                              datasetFingerprint: "f")
+        }
+        #expect(try key("BPR", 4) != key("BPR", 6))
+        #expect(try key("EASE", 4) == key("EASE", 6))
+    }
+
+    /// Adam refuses saved moments that fit no parameter (its step walks a moment with the parameter's length).
+    @Test func adamRefusesMomentsOfAnotherShape() throws {
+        var parameters = Parameters()
+        parameters.add("w", Matrix(rows: 3, columns: 3))
+        var adam = Adam(learningRate: 0.1)
+        let moments = [("m:w", Matrix(rows: 2, columns: 2)), ("v:w", Matrix(rows: 2, columns: 2))]
+        #expect(throws: RecBenchError.self) { try adam.restore(OptimizerState(kind: "adam", counts: ["w": 1], tensors: moments), parameters: parameters) }
+        let fitting = [("m:w", Matrix(rows: 3, columns: 3)), ("v:w", Matrix(rows: 3, columns: 3))]
+        try adam.restore(OptimizerState(kind: "adam", counts: ["w": 1], tensors: fitting), parameters: parameters)
+        #expect(adam.saved.counts == ["w": 1])
+    }
+
+    /// A checkpoint naming a tensor twice is refused, not a crash.
+    @Test func aTensorNamedTwiceIsRefused() throws {
+        func u32(_ v: UInt32) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+        let entry = u32(1) + Array("a".utf8) + u32(1) + u32(1) + withUnsafeBytes(of: Float(1)) { Array($0) }
+        let path = Fixtures.temporaryDirectory() + "/twice.params"
+        try Data(Array("RBCKPT1\n".utf8) + u32(2) + entry + entry).write(to: URL(fileURLWithPath: path))
+        #expect(throws: RecBenchError.self) { try Checkpoint.read(path) }
     }
 }
 

@@ -39,7 +39,8 @@ struct ScriptedModel: LearnedModel {
 
 struct TrainerTests {
     func train(_ scores: [Double], stoppingStep: Int, bigger: Bool = true, decimals: Int? = nil,
-               checkpoints: String? = nil) throws -> (TrainingSummary, Float) {
+               checkpoints: String? = nil, resume: TrainingResume? = nil, prune: (@Sendable (Int, Double) -> Bool)? = nil) throws
+        -> (TrainingSummary, Float) {
         let (split, d) = try blockFixture()
         var model = ScriptedModel()
         var context = FitContext(
@@ -48,6 +49,8 @@ struct TrainerTests {
             validate: { scorer, _ in scores[Int((scorer as! ScriptedModel).parameters["epochs"].values[0]) - 1] },
             validMetricBigger: bigger, checkpointName: "scripted")
         context.validDecimals = decimals
+        context.resume = resume
+        context.prune = prune
         try model.fit(TrainingData(dataset: d, split: split), context: context)
         return (model.trainingSummary!, model.parameters["epochs"].values[0])
     }
@@ -89,6 +92,27 @@ struct TrainerTests {
     @Test func smallerIsBetterWhenAsked() throws {
         let (summary, _) = try train([0.5, 0.2, 0.3, 0.4, 0.6], stoppingStep: 1, bigger: false)
         #expect(summary.bestEpoch == 2 && summary.epochsRun == 4)
+    }
+
+    /// A search's pruner replays a saved state's validations: a state past the epoch it prunes at is
+    /// not taken up (the fit prunes where it would have); one it prunes at the last saved epoch ends
+    /// there; a plain fit continues a trial's pruned state.
+    @Test func aSavedStateMeetsThePrunerAsItsEpochsWould() throws {
+        let scores = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+        let dir = Fixtures.temporaryDirectory()
+        let resume = TrainingResume(path: dir + "/s.training", interval: 1e-9, identity: "k")
+        let pruneAt: (Int) -> @Sendable (Int, Double) -> Bool = { at in { epoch, _ in epoch >= at } }
+        let (four, _) = try train(Array(scores.prefix(4)), stoppingStep: 10, resume: resume)
+        #expect(four.epochsRun == 4)
+        let (early, _) = try train(scores, stoppingStep: 10, resume: resume, prune: pruneAt(3))
+        #expect(early.resumedAfter == nil && early.prunedAt == 3 && early.epochsRun == 3)
+        try? FileManager.default.removeItem(atPath: dir + "/s.training")
+        let (trial, _) = try train(scores, stoppingStep: 10, resume: resume, prune: pruneAt(4))
+        #expect(trial.prunedAt == 4 && trial.epochsRun == 4)
+        let (again, _) = try train(scores, stoppingStep: 10, resume: resume, prune: pruneAt(4))
+        #expect(again.resumedAfter == 4 && again.prunedAt == 4 && again.epochsRun == 4)
+        let (plain, restored) = try train(scores, stoppingStep: 10, resume: resume)
+        #expect(plain.resumedAfter == 4 && plain.prunedAt == nil && plain.epochsRun == 8 && restored == 8)
     }
 
     @Test func theBestParametersAreCheckpointedAndReadBack() throws {

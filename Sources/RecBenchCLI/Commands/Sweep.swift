@@ -88,7 +88,8 @@ public struct Sweep: ParsableCommand {
                     progress.settled.insert(index)
                     progress.line("[\(index + 1)/\(total)] \(run.label): already done, skipped")
                 case .started(let index, let run):
-                    progress.line("[\(index + 1)/\(total)] \(run.label): started")
+                    let saved = SweepExecutor.savedEpochs(run).map { ", continuing after epoch \($0)" } ?? ""
+                    progress.line("[\(index + 1)/\(total)] \(run.label): started\(saved)")
                 case .finished(let index, let run, let seconds, let summary):
                     progress.finished(index, seconds: seconds)
                     progress.line("[\(index + 1)/\(total)] \(run.label): done in \(String(format: "%.2f", seconds)) s\(summary)")

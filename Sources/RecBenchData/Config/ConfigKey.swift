@@ -56,8 +56,9 @@ public struct ConfigKey: Sendable {
 public enum ConfigKeys {
     /// Keys that do not change a run's metrics, so no part of its identity (`data_path`: the
     /// data's fingerprint stands for it, so the same files under another spelling resume;
-    /// `LIST_SUFFIX` only decides whether files are refused).
-    public static let presentation: Set<String> = ["results_dir", "threads", "thread_split", "metric_decimal_place", "checkpoint_dir",
+    /// `LIST_SUFFIX` only decides whether files are refused). Not `metric_decimal_place`: early
+    /// stopping compares validation values at those places, so it shapes a learned model's fit.
+    public static let presentation: Set<String> = ["results_dir", "threads", "thread_split", "checkpoint_dir",
                                                    "memory_limit_mb", "eval_memory_mb", "data_path", "LIST_SUFFIX",
                                                    "resume_interval"]
     /// The keys recbench reads: the data, the protocol, and the run.

@@ -12,9 +12,10 @@ public enum Checkpoint {
     /// Writes `parameters` to `path` and returns the path.
     @discardableResult
     public static func write(_ parameters: Parameters, to path: String) throws -> String {
-        var data = Data(magic)
-        TensorList.append(parameters.names.map { ($0, parameters[$0]) }, to: &data)
-        try AtomicWrite.write(data, to: path)
+        try AtomicWrite.stream(to: path) { write in
+            try write(magic)
+            try TensorList.write(parameters.names.map { ($0, parameters[$0]) }, write)
+        }
         return path
     }
 
@@ -35,22 +36,19 @@ public enum Checkpoint {
 /// Named float32 matrices in a byte buffer: a count, then per matrix its name, shape and
 /// little-endian values. Checkpoints and saved training states share it.
 enum TensorList {
-    static func append<T: FixedWidthInteger>(_ v: T, to data: inout Data) {
-        withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) }
-    }
-
-    /// Appends `tensors` (count first).
-    static func append(_ tensors: [(String, Matrix)], to data: inout Data) {
-        append(UInt32(tensors.count), to: &data)
+    /// Writes `tensors` (count first) through `write`, one tensor's bytes at a time (a state
+    /// as large as the model is never copied whole).
+    static func write(_ tensors: [(String, Matrix)], _ write: ([UInt8]) throws -> Void) throws {
+        func le(_ v: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(v).littleEndian) { Array($0) } }
+        try write(le(tensors.count))
         for (name, m) in tensors {
             let bytes = Array(name.utf8)
-            append(UInt32(bytes.count), to: &data); data.append(contentsOf: bytes)
-            append(UInt32(m.rows), to: &data); append(UInt32(m.columns), to: &data)
-            m.values.withUnsafeBytes { data.append(contentsOf: $0) }
+            try write(le(bytes.count) + bytes + le(m.rows) + le(m.columns))
+            try m.values.withUnsafeBytes { try write(Array($0)) }
         }
     }
 
-    /// Reads what `append` wrote, checking every length against the buffer.
+    /// Reads what `write` wrote, checking every length against the buffer.
     struct Reader {
         let data: Data
         var offset: Int
@@ -78,13 +76,14 @@ enum TensorList {
         }
 
         func need(_ count: Int) throws {
-            guard count >= 0, offset + count <= data.count else { throw RecBenchError.file(path, "is truncated") }
+            guard count >= 0, count <= data.count - offset else { throw RecBenchError.file(path, "is truncated") }
         }
 
         mutating func tensors() throws -> [(String, Matrix)] {
-            var result: [(String, Matrix)] = []
+            var result: [(String, Matrix)] = [], names = Set<String>()
             for _ in 0..<(try uint32()) {
                 let name = String(decoding: try bytes(try uint32()), as: UTF8.self)
+                guard names.insert(name).inserted else { throw RecBenchError.file(path, field: name, "appears twice") }
                 let rows = try uint32(), columns = try uint32()
                 let (count, overflow) = rows.multipliedReportingOverflow(by: columns)
                 guard !overflow, count <= (data.count - offset) / 4 else { throw RecBenchError.file(path, "is truncated") }

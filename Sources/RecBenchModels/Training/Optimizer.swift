@@ -10,8 +10,9 @@ public protocol Optimizer: Sendable {
     mutating func step(_ parameters: inout Parameters, gradients: [String: Matrix], compute: Compute)
     /// What the optimizer carries from step to step (a saved training state holds it).
     var saved: OptimizerState { get }
-    /// Takes up `state`, as `saved` gave it; throws when it is another optimizer's.
-    mutating func restore(_ state: OptimizerState) throws
+    /// Takes up `state`, as `saved` gave it, for `parameters`; throws when it is another optimizer's
+    /// or does not fit them.
+    mutating func restore(_ state: OptimizerState, parameters: Parameters) throws
 }
 
 /// An optimizer's state between steps: its kind, per-parameter step counts and tensors.
@@ -48,10 +49,15 @@ public struct Adam: Optimizer {
                               tensors: names.map { ("m:\($0)", firstMoment[$0]!) } + names.map { ("v:\($0)", secondMoment[$0]!) })
     }
 
-    public mutating func restore(_ state: OptimizerState) throws {
+    public mutating func restore(_ state: OptimizerState, parameters: Parameters) throws {
         guard state.kind == "adam" else { throw RecBenchError(field: "learner", "the saved state is \(state.kind)'s, not adam's") }
+        let known = Set(parameters.names)
         for (key, value) in state.tensors {
             let name = String(key.dropFirst(2))
+            // `step` walks a moment with its parameter's length: a moment of another shape is refused here.
+            guard known.contains(name), (value.rows, value.columns) == (parameters[name].rows, parameters[name].columns) else {
+                throw RecBenchError(field: key, "the saved adam moment fits no parameter of this model")
+            }
             if key.hasPrefix("m:") { firstMoment[name] = value } else if key.hasPrefix("v:") { secondMoment[name] = value }
         }
         guard Set(firstMoment.keys) == Set(secondMoment.keys), Set(firstMoment.keys) == Set(state.counts.keys) else {
@@ -115,7 +121,7 @@ public struct SGD: Optimizer {
     /// Nothing: each step reads only the gradient.
     public var saved: OptimizerState { OptimizerState(kind: "sgd") }
 
-    public mutating func restore(_ state: OptimizerState) throws {
+    public mutating func restore(_ state: OptimizerState, parameters: Parameters) throws {
         guard state.kind == "sgd" else { throw RecBenchError(field: "learner", "the saved state is \(state.kind)'s, not sgd's") }
     }
 

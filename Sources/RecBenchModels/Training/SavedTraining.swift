@@ -50,52 +50,77 @@ struct SavedTraining {
     }
     struct OptimizerHeader: Codable { let kind: String, counts: [String: Int] }
 
-    func encoded(identity: String, model: String) throws -> Data {
-        let names = optimizers.keys.sorted()
+    /// Writes the state to `path` atomically, a tensor at a time.
+    func write(to path: String, identity: String, model: String) throws {
         let header = Header(identity: identity, model: model, steps: steps, hasBest: best != nil, progress: progress,
                             optimizers: optimizers.mapValues { OptimizerHeader(kind: $0.saved.kind, counts: $0.saved.counts) })
         let json = try JSONEncoder().encode(header)
-        var data = Data(Self.magic)
-        TensorList.append(UInt64(json.count), to: &data)
-        data.append(json)
         var tensors = parameters.names.map { ("p:\($0)", parameters[$0]) }
         if let best { tensors += best.names.map { ("b:\($0)", best[$0]) } }
-        for pass in names { tensors += optimizers[pass]!.saved.tensors.map { ("o:\(pass)/\($0.0)", $0.1) } }
-        TensorList.append(tensors, to: &data)
-        return data
+        for pass in optimizers.keys.sorted() { tensors += optimizers[pass]!.saved.tensors.map { ("o:\(pass)/\($0.0)", $0.1) } }
+        try AtomicWrite.stream(to: path) { write in
+            try write(Self.magic + withUnsafeBytes(of: UInt64(json.count).littleEndian) { Array($0) } + Array(json))
+            try TensorList.write(tensors, write)
+        }
+    }
+}
+
+/// What a saved training state says without loading its tensors (a sweep's listing and progress).
+public enum SavedTrainingFile {
+    /// The epochs the state at `path` holds, reading its header only; nil when there is no file or it is not a state.
+    public static func epochs(at path: String) -> Int? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        let prefix = SavedTraining.magic.count + 8
+        guard let start = try? handle.read(upToCount: prefix), start.count == prefix, start.starts(with: SavedTraining.magic) else { return nil }
+        var reader = TensorList.Reader(data: start, offset: SavedTraining.magic.count, path: path)
+        guard let length = try? reader.uint64(), length < 1 << 30, let json = try? handle.read(upToCount: length), json.count == length,
+              let header = try? JSONDecoder().decode(SavedTraining.Header.self, from: json) else { return nil }
+        return header.progress.records.count
     }
 }
 
 /// Saves a fit's state to its `TrainingResume` file and takes it up again.
 struct TrainingSaver {
     let resume: TrainingResume
+    let logger: Logger
     private var lastSave = ContinuousClock.now
-    private var saved = false
+    /// The epochs of the state last saved or taken up (nil: none yet).
+    private var savedEpochs: Int?
 
-    init(_ resume: TrainingResume) { self.resume = resume }
+    init(_ resume: TrainingResume, logger: Logger) { self.resume = resume; self.logger = logger }
 
     /// Writes the state after an epoch that ends `interval` seconds or more after the last save
     /// (or the fit's start); at the end (`final`), also whenever a state was saved or taken up
-    /// before, so a kill during the final evaluation does not repeat the last epochs.
-    mutating func save(_ state: TrainingState, _ progress: FitProgress, model: String, final: Bool) throws {
-        guard (ContinuousClock.now - lastSave).seconds >= resume.interval || (final && saved) else { return }
+    /// before, so a kill during the final evaluation does not repeat the last epochs. A state
+    /// that cannot be written (a full disk) is said and training goes on: it only saves time.
+    mutating func save(_ state: TrainingState, _ progress: FitProgress, model: String, final: Bool) {
+        let epochs = progress.records.count
+        guard savedEpochs != epochs, (ContinuousClock.now - lastSave).seconds >= resume.interval || (final && savedEpochs != nil) else { return }
         let snapshot = SavedTraining(progress: progress, parameters: state.parameters, best: state.best, optimizers: state.optimizers,
                                      steps: state.steps)
-        try AtomicWrite.write(try snapshot.encoded(identity: resume.identity, model: model), to: resume.path)
+        do {
+            try snapshot.write(to: resume.path, identity: resume.identity, model: model)
+            savedEpochs = epochs
+        } catch {
+            logger.warning("\(model): training state not saved after epoch \(epochs) (\(error)); training goes on")
+        }
         lastSave = ContinuousClock.now
-        saved = true
     }
 
     /// The saved state of this run, when the file holds one that fits `initial`'s names and
     /// shapes; nil (with a notice naming the file and why) when it holds something else.
-    mutating func load(model: String, initial: Parameters, makeOptimizer: () -> any Optimizer, logger: Logger) -> SavedTraining? {
+    /// `adopt` fits the state to this fit (its pruner, its checkpoint folder) or throws why it cannot be continued.
+    mutating func load(model: String, initial: Parameters, makeOptimizer: () -> any Optimizer,
+                       adopt: (inout SavedTraining) throws -> Void) -> SavedTraining? {
         guard let data = FileManager.default.contents(atPath: resume.path) else { return nil }
         do {
             var result = try decode(data, model: model, initial: initial, makeOptimizer: makeOptimizer)
+            try adopt(&result)
             let epochs = result.progress.records.count
             result.progress.resumedAfter = epochs
             logger.notice("\(model): continuing after epoch \(epochs), as saved in \(resume.path)")
-            saved = true
+            savedEpochs = epochs
             return result
         } catch {
             logger.notice("\(resume.path): not taken up (\(error)); \(model) trains from its first epoch and overwrites it")
@@ -107,7 +132,9 @@ struct TrainingSaver {
         let path = resume.path
         guard data.starts(with: SavedTraining.magic) else { throw RecBenchError.file(path, "is not a recbench training state") }
         var reader = TensorList.Reader(data: data, offset: SavedTraining.magic.count, path: path)
-        let header = try JSONDecoder().decode(SavedTraining.Header.self, from: try reader.bytes(try reader.uint64()))
+        let length = try reader.uint64()
+        guard length < 1 << 30 else { throw RecBenchError.file(path, "has a header of \(length) bytes") }
+        let header = try JSONDecoder().decode(SavedTraining.Header.self, from: try reader.bytes(length))
         guard header.identity == resume.identity, header.model == model else {
             throw RecBenchError.file(path, "was saved by another run (\(header.model), run key \(header.identity.prefix(16)))")
         }
@@ -125,7 +152,7 @@ struct TrainingSaver {
         for (pass, saved) in header.optimizers {
             let tensors = (groups["o:"] ?? []).filter { $0.0.hasPrefix("\(pass)/") }.map { (String($0.0.dropFirst(pass.count + 1)), $0.1) }
             var optimizer = makeOptimizer()
-            try optimizer.restore(OptimizerState(kind: saved.kind, counts: saved.counts, tensors: tensors))
+            try optimizer.restore(OptimizerState(kind: saved.kind, counts: saved.counts, tensors: tensors), parameters: initial)
             optimizers[pass] = optimizer
         }
         return SavedTraining(progress: header.progress, parameters: try parameters("p:"), best: header.hasBest ? try parameters("b:") : nil,

@@ -31,10 +31,9 @@ public struct Trainer {
         if let path = settings.initialParameters { initial = try Self.replacing(initial, from: Checkpoint.read(path), source: path, model: M.name) }
         var state = TrainingState(parameters: initial, compute: compute)
         state.negativeItems = NegativeItems(settings.negativeDistribution, data: data)
-        var progress = FitProgress(stopping: EarlyStopping(patience: settings.stoppingStep, biggerIsBetter: context.validMetricBigger,
-                                                           decimals: context.validDecimals))
-        var saver = context.resume.map { TrainingSaver($0) }
-        if let saved = saver?.load(model: M.name, initial: initial, makeOptimizer: settings.makeOptimizer, logger: context.logger) {
+        var progress = FitProgress(stopping: earlyStopping)
+        var saver = context.resume.map { TrainingSaver($0, logger: context.logger) }
+        if let saved = saver?.load(model: M.name, initial: initial, makeOptimizer: settings.makeOptimizer, adopt: { try adopt(&$0, model: M.name) }) {
             state.restore(saved)
             progress = saved.progress
             model.resumed(with: state.parameters, data: data, compute: compute)
@@ -43,11 +42,43 @@ public struct Trainer {
         let trainingStart = ContinuousClock.now.advanced(by: .seconds(-progress.records.reduce(0) { $0 + $1.seconds }))
         for epoch in min(progress.records.count, settings.epochs)..<settings.epochs where !progress.isOver {
             try runAndValidate(epoch, of: &model, state: &state, progress: &progress, data: data, since: trainingStart)
-            try saver?.save(state, progress, model: M.name, final: false)
+            saver?.save(state, progress, model: M.name, final: false)
         }
-        try saver?.save(state, progress, model: M.name, final: true)
+        saver?.save(state, progress, model: M.name, final: true)
         model.parameters = state.best ?? state.parameters
         return progress.summary(keptBest: state.best != nil, profile: context.profile?.summary)
+    }
+
+    /// Where the best parameters are written (`checkpoint_dir`), if anywhere.
+    var checkpointPath: String? {
+        context.training.checkpointDirectory.map { ($0 as NSString).appendingPathComponent("\(context.checkpointName).params") }
+    }
+
+    /// Early stopping as the settings ask, before any validation.
+    var earlyStopping: EarlyStopping {
+        EarlyStopping(patience: context.training.stoppingStep, biggerIsBetter: context.validMetricBigger, decimals: context.validDecimals)
+    }
+
+    /// Fits a saved state to this fit. A search's pruner replays the saved validations: a state past
+    /// the epoch it would have pruned at cannot be continued, and without a pruner a saved pruning
+    /// (a trial's state taken up by a plain run of the same values) is dropped. The best parameters
+    /// go to this run's `checkpoint_dir`, if any.
+    func adopt(_ saved: inout SavedTraining, model: String) throws {
+        saved.progress.prunedAt = nil
+        if let prune = context.prune {
+            var replay = earlyStopping
+            for record in saved.progress.records {
+                guard let value = record.valid else { continue }
+                _ = replay.record(value, epoch: record.epoch)
+                guard prune(record.epoch, replay.bestScore) else { continue }
+                guard record.epoch == saved.progress.records.count else {
+                    throw RecBenchError(location: model, "this search's pruner ends the fit at epoch \(record.epoch)")
+                }
+                saved.progress.prunedAt = record.epoch
+            }
+        }
+        saved.progress.checkpoint = nil
+        if let path = checkpointPath, let best = saved.best { saved.progress.checkpoint = try Checkpoint.write(best, to: path) }
     }
 
     /// One epoch, its validation when due (keeping the best parameters), its record and report.
@@ -67,10 +98,7 @@ public struct Trainer {
             improved = progress.stopping.record(score!, epoch: epoch + 1)
             if improved {
                 time("keep best parameters") { state.keepBest() }
-                if let directory = settings.checkpointDirectory {
-                    progress.checkpoint = try Checkpoint.write(state.parameters,
-                                                               to: (directory as NSString).appendingPathComponent("\(context.checkpointName).params"))
-                }
+                if let path = checkpointPath { progress.checkpoint = try Checkpoint.write(state.parameters, to: path) }
             }
         }
         let seconds = (ContinuousClock.now - start).seconds

@@ -61,11 +61,11 @@ public struct ExperimentPlan: Sendable {
     public let sequenceLength: Int
 
     /// Where the run of `runKey` saves its training state, when it has a training loop and
-    /// `resume_interval` is not 0.
-    public func trainingResume(runKey: String) -> TrainingResume? {
+    /// `resume_interval` is not 0; a state is taken up only under the same `identity` (by default the key).
+    public func trainingResume(runKey: String, identity: String? = nil) -> TrainingResume? {
         guard resumeInterval > 0, modelType.readsTrainingKeys else { return nil }
         let files = RunFiles(root: resultsDirectory, dataset: data.dataset, model: modelType.name, runKey: runKey)
-        return TrainingResume(path: files.path(.training), interval: resumeInterval, identity: runKey)
+        return TrainingResume(path: files.path(.training), interval: resumeInterval, identity: identity ?? runKey)
     }
 
     /// What an evaluation row is (resolved from `eval_protocol` when planning).
@@ -154,18 +154,20 @@ public enum Experiment {
             sequenceLength: try config.int("MAX_ITEM_LIST_LENGTH", atLeast: 1))
     }
 
-    /// The config values that make the run what it is (its key and record): training keys only for
-    /// a model with a training loop — a grid over learning rates is one run of EASE — and the seed
-    /// only where something draws: the model, the split or sampled ranking. Popularity-drawn
+    /// The config values that make the run what it is (its key and record): training keys (and
+    /// `metric_decimal_place`, at which early stopping compares) only for a model with a training
+    /// loop — a grid over learning rates is one run of EASE — and the seed only where something
+    /// draws: the model, the split or sampled ranking. Popularity-drawn
     /// candidates read `alpha` and `negative_popularity` whatever the model.
     static func identity(_ config: Config, _ modelType: any Recommender.Type, split: SplitSettings, data: DataSettings,
                          evaluation: EvaluationSettings) -> Config {
         let sampled = evaluation.rankingModes.values.filter { $0 != .full }
         let seedFree = !modelType.readsSeed && (split.order == .time || data.benchmarkFilenames != nil) && sampled.isEmpty
         let drawsByPopularity = sampled.contains { if case .sampled(_, true) = $0 { true } else { false } }
+        let fitKeys = TrainingSettings.keys.union(["metric_decimal_place"])   // early stopping compares at those places
         return config.restricted { key in
             !(seedFree && key == "seed")
-                && (modelType.readsTrainingKeys || !TrainingSettings.keys.contains(key)
+                && (modelType.readsTrainingKeys || !fitKeys.contains(key)
                     || (drawsByPopularity && ["train_neg_sample_args", "negative_popularity"].contains(key)))
         }
     }
@@ -287,9 +289,11 @@ public enum Experiment {
         let data = try loaded ?? load(plan, logger: logger, onEvent: onEvent)
         let (dataset, split, summary) = (data.dataset, data.outcome.split, data.outcome.summary)
         let log = ValidationLog()
-        let runKey = tunedKey ?? Experiment.runKey(plan: plan, datasetFingerprint: dataset.fingerprint)
+        let ownKey = Experiment.runKey(plan: plan, datasetFingerprint: dataset.fingerprint), runKey = tunedKey ?? ownKey
+        // A tuned run's key names its search, not its values: its state is this run's only if the values are the same.
+        let resume = resumable ? plan.trainingResume(runKey: runKey, identity: tunedKey.map { "\($0)/\(ownKey)" }) : nil
         let (model, fitSeconds) = try fit(plan, on: data, compute: compute, logger: logger, profile: profile, validationLog: log,
-                                          resume: resumable ? plan.trainingResume(runKey: runKey) : nil, onEvent: onEvent)
+                                          resume: resume, onEvent: onEvent)
         for note in plan.recBoleNotes { logger.notice("\(note)") }
         var clock = ContinuousClock.now
         func lap() -> Double {
@@ -331,6 +335,13 @@ public enum Experiment {
                             onEvent: @Sendable (Event) -> Void) throws -> (EvaluationResult?, Int?) {
         guard let target = data.validTarget else { return (nil, nil) }
         guard let kept = log.takeBestPass(of: model.trainingSummary) else {
+            // A fit that continued a saved state past its best epoch: that epoch's pass, ranked again as the fit's validation ranked it.
+            if let summary = model.trainingSummary, summary.bestValid != nil, let after = summary.resumedAfter, summary.bestEpoch <= after {
+                let pass = Evaluator.evaluate(model, target: target, settings: plan.evaluation, compute: plan.threadSplit.training(compute))
+                let result = try finite(pass, model: plan.modelType.name)
+                onEvent(.evaluated(result))
+                return (result, summary.bestEpoch)
+            }
             return (try evaluate(model, on: target, plan: plan, compute: compute, onEvent: onEvent), nil)
         }
         let result = try finite(kept.pass.summarized(), model: plan.modelType.name)

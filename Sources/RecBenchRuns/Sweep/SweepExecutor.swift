@@ -1,6 +1,7 @@
 import Foundation
 import Linalg
 import RecBenchSupport
+import RecBenchModels
 
 /// Runs a sweep's runs, each as its own `recbench run` (or, tuned, `recbench tune`) process (so a crash or a kill loses at
 /// most the runs in flight), at most `jobs` at once, and records each outcome in the store:
@@ -96,9 +97,15 @@ public struct SweepExecutor: Sendable {
     }
 
     /// Whether the run is done, failed (with a failure record) or pending.
+    /// A pending or failed run whose training was saved says after which epoch it continues.
     public static func status(_ run: SweepRun) -> String {
-        SweepPlanner.isDone(run) ? "done" : FileManager.default.fileExists(atPath: run.files.failure) ? "failed" : "pending"
+        if SweepPlanner.isDone(run) { return "done" }
+        let status = FileManager.default.fileExists(atPath: run.files.failure) ? "failed" : "pending"
+        return status + (savedEpochs(run).map { ", training saved after epoch \($0)" } ?? "")
     }
+
+    /// The epochs a run's saved training state holds (nil: none).
+    public static func savedEpochs(_ run: SweepRun) -> Int? { SavedTrainingFile.epochs(at: run.files.path(.training)) }
 
     /// Deletes the run-log folders of sweeps that were killed (`recbench-sweep-<pid>` whose
     /// process no longer exists); a finished sweep removes its own.

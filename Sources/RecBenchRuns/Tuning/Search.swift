@@ -170,7 +170,7 @@ public enum Search {
             }
         }
         let (model, _) = try Experiment.fit(plan, on: loaded, compute: compute, logger: logger, profile: nil, prune: prune,
-                                            resume: record.runKey.flatMap(plan.trainingResume)) { _ in }
+                                            resume: record.runKey.flatMap { plan.trainingResume(runKey: $0) }) { _ in }
         let summary = model.trainingSummary
         record.curve = summary?.epochs.compactMap { e in e.valid.map { TrialRecord.Point(epoch: e.epoch, valid: $0) } } ?? []
         if let best = summary?.bestValid {
