@@ -152,8 +152,6 @@ final class NoticeLog: @unchecked Sendable {   // lines guarded by `lock`
         var metadata: Logger.Metadata = [:]
         var logLevel: Logger.Level = .info
         subscript(metadataKey key: String) -> Logger.Metadata.Value? { get { metadata[key] } set { metadata[key] = newValue } }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-            log.lock.withLock { log.stored.append("\(message)") }
-        }
+        func log(event: LogEvent) { log.lock.withLock { log.stored.append("\(event.message)") } }
     }
 }
