@@ -73,7 +73,12 @@ public struct TrainingResume: Sendable {
     public let interval: Double
     /// The run key: a state saved under another is not this run's.
     public let identity: String
+    /// The build that saves and may continue a state (`BuildIdentity`): the run key names the
+    /// version, and two builds of one version may compute differently.
+    public let build: String?
 
-    /// Saves to `path` every `interval` seconds for the run `identity`.
-    public init(path: String, interval: Double, identity: String) { self.path = path; self.interval = interval; self.identity = identity }
+    /// Saves to `path` every `interval` seconds for the run `identity`, as the build `build`.
+    public init(path: String, interval: Double, identity: String, build: String? = BuildIdentity.current) {
+        self.path = path; self.interval = interval; self.identity = identity; self.build = build
+    }
 }

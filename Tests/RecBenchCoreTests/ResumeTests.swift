@@ -44,8 +44,8 @@ struct ResumeTests {
         return fitted
     }
 
-    static func resume(in dir: String, identity: String = "run-a") -> TrainingResume {
-        TrainingResume(path: dir + "/model.training", interval: 1e-9, identity: identity)   // saved after every epoch
+    static func resume(in dir: String, identity: String = "run-a", build: String? = BuildIdentity.current) -> TrainingResume {
+        TrainingResume(path: dir + "/model.training", interval: 1e-9, identity: identity, build: build)   // saved after every epoch
     }
 
     /// NeuMF (one Adam, dropout), RecVAE (two Adams, and a prior it keeps outside its parameters:
@@ -87,6 +87,45 @@ struct ResumeTests {
 }
 
 extension ResumeTests {
+    /// A state saved by another build of the same run is not continued (the run key names the
+    /// version, not the build), nor listed as one to continue; the build that saved it continues it.
+    @Test func aStateOfAnotherBuildIsNotTakenUp() throws {
+        let f = try Self.fixture(), dir = Fixtures.temporaryDirectory(), path = dir + "/model.training"
+        let whole = try Self.fit("NeuMF", [:], on: f, epochs: 4, resume: nil)
+        _ = try Self.fit("NeuMF", [:], on: f, epochs: 2, resume: Self.resume(in: dir, build: "build-one"))
+        let saved = try #require(FileManager.default.contents(atPath: path))
+        #expect(SavedTrainingFile.epochs(at: path, build: "build-one") == 2)
+        #expect(SavedTrainingFile.epochs(at: path, build: "build-two") == nil)
+        #expect(SavedTrainingFile.epochs(at: path, build: nil) == nil)
+        let notices = NoticeLog()
+        let other = try Self.fit("NeuMF", [:], on: f, epochs: 4, resume: Self.resume(in: dir, build: "build-two"), logger: notices.logger)
+        #expect(other.trainingSummary?.resumedAfter == nil)
+        #expect(other.trainingSummary?.epochs.map(\.loss) == whole.trainingSummary?.epochs.map(\.loss))
+        #expect(notices.lines.contains { $0.contains(path) && $0.contains("another build of recbench (build build-one") }, "\(notices.lines)")
+        try saved.write(to: URL(fileURLWithPath: path))
+        let same = try Self.fit("NeuMF", [:], on: f, epochs: 4, resume: Self.resume(in: dir, build: "build-one"))
+        #expect(same.trainingSummary?.resumedAfter == 2)
+        #expect(same.trainingSummary?.epochs.map(\.loss) == whole.trainingSummary?.epochs.map(\.loss))
+    }
+
+    /// The build id is the descriptor of the GNU note of type 3 among the segment's notes, each
+    /// padded to four bytes; a segment cut short or without it gives none.
+    @Test func theBuildIDIsReadFromItsNote() {
+        func u32(_ v: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(v).littleEndian) { Array($0) } }
+        let other = u32(5) + u32(4) + u32(1) + Array("Linux\0\0\0".utf8) + [1, 2, 3, 4]   // another note first, name padded to 8
+        let id: [UInt8] = [0xde, 0xad, 0xbe, 0xef, 0x01]
+        let build = u32(4) + u32(5) + u32(3) + Array("GNU\0".utf8) + id + [0, 0, 0]
+        func parse(_ bytes: [UInt8]) -> [UInt8]? { bytes.withUnsafeBytes { BuildIdentity.gnuBuildID(notes: $0) } }
+        #expect(parse(other + build) == id)
+        #expect(parse(other) == nil)
+        #expect(parse(other + Array(build.prefix(15))) == nil)
+        #expect(parse(u32(4) + u32(5) + u32(1) + Array("GNU\0".utf8) + id + [0, 0, 0]) == nil, "a GNU note of another type")
+        #if os(Linux)
+        let current = BuildIdentity.current ?? ""
+        #expect(current.count >= 16 && current.allSatisfy(\.isHexDigit), "this build's id: \(current)")
+        #endif
+    }
+
     /// A run that stored nothing started again takes up its finished state: no epoch trains, and the
     /// valid result is its best epoch's pass ranked again (the best epoch came before the state), equal
     /// to the first run's kept pass, as are its test metrics and epochs.

@@ -45,14 +45,16 @@ struct SavedTraining {
 
     struct Header: Codable {
         let identity: String, model: String, steps: Int, hasBest: Bool
+        /// The build that saved it (`BuildIdentity`; nil: unknown, or saved before builds were recorded).
+        let build: String?
         let progress: FitProgress
         let optimizers: [String: OptimizerHeader]
     }
     struct OptimizerHeader: Codable { let kind: String, counts: [String: Int] }
 
     /// Writes the state to `path` atomically, a tensor at a time.
-    func write(to path: String, identity: String, model: String) throws {
-        let header = Header(identity: identity, model: model, steps: steps, hasBest: best != nil, progress: progress,
+    func write(to path: String, identity: String, build: String?, model: String) throws {
+        let header = Header(identity: identity, model: model, steps: steps, hasBest: best != nil, build: build, progress: progress,
                             optimizers: optimizers.mapValues { OptimizerHeader(kind: $0.saved.kind, counts: $0.saved.counts) })
         let json = try JSONEncoder().encode(header)
         var tensors = parameters.names.map { ("p:\($0)", parameters[$0]) }
@@ -67,15 +69,16 @@ struct SavedTraining {
 
 /// What a saved training state says without loading its tensors (a sweep's listing and progress).
 public enum SavedTrainingFile {
-    /// The epochs the state at `path` holds, reading its header only; nil when there is no file or it is not a state.
-    public static func epochs(at path: String) -> Int? {
+    /// The epochs the state at `path` holds, reading its header only; nil when there is no file, it is not a state, or
+    /// another build saved it (`build`: the running one by default), so it will not be continued.
+    public static func epochs(at path: String, build: String? = BuildIdentity.current) -> Int? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         let prefix = SavedTraining.magic.count + 8
         guard let start = try? handle.read(upToCount: prefix), start.count == prefix, start.starts(with: SavedTraining.magic) else { return nil }
         var reader = TensorList.Reader(data: start, offset: SavedTraining.magic.count, path: path)
         guard let length = try? reader.uint64(), length < 1 << 30, let json = try? handle.read(upToCount: length), json.count == length,
-              let header = try? JSONDecoder().decode(SavedTraining.Header.self, from: json) else { return nil }
+              let header = try? JSONDecoder().decode(SavedTraining.Header.self, from: json), header.build == build else { return nil }
         return header.progress.records.count
     }
 }
@@ -100,7 +103,7 @@ struct TrainingSaver {
         let snapshot = SavedTraining(progress: progress, parameters: state.parameters, best: state.best, optimizers: state.optimizers,
                                      steps: state.steps)
         do {
-            try snapshot.write(to: resume.path, identity: resume.identity, model: model)
+            try snapshot.write(to: resume.path, identity: resume.identity, build: resume.build, model: model)
             savedEpochs = epochs
         } catch {
             logger.warning("\(model): training state not saved after epoch \(epochs) (\(error)); training goes on")
@@ -138,6 +141,10 @@ struct TrainingSaver {
         guard header.identity == resume.identity, header.model == model else {
             throw RecBenchError.file(path, "was saved by another run (\(header.model), run key \(header.identity.prefix(16)))")
         }
+        guard header.build == resume.build else {
+            let builds = "\(Self.describe(header.build)); this one is \(Self.describe(resume.build))"
+            throw RecBenchError.file(path, "was saved by another build of recbench (\(builds))")
+        }
         var groups: [String: [(String, Matrix)]] = [:]
         for (name, value) in try reader.tensors() {
             let (kind, rest) = (String(name.prefix(2)), String(name.dropFirst(2)))
@@ -158,4 +165,6 @@ struct TrainingSaver {
         return SavedTraining(progress: header.progress, parameters: try parameters("p:"), best: header.hasBest ? try parameters("b:") : nil,
                              optimizers: optimizers, steps: header.steps)
     }
+
+    static func describe(_ build: String?) -> String { build.map { "build \($0.prefix(16))" } ?? "no build id" }
 }
