@@ -13,6 +13,11 @@
 # run beside this one (set OMP_NUM_THREADS=1 for both: RecBole's small CPU ops gain little from
 # a second thread, so two one-thread lanes finish more runs an hour than one two-thread queue).
 set -u
+# Below everything else the machine runs: with the kernel's autogroups (Linux's default for
+# sessions), `nice` weighs a process only against its own session's, so a queue started with
+# setsid shared the cores equally with builds and timings whatever its nice; its group's own
+# nice puts it behind them.
+[ -w /proc/self/autogroup ] && echo 19 > /proc/self/autogroup 2>/dev/null
 here=$(cd "$(dirname "$0")" && pwd)
 cd "${RB_WORK:?set RB_WORK to the RecBole working folder}"
 PY=${RB_PYTHON:-$HOME/.cache/recbole-1.2.1/pinned/bin/python}
