@@ -32,3 +32,10 @@ extension ScoresWhenPrepared {
         preparedForScoring(compute: compute).scores(for: users, into: &block, compute: compute)
     }
 }
+
+/// A model that scores listed (user, item) pairs directly: labelled evaluation scores a split's rows
+/// with it instead of filling every user's row of items to read a few.
+public protocol PairScorer: Scorer {
+    /// The score of each pair (`users[k]`, `items[k]`), equal to what `scores(for:into:compute:)` gives it.
+    func pairScores(users: [Int32], items: [Int32], compute: Compute) -> [Float]
+}

@@ -48,6 +48,10 @@ public struct EvaluationSettings: Sendable, Equatable {
     public var readsRepeatModes = true
     /// `eval_args.mode` of the valid and test splits.
     public var rankingModes: [SplitPart: RankingMode] = [.valid: .full, .test: .full]
+    /// The value metrics of labelled evaluation (`eval_args.mode: labeled`), in report order; empty otherwise.
+    public var valueMetrics: [ValueMetric] = []
+    /// Whether both splits are evaluated on their labelled rows (value metrics) rather than ranked.
+    public var isLabeled: Bool { !valueMetrics.isEmpty }
 
     /// A protocol description (used by tests and benchmarks).
     public init(metrics: [String], cutoffs: [Int], historyMask: HistoryMask = .recbole, batchSize: Int = 4096,
@@ -65,25 +69,10 @@ public struct EvaluationSettings: Sendable, Equatable {
         max(1, min(batchSize, blockMemory / max(1, 4 * items)))
     }
 
-    /// RecBole 1.2.1's metrics recbench does not compute (lower-cased), and why.
-    static let recBoleMetricsNotComputed: [String: String] = {
-        let value = "one of RecBole's value metrics, computed on labelled (user, item) scores; recbench ranks every item for each "
-            + "user and reports top-K metrics"
-        return ["auc": value, "logloss": value, "mae": value, "rmse": value]
-    }()
-
     /// Reads and validates `metrics`, `topk`, `history_mask`, `valid_metric`, ….
     public init(_ config: Config) throws {
-        let known = MetricRegistry.names
-        metrics = try config.stringList("metrics").map { name in
-            guard let canonical = known.first(where: { $0.lowercased() == name.lowercased() }) else {
-                let why = Self.recBoleMetricsNotComputed[name.lowercased()].map { "'\(name)': \($0)" }
-                    ?? "unknown metric '\(name)'\(Suggestion.hint(for: name, in: known))"
-                throw RecBenchError.config("metrics", origin: config.origin(of: "metrics"), "\(why) (known: \(known.joined(separator: ", ")))")
-            }
-            return canonical
-        }
-        if metrics.isEmpty { throw RecBenchError.config("metrics", origin: config.origin(of: "metrics"), "must list at least one metric") }
+        if case .map(let args) = config["eval_args"] { rankingModes = try RankingMode.modes(args["mode"], origin: config.origin(of: "eval_args")) }
+        (metrics, valueMetrics) = try Self.metricLists(config, labeled: rankingModes[.test] == .labeled)
         cutoffs = try config.intList("topk")
         if cutoffs.isEmpty || cutoffs.contains(where: { $0 < 1 }) {
             throw RecBenchError.config("topk", origin: config.origin(of: "topk"), "cutoffs must be positive integers, got \(config["topk"])")
@@ -99,7 +88,6 @@ public struct EvaluationSettings: Sendable, Equatable {
                                        "expected auto, user or next-item, got '\(protocolName)'")
         }
         evaluationProtocol = EvaluationProtocol(rawValue: protocolName)
-        if case .map(let args) = config["eval_args"] { rankingModes = try RankingMode.modes(args["mode"], origin: config.origin(of: "eval_args")) }
         batchSize = try config.int("eval_batch_size", atLeast: 1)
         blockMemory = try config.int("eval_memory_mb", atLeast: 1) << 20
         validMetricBigger = try config.bool("valid_metric_bigger")
@@ -108,8 +96,9 @@ public struct EvaluationSettings: Sendable, Equatable {
         guard tailRatio > 0 else {
             throw RecBenchError.config("tail_ratio", origin: config.origin(of: "tail_ratio"), "must be positive, got \(tailRatio)")
         }
-        let valid = try config.string("valid_metric").lowercased()
-        let keys = Self.keys(metrics: metrics, cutoffs: cutoffs)
+        let labeled = !valueMetrics.isEmpty
+        let valid = labeled && !config.isSet("valid_metric") ? valueMetrics[0].key : try config.string("valid_metric").lowercased()
+        let keys = labeled ? valueMetrics.map(\.key) : Self.keys(metrics: metrics, cutoffs: cutoffs)
         guard keys.contains(valid) else {
             throw RecBenchError.config("valid_metric", origin: config.origin(of: "valid_metric"),
                                        "'\(valid)' is not among the computed metrics\(Suggestion.hint(for: valid, in: keys)) "
@@ -117,13 +106,42 @@ public struct EvaluationSettings: Sendable, Equatable {
         }
         validMetric = valid
         // RecBole 1.2.1 sets valid_metric_bigger from the metric whatever the config says (its `smaller` metrics).
-        let bigger = !["averagepopularity", "giniindex"].contains(MetricKey(parsing: valid)?.name ?? valid)
+        let bigger = ValueMetric(named: valid)?.biggerIsBetter ?? !["averagepopularity", "giniindex"].contains(MetricKey(parsing: valid)?.name ?? valid)
         if validMetricBigger != bigger && config.origin(of: "valid_metric_bigger") != "default" {
             throw RecBenchError.config("valid_metric_bigger", origin: config.origin(of: "valid_metric_bigger"),
                                        "is \(validMetricBigger), but a \(bigger ? "bigger" : "smaller") \(valid) is better (RecBole 1.2.1 sets "
                                        + "this key from valid_metric and ignores the config's value): remove it")
         }
         validMetricBigger = bigger
+    }
+
+    /// `metrics` split into ranking metrics (RecBole's names) and value metrics: the value metrics alone
+    /// under labelled evaluation, the others alone otherwise (RecBole refuses the mix).
+    static func metricLists(_ config: Config, labeled: Bool) throws -> (ranking: [String], value: [ValueMetric]) {
+        let known = MetricRegistry.names, valueNames = ValueMetric.allCases.map(\.rawValue), origin = config.origin(of: "metrics")
+        var ranking: [String] = [], value: [ValueMetric] = []
+        // RecBole's context-aware quick start lists [AUC, LogLoss] with its labelled mode; a config that sets neither gets them.
+        if labeled && !config.isSet("metrics") { return ([], [.auc, .logLoss]) }
+        for name in try config.stringList("metrics") {
+            if let m = ValueMetric(named: name) {
+                guard labeled else {
+                    throw RecBenchError.config("metrics", origin: origin, "'\(name)' is a value metric, computed on labelled rows: it needs "
+                                               + "eval_args.mode: labeled (and labels: threshold or a LABEL_FIELD column)")
+                }
+                value.append(m)
+            } else if let canonical = known.first(where: { $0.lowercased() == name.lowercased() }) {
+                guard !labeled else {
+                    throw RecBenchError.config("metrics", origin: origin, "'\(name)' ranks items, but eval_args.mode is labeled, which scores each "
+                                               + "labelled row on its own: use \(valueNames.joined(separator: ", ")) (RecBole refuses the mix too)")
+                }
+                ranking.append(canonical)
+            } else {
+                throw RecBenchError.config("metrics", origin: origin, "unknown metric '\(name)'\(Suggestion.hint(for: name, in: known + valueNames)) "
+                                           + "(known: \((known + valueNames).joined(separator: ", ")))")
+            }
+        }
+        if ranking.isEmpty && value.isEmpty { throw RecBenchError.config("metrics", origin: origin, "must list at least one metric") }
+        return (ranking, value)
     }
 
     /// The same protocol cut down to the validation metric alone (one metric, one cutoff):
@@ -143,8 +161,9 @@ public struct EvaluationSettings: Sendable, Equatable {
         return only
     }
 
-    /// Report keys in order: for each metric, for each cutoff ("recall@10", "recall@20", …).
-    public var keys: [String] { Self.keys(metrics: metrics, cutoffs: cutoffs) }
+    /// Report keys in order: for each metric, for each cutoff ("recall@10", "recall@20", …); the value
+    /// metrics' keys ("auc", "logloss") under labelled evaluation.
+    public var keys: [String] { isLabeled ? valueMetrics.map(\.key) : Self.keys(metrics: metrics, cutoffs: cutoffs) }
 
     /// One key per metric and cutoff (`ndcg@10`); GAUC, which has no cutoff, one key `gauc`.
     static func keys(metrics: [String], cutoffs: [Int]) -> [String] {

@@ -32,6 +32,8 @@ public struct EvaluationResult: Sendable {
     public let seconds: Double
     /// Rows whose scores held NaN or +∞ (a diverged model): their lists and metrics mean nothing.
     public var nonFiniteRows = 0
+    /// Under labelled evaluation, the split's labelled rows (the value metrics' count; `users` is empty).
+    public var labelledRows = 0
 
     /// The value of `key`, or nil when it was not computed.
     public subscript(key: String) -> Double? { values[key] }

@@ -162,6 +162,11 @@ func featureFixture(numerical: [String] = ["price"], noPrice: Set<Int> = [], noR
         var worst: Float = 0
         for k in 0..<users.count { worst = max(worst, abs(naive.values[k] - block.values[k]) / max(1, abs(naive.values[k]))) }
         #expect(worst <= 1e-5, "\(M.name): fast scores differ from per-pair logits by \(worst)")
+        // Labelled evaluation's pair scores, over a shuffled list of pairs: the same logits.
+        let order = users.indices.shuffled(using: &rng)
+        let pairs = model.pairScores(users: order.map { users[$0] }, items: order.map { items[$0] }, compute: Compute(threads: 2))
+        let pairWorst = zip(order, pairs).map { abs(block.values[$0] - $1) / max(1, abs(block.values[$0])) }.max() ?? 0
+        #expect(pairWorst <= 1e-5, "\(M.name): pair scores differ from the fast scores by \(pairWorst)")
         #expect(Set(block.values).count > d.itemCount)   // not a constant or per-item-only score
     }
 

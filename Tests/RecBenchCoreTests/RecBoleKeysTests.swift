@@ -40,8 +40,8 @@ struct RecBoleKeysTests {
         let e = #expect(throws: RecBenchError.self) { try config("seed: 1\nsplit_ratio: [0.8, 0.1, 0.1]\n") }
         #expect(e?.location == "c0.yml:2" && e?.field == "split_ratio")
         #expect(e?.message.contains("'eval_args'") == true)
-        let c = try config("threshold: ~\nval_interval: ~\n")
-        #expect(c.notices == ["c0.yml: RecBole keys recbench does not use, ignored: threshold, val_interval"])
+        let c = try config("unload_col: ~\nval_interval: ~\n")
+        #expect(c.notices == ["c0.yml: RecBole keys recbench does not use, ignored: unload_col, val_interval"])
     }
 
     /// RecBole reads `shuffle: False` as training in the file's order each epoch; recbench always

@@ -14,7 +14,9 @@ public struct Run: ParsableCommand {
             result to results_dir/<dataset>/ (atomically) unless --no-save is given.
 
             Metrics (config key `metrics`, each at every `topk` cutoff but GAUC, which ranks every item): \
-            \(MetricRegistry.names.joined(separator: ", ")).
+            \(MetricRegistry.names.joined(separator: ", ")). Under eval_args.mode: labeled (context-aware models, \
+            labels from `threshold`), RecBole's value metrics over every labelled row instead: \
+            \(ValueMetric.allCases.map(\.rawValue).joined(separator: ", ")).
             """)
 
     @Option(name: .shortAndLong, help: "Model to run (see `recbench models`); default: the config's `model` key.")
@@ -160,10 +162,10 @@ struct RunReport: Sendable {
         }
         if let valid = outcome.valid {
             if enabled { Terminal.out() }
-            Terminal.out(table(title: "valid (\(group(valid.users.count)) \(rows))", keys: r.metricKeys, values: r.valid))
+            Terminal.out(table(title: "valid (\(counted(valid)))", keys: r.metricKeys, values: r.valid))
         }
         Terminal.out()
-        Terminal.out(table(title: "test (\(group(outcome.test.users.count)) \(rows))", keys: r.metricKeys, values: r.test))
+        Terminal.out(table(title: "test (\(counted(outcome.test)))", keys: r.metricKeys, values: r.test))
         if let line = Self.repeatModeLine(r.analyses["test"] ?? [:]) { Terminal.out(); Terminal.out(line) }
         if let savedPath, enabled {
             Terminal.out()
@@ -199,6 +201,11 @@ struct RunReport: Sendable {
         return lines.joined(separator: "\n")
     }
 
+    /// What a split's table counts: its evaluated rows (users or examples), or its labelled rows.
+    private func counted(_ e: EvaluationResult) -> String {
+        e.labelledRows > 0 ? "\(group(e.labelledRows)) labelled rows" : "\(group(e.users.count)) \(rows)"
+    }
+
     /// Metrics as rows, cutoffs as columns, in config order; columns sized to their values.
     func table(title: String, keys: [String], values: [String: Double]) -> String {
         var metrics: [String] = [], cutoffs: [String] = []
@@ -218,7 +225,7 @@ struct RunReport: Sendable {
         // A metric without a cutoff (GAUC ranks every item): its one value under the first column.
         for key in keys where MetricKey(parsing: key) == nil {
             let value = values[key].map { String(format: "%.\(decimals)f", $0) } ?? "–"
-            lines.append(("  " + key + " (all items)").padding(toLength: nameWidth, withPad: " ", startingAt: 0) + pad(value, cell))
+            lines.append(("  " + key + (key == GAUC.key ? " (all items)" : "")).padding(toLength: nameWidth, withPad: " ", startingAt: 0) + pad(value, cell))
         }
         return lines.joined(separator: "\n")
     }

@@ -73,6 +73,10 @@ public enum ConfigKeys {
         ConfigKey("USER_ID_FIELD", "str", .string("user_id"), "Column that holds the user token."),
         ConfigKey("ITEM_ID_FIELD", "str", .string("item_id"), "Column that holds the item token."),
         ConfigKey("RATING_FIELD", "str or null", .string("rating"), "Column that holds the rating (kept as a feature; every loaded row is a positive)."),
+        ConfigKey("LABEL_FIELD", "str", .string("label"), "Column that holds a row's label (float; 1 is a positive) in labelled data."),
+        ConfigKey("threshold", "map of one column → number, or null", .null,
+                  "Labels each row 1 where the column (`RATING_FIELD` or `LABEL_FIELD`) is ≥ the number, else 0, as RecBole does "
+                  + "(e.g. `{rating: 4}`); read by `eval_args.mode: labeled` and by context-aware models trained without drawn negatives."),
         ConfigKey("TIME_FIELD", "str or null", .string("timestamp"), "Column that holds the interaction time, used by `order: TO` and `rm_dup_inter`."),
         ConfigKey("load_col", "map of suffix → list of str, or null", .map(["inter": .list([.string("user_id"), .string("item_id")])]),
                   "Columns to load per file (`inter`, `item`, `user`); a file whose suffix is absent is not loaded; "
@@ -97,8 +101,9 @@ public enum ConfigKeys {
         ]), "Split and ranking protocol: `split` ({RS: [train, valid, test]}, {LS: valid_and_test | test_only} or {TS: [train, valid, "
             + "test]}: test after one time for all users), `order` (TO by time, RO random), `group_by` (user, or none: RS over the whole log), "
             + "`mode` (full: every item; uniN / popN: RecBole's sampled ranking, each positive among N items drawn uniformly / by "
-            + "popularity that the user has not had (a next-item row: any but its own), the draws fixed per split by the seed; or "
-            + "per split, {valid: full, test: uni100}, a split left out taking the other's). "
+            + "popularity that the user has not had (a next-item row: any but its own), the draws fixed per split by the seed; "
+            + "labeled: each row of a labelled split scored on its own for AUC, LogLoss, MAE, RMSE (context-aware models; "
+            + "`threshold` makes the labels); or per split, {valid: full, test: uni100}, a split left out taking the other's). "
             + "As in RecBole, a file's eval_args replaces an earlier file's whole and "
             + "its missing entries take these defaults; a sequential model whose config sets no eval_args gets RecBole's "
             + "{split: {LS: valid_and_test}, order: TO}; "
@@ -114,7 +119,8 @@ public enum ConfigKeys {
                   "Suffix of RecBole's pre-expanded sequential example columns (`item_id_list`): a `benchmark_filename` file with "
                   + "`{ITEM_ID_FIELD}{LIST_SUFFIX}` is refused for sequential runs, since recbench builds the examples from the log."),
         ConfigKey("metrics", "list of str", .list(["Recall", "MRR", "NDCG", "Hit", "Precision"].map { .string($0) }),
-                  "Metrics to report, in this order (the known names are listed by `recbench run --help`)."),
+                  "Metrics to report, in this order (the known names are listed by `recbench run --help`); under "
+                  + "`eval_args.mode: labeled` RecBole's value metrics AUC, LogLoss, MAE and RMSE (by default AUC and LogLoss)."),
         ConfigKey("topk", "int or list of int", .list([.int(10)]), "Cutoffs K for every @K metric."),
         ConfigKey("valid_metric", "str", .string("MRR@10"),
                   "Validation metric that drives early stopping and model selection, e.g. `MRR@10` (`GAUC` has no cutoff)."),

@@ -62,8 +62,6 @@ public enum RecBoleKeys {
 
     static let dataset: [ConfigKey] = [
         refused("seq_len", "per-field sequence length caps are not supported"),
-        ignored("LABEL_FIELD", "Label column of labelled data; every loaded row is a positive in recbench."),
-        refused("threshold", "rating thresholds are not supported; every loaded row is a positive", closest: "load_col"),
         ignored("NEG_PREFIX", "Internal name prefix of sampled negatives."),
         ignored("ITEM_LIST_LENGTH_FIELD", "Column name of RecBole's augmented examples; recbench stores no such column."),
         ignored("POSITION_FIELD", "Column name of RecBole's position ids; recbench stores no such column."),

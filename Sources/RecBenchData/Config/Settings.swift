@@ -18,6 +18,10 @@ public struct DataSettings: Sendable, Hashable {
     public var listSuffix: String
     public var ratingField: String?
     public var timeField: String?
+    /// `LABEL_FIELD`: the column a labelled `.inter` file holds its labels in.
+    public var labelField: String
+    /// `threshold`: labels from a column, 1 where it is ≥ the value (nil: the label column as it is, if loaded).
+    public var threshold: Threshold?
     /// Columns to load per suffix; nil loads every column of every file present.
     public var loadColumns: [String: [String]]?
     public var unusedColumns: [String: [String]]
@@ -68,14 +72,13 @@ public struct DataSettings: Sendable, Hashable {
         guard !listSuffix.isEmpty else { throw RecBenchError.config("LIST_SUFFIX", origin: config.origin(of: "LIST_SUFFIX"), "must not be empty") }
         ratingField = try config.optionalString("RATING_FIELD")
         timeField = try config.optionalString("TIME_FIELD")
+        labelField = try config.string("LABEL_FIELD")
+        threshold = try Threshold(config, ratingField: ratingField, labelField: labelField)
         loadColumns = try config.columnMap("load_col")
         unusedColumns = try config.columnMap("unused_col") ?? [:]
         numericalFeatures = config["numerical_features"] == .null ? [] : try config.stringList("numerical_features")
-        if let suffixes = loadColumns?.keys {
-            for suffix in suffixes where !["inter", "item", "user"].contains(suffix) {
-                throw RecBenchError.config("load_col", origin: config.origin(of: "load_col"),
-                                           "unknown file suffix '\(suffix)' (expected inter, item or user)")
-            }
+        for suffix in loadColumns?.keys.sorted() ?? [] where !["inter", "item", "user"].contains(suffix) {
+            throw RecBenchError.config("load_col", origin: config.origin(of: "load_col"), "unknown file suffix '\(suffix)' (expected inter, item or user)")
         }
         if let policy = try config.optionalString("rm_dup_inter") {
             guard let p = DuplicatePolicy(rawValue: policy) else {
@@ -100,6 +103,36 @@ public struct DataSettings: Sendable, Hashable {
         }
         filterByUserOrItem = try config.bool("filter_inter_by_user_or_item")
     }
+}
+
+/// RecBole's `threshold: {column: value}`: a row's label is 1 where the column is ≥ the value, else 0
+/// (RecBole 1.2.1's `_set_label_by_threshold`, which takes exactly one column).
+public struct Threshold: Sendable, Hashable {
+    public var field: String
+    public var value: Double
+
+    /// The threshold `config` sets, nil when none; its column must be the rating or the label column.
+    init?(_ config: Config, ratingField: String?, labelField: String) throws {
+        let key = "threshold", origin = config.origin(of: key)
+        switch config[key] {
+        case .null: return nil
+        case .map(let m) where m.count == 1:
+            let (field, v) = m.first!
+            guard let number = v.doubleValue else { throw config.typeError(key, "a number for '\(field)'") }
+            guard field == ratingField || field == labelField else {
+                throw RecBenchError.config(key, origin: origin, "names '\(field)', which is neither RATING_FIELD ('\(ratingField ?? "null")') "
+                                           + "nor LABEL_FIELD ('\(labelField)'): recbench labels rows from one of those two columns")
+            }
+            (self.field, self.value) = (field, number)
+        case .map(let m):
+            throw RecBenchError.config(key, origin: origin, "takes exactly one column, got \(m.count) (RecBole 1.2.1: \"Threshold [...] should be "
+                                       + "only one key\")")
+        default: throw config.typeError(key, "a map of one column to a number, e.g. {rating: 4}")
+        }
+    }
+
+    /// 1 where `value` ≥ the threshold, else 0.
+    public func label(_ value: Double) -> Float { value >= self.value ? 1 : 0 }
 }
 
 /// RecBole's interval syntax for interaction counts: `[a,b)`, `(a,b]`, … joined by `;`

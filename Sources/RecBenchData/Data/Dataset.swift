@@ -11,14 +11,17 @@ public struct Interactions: Sendable, Equatable {
     public var ratings: [Double]?
     /// For pre-split datasets: which file (0 train, 1 valid, 2 test) each row came from.
     public var parts: [UInt8]?
+    /// Each row's label, when the data is labelled (`threshold`, or a `LABEL_FIELD` column): what
+    /// labelled evaluation and a pointwise model trained without drawn negatives read.
+    public var labels: [Float]?
 
     /// Number of rows.
     public var count: Int { users.count }
 
     /// An interaction log from its columns (all of equal length).
-    public init(users: [Int32], items: [Int32], timestamps: [Double]?, ratings: [Double]?, parts: [UInt8]?) {
-        precondition(users.count == items.count, "Interactions: users and items differ in length")
-        self.users = users; self.items = items; self.timestamps = timestamps; self.ratings = ratings; self.parts = parts
+    public init(users: [Int32], items: [Int32], timestamps: [Double]?, ratings: [Double]?, parts: [UInt8]?, labels: [Float]? = nil) {
+        precondition(users.count == items.count && labels.map { $0.count == users.count } != false, "Interactions: columns differ in length")
+        self.users = users; self.items = items; self.timestamps = timestamps; self.ratings = ratings; self.parts = parts; self.labels = labels
     }
 
     /// Keeps the rows at `indices`, in that order.
@@ -27,7 +30,7 @@ public struct Interactions: Sendable, Equatable {
             users: indices.map { users[$0] }, items: indices.map { items[$0] },
             timestamps: timestamps.map { t in indices.map { t[$0] } },
             ratings: ratings.map { r in indices.map { r[$0] } },
-            parts: parts.map { p in indices.map { p[$0] } })
+            parts: parts.map { p in indices.map { p[$0] } }, labels: labels.map { l in indices.map { l[$0] } })
     }
 }
 

@@ -81,7 +81,8 @@ public enum DatasetLoader {
     /// benchmark part of each row when the dataset is pre-split).
     static func interactionLog(_ tables: [AtomicTable], settings: DataSettings) throws -> RawLog {
         var users = TokenMerger(), items = TokenMerger()
-        var timestamps: [Double]? = [], ratings: [Double]? = []
+        var timestamps: [Double]? = [], ratings: [Double]? = [], labelSource: [Double]? = []
+        let labelColumn = settings.threshold?.field ?? settings.labelField
         var parts: [UInt8]? = settings.benchmarkFilenames == nil ? nil : []
         for (index, table) in tables.enumerated() {
             for field in [settings.userField, settings.itemField] {
@@ -98,6 +99,8 @@ public enum DatasetLoader {
             }
             timestamps = try appendFloatColumn(settings.timeField, of: table, to: timestamps)
             ratings = try appendFloatColumn(settings.ratingField, of: table, to: ratings)
+            if labelColumn != settings.ratingField { labelSource = try appendFloatColumn(labelColumn, of: table, to: labelSource) }
+            try refuseMissingLabels(labelColumn == settings.ratingField ? ratings : labelSource, of: table, labelColumn, settings)
             parts? += [UInt8](repeating: UInt8(min(index, 2)), count: table.rowCount)
             if let times = timestamps, let field = settings.timeField {
                 let base = times.count - table.rowCount
@@ -110,7 +113,14 @@ public enum DatasetLoader {
             throw RecBenchError.config("benchmark_filename", "expected [train, valid, test] or [train, test], got \(names.count) names")
         }
         if settings.benchmarkFilenames?.count == 2 { parts = parts?.map { $0 == 1 ? 2 : $0 } }
-        return RawLog(users: users.column, items: items.column, timestamps: timestamps, ratings: ratings, parts: parts)
+        var raw = RawLog(users: users.column, items: items.column, timestamps: timestamps, ratings: ratings, parts: parts)
+        raw.labelSource = labelColumn == settings.ratingField ? (settings.threshold == nil ? nil : ratings) : labelSource
+        if let t = settings.threshold, raw.labelSource == nil {
+            throw RecBenchError.file(tables[0].path, line: 1, field: t.field, "threshold labels rows by this column, which the interaction file "
+                                     + "\(tables[0].header.contains { $0.name == t.field } ? "holds but load_col leaves out" : "does not hold") "
+                                     + "(RecBole: \"Field [\(t.field)] not in inter_feat\")")
+        }
+        return raw
     }
 
     /// RecBole's filters on provisional (token) ids: duplicates, rows whose user or item is
@@ -220,7 +230,8 @@ public enum DatasetLoader {
             let tokens = try t.tokens(settings.itemField)
             itemFeatures = (t, tokens.indices.map { kept[$0] ? id(tokens[$0], &itemIDs, &itemList) : -1 })
         }
-        let interactions = Interactions(users: users, items: items, timestamps: raw.timestamps, ratings: raw.ratings, parts: raw.parts)
+        let labels = raw.labelSource.map { source in settings.threshold.map { t in source.map(t.label) } ?? source.map { Float($0) } }
+        let interactions = Interactions(users: users, items: items, timestamps: raw.timestamps, ratings: raw.ratings, parts: raw.parts, labels: labels)
         return Dataset(name: settings.dataset, userTokens: userList, itemTokens: itemList, userIDs: userIDs, itemIDs: itemIDs,
                        interactions: interactions, userFeatures: userFeatures, itemFeatures: itemFeatures,
                        files: files, filterLog: log)
@@ -284,6 +295,15 @@ public enum DatasetLoader {
                                  "dataset '\(s.dataset)' not found (also looked for \(looked)\(folders); set data_path and dataset)")
     }
 
+    /// A row without a value in the column labels are read from (RecBole's pandas would leave NaN, which labels it 0).
+    private static func refuseMissingLabels(_ column: [Double]?, of table: AtomicTable, _ field: String, _ settings: DataSettings) throws {
+        guard settings.threshold != nil || field == settings.labelField, let column else { return }
+        let base = column.count - table.rowCount
+        if let bad = (0..<table.rowCount).first(where: { column[base + $0].isNaN }) {
+            throw RecBenchError.file(table.path, line: Int(table.lineNumbers[bad]), field: field, "missing value: a labelled row needs its label")
+        }
+    }
+
     private static func appendFloatColumn(_ field: String?, of table: AtomicTable, to column: [Double]?) throws -> [Double]? {
         guard var column, let field, let values = table.columns[field] else { return nil }
         guard case .float(let v) = values else {
@@ -324,6 +344,8 @@ struct RawLog {
     var timestamps: [Double]?
     var ratings: [Double]?
     var parts: [UInt8]?
+    /// The column labels come from (`threshold`'s, or `LABEL_FIELD`'s when loaded).
+    var labelSource: [Double]? = nil
 
     var count: Int { users.count }
 
@@ -332,6 +354,7 @@ struct RawLog {
         items.codes = indices.map { items.codes[$0] }
         timestamps = timestamps.map { t in indices.map { t[$0] } }
         ratings = ratings.map { r in indices.map { r[$0] } }
+        labelSource = labelSource.map { l in indices.map { l[$0] } }
         parts = parts.map { p in indices.map { p[$0] } }
     }
 

@@ -8,10 +8,14 @@ public enum RankingMode: Sendable, Equatable, CustomStringConvertible {
     case full
     /// RecBole's `uniN` (uniform draws) or `popN` (popularity draws), N = `negatives`.
     case sampled(negatives: Int, byPopularity: Bool)
+    /// RecBole's `labeled`: every row of the split scored on its own against its label, for the
+    /// value metrics (AUC, LogLoss, MAE, RMSE); nothing is ranked.
+    case labeled
 
     /// RecBole's spelling: `full`, `uni100`, `pop100`; nil for anything else.
     public init?(parsing name: String) {
         if name == "full" { self = .full; return }
+        if name == "labeled" { self = .labeled; return }
         guard ["uni", "pop"].contains(name.prefix(3)), let n = Int(name.dropFirst(3)), n >= 1 else { return nil }
         self = .sampled(negatives: n, byPopularity: name.hasPrefix("pop"))
     }
@@ -19,6 +23,7 @@ public enum RankingMode: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .full: return "full"
+        case .labeled: return "labeled"
         case .sampled(let n, let byPopularity): return "\(byPopularity ? "pop" : "uni")\(n)"
         }
     }
@@ -28,13 +33,10 @@ public enum RankingMode: Sendable, Equatable, CustomStringConvertible {
     public static func modes(_ value: ConfigValue?, origin: String) throws -> [SplitPart: RankingMode] {
         let key = "eval_args.mode"
         func mode(_ v: ConfigValue) throws -> RankingMode {
-            if v.stringValue == "labeled" {
-                throw RecBenchError.config(key, origin: origin, "labeled evaluation scores labelled pairs for RecBole's value metrics (AUC, LogLoss, "
-                                           + "MAE, RMSE), which recbench does not compute; use full, uniN or popN")
-            }
             guard let name = v.stringValue, let m = RankingMode(parsing: name) else {
                 let zero = ["uni0", "pop0"].contains(v.stringValue ?? "") ? " (N 0 would rank the positives alone)" : ""
-                throw RecBenchError.config(key, origin: origin, "expected full, uniN or popN (N ≥ 1 negatives per positive, e.g. uni100), got \(v)\(zero)")
+                throw RecBenchError.config(key, origin: origin,
+                                           "expected full, labeled, uniN or popN (N ≥ 1 negatives per positive, e.g. uni100), got \(v)\(zero)")
             }
             return m
         }
@@ -45,7 +47,12 @@ public enum RankingMode: Sendable, Equatable, CustomStringConvertible {
                 throw RecBenchError.config(key, origin: origin, "unknown entry '\(entry)' (expected valid and test)")
             }
             let either = perSplit["valid"] ?? perSplit["test"] ?? .string("full")
-            return [.valid: try mode(perSplit["valid"] ?? either), .test: try mode(perSplit["test"] ?? either)]
+            let modes: [SplitPart: RankingMode] = [.valid: try mode(perSplit["valid"] ?? either), .test: try mode(perSplit["test"] ?? either)]
+            if (modes[.valid] == .labeled) != (modes[.test] == .labeled) {
+                throw RecBenchError.config(key, origin: origin, "labeled for one split only: its value metrics and the other's ranking metrics "
+                                           + "cannot share one metrics list (RecBole refuses the mix too); make both labeled or neither")
+            }
+            return modes
         case let name?:
             let m = try mode(name)
             return [.valid: m, .test: m]

@@ -6,7 +6,7 @@ import RecBenchContract
 
 /// A model trained pointwise on positives and sampled negatives (NeuMF, FM, FFM, DeepFM):
 /// it keeps its sampler and defines per-pair logits; batching and the loss are shared.
-public protocol PointwiseModel: LearnedModel {
+public protocol PointwiseModel: LearnedModel, PairScorer {
     /// The labelled examples (set while preparing).
     var sampler: PointwiseSampler? { get set }
     /// z(u, i) for each listed pair; `dropout` draws masks while training (nil: evaluation).
@@ -50,26 +50,46 @@ extension PointwiseModel {
         return logits(users: users, items: items, p, tape: tape, dropout: &none)
     }
 
-    /// A sampler over `data`'s train pairs, with a note when the config asks for no negatives.
+    /// The per-pair logits of listed pairs without dropout, 4,096 pairs to a tape: what labelled
+    /// evaluation reads (the fast scorers equal these to 1e-5, `ContextScorerTests`).
+    public func pairScores(users: [Int32], items: [Int32], compute: Compute) -> [Float] {
+        var out: [Float] = []
+        out.reserveCapacity(users.count)
+        for start in stride(from: 0, to: users.count, by: 4096) {
+            let end = min(users.count, start + 4096), tape = Tape(compute: compute)
+            out += logits(users: Array(users[start..<end]), items: Array(items[start..<end]), tape.leaves(parameters) { _ in false }, tape: tape).value.values
+        }
+        return out
+    }
+
+    /// A sampler over `data`'s train pairs: on labelled data with no negatives asked for, its rows with
+    /// their labels (RecBole's labelled training); otherwise positives and drawn negatives, with a note
+    /// when the config asks for no negatives on unlabelled data.
     public mutating func prepareSampler(_ data: TrainingData, context: FitContext) {
-        sampler = PointwiseSampler(data, negatives: context.negativesDrawn(model: Self.name, loss: "pointwise"))
+        let labelled = data.dataset.interactions.labels != nil && context.training.negativesPerPositive == 0
+        sampler = PointwiseSampler(data, negatives: labelled ? 0 : context.negativesDrawn(model: Self.name, loss: "pointwise"), labelled: labelled)
     }
 }
 
 /// Pointwise training examples as RecBole's context-aware models see them: every train
 /// interaction is a positive (label 1) and brings `negatives` drawn items the user has not
-/// had in train (label 0).
+/// had in train (label 0) — whatever a labelled row's own label, as RecBole overwrites it then.
+/// Labelled data with no negatives trains each row on its own label instead.
 public struct PointwiseSampler: Sendable {
     let users: [Int32], items: [Int32]
+    /// Each train row's label (labelled training), else nil: every row a positive.
+    let labels: [Float]?
     let history: PatternSet
     let negatives: Int
 
-    /// Positives of `data`'s train split, `negatives` draws each.
-    public init(_ data: TrainingData, negatives: Int) {
+    /// `data`'s train rows, `negatives` draws each; `labelled`: their own labels (no draws).
+    public init(_ data: TrainingData, negatives: Int, labelled: Bool = false) {
+        precondition(!labelled || (negatives == 0 && data.dataset.interactions.labels != nil), "PointwiseSampler: labelled rows draw no negatives")
         let inter = data.dataset.interactions
         let rows = data.split.trainRowsInTimeOrder()
         users = rows.map { inter.users[$0] }
         items = rows.map { inter.items[$0] }
+        labels = labelled ? rows.map { inter.labels![$0] } : nil
         history = PatternSet(data.trainMatrix)
         self.negatives = negatives
     }
@@ -85,7 +105,7 @@ public struct PointwiseSampler: Sendable {
     public func batch(_ examples: ArraySlice<Int>, from: NegativeItems = .uniform,
                       rng: inout SeededGenerator) -> (users: [Int32], items: [Int32], labels: [Float]) {
         var u = examples.map { users[$0] }, i = examples.map { items[$0] }
-        var labels = [Float](repeating: 1, count: examples.count)
+        var labels = self.labels.map { own in examples.map { own[$0] } } ?? [Float](repeating: 1, count: examples.count)
         for k in examples {
             for _ in 0..<negatives {
                 u.append(users[k]); i.append(from.draw(for: Int(users[k]), history: history, rng: &rng)); labels.append(0)

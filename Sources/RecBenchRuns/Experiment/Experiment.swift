@@ -132,6 +132,7 @@ public enum Experiment {
         var notices = config.notices
         let evaluation = try resolveProtocol(try EvaluationSettings(config), family: modelType.family, config: config, notices: &notices)
         let split = try SplitSettings(config)
+        try checkLabeled(evaluation, modelType, config: config)
         if evaluation.evaluationProtocol == .nextItem || modelType.family == .sequential, split.order != .time {
             throw RecBenchError.config("eval_args.order", origin: config.origin(of: "eval_args"),
                                        "is RO, but \(modelType.family == .sequential ? "sequential models read" : "next-item evaluation reads") "
@@ -150,7 +151,8 @@ public enum Experiment {
             threads: threads == 0 ? Compute.coreCount : threads, threadSplit: try threadSplit(config),
             resultsDirectory: try config.string("results_dir"), resumeInterval: try config.double("resume_interval", in: 0...1e9),
             memoryLimit: memoryLimit == 0 ? ProcessStats.availableMemoryBytes : Double(memoryLimit) * 1_048_576,
-            notices: notices, recBoleNotes: RecBoleRules.notes(modelType, config: config, training: training, split: split, data: data),
+            notices: notices, recBoleNotes: RecBoleRules.notes(modelType, config: config, training: training, split: split, data: data,
+                                                                labeled: evaluation.isLabeled),
             sequenceLength: try config.int("MAX_ITEM_LIST_LENGTH", atLeast: 1))
     }
 
@@ -199,6 +201,21 @@ public enum Experiment {
                 "evaluation_blas": evaluation.blasThreads, "evaluation_workers": evaluation.activeWorkers]
     }
 
+    /// Labelled evaluation scores a row by σ(z), the probability a pointwise-trained context-aware model
+    /// gives; recbench's other families score for ranking alone (RecBole would call their `predict`).
+    static func checkLabeled(_ evaluation: EvaluationSettings, _ modelType: any Recommender.Type, config: Config) throws {
+        guard evaluation.isLabeled else { return }
+        guard modelType.family == .contextAware else {
+            throw RecBenchError.config("eval_args.mode", origin: config.origin(of: "eval_args"), "labeled scores each row's probability σ(z), "
+                                       + "which recbench's context-aware models give; \(modelType.name) is \(modelType.family.rawValue): "
+                                       + "use full, uniN or popN")
+        }
+        if evaluation.evaluationProtocol == .nextItem {
+            throw RecBenchError.config("eval_protocol", origin: config.origin(of: "eval_protocol"), "next-item rows are ranked, but "
+                                       + "eval_args.mode is labeled: use eval_protocol user (or auto)")
+        }
+    }
+
     static func threadSplit(_ config: Config) throws -> ThreadSplit {
         let value = try config.string("thread_split")
         guard let split = ThreadSplit(rawValue: value) else {
@@ -232,6 +249,8 @@ public enum Experiment {
         var trainingData: TrainingData { TrainingData(dataset: dataset, split: outcome.split, sequences: outcome.sequences) }
         /// The validation target, when the split has a valid part.
         var validTarget: EvaluationTarget? { outcome.summary.validUsers > 0 ? outcome.valid : nil }
+        /// The valid part's labelled rows under labelled evaluation, when it has any.
+        var labeledValid: LabeledTarget? { outcome.labeled[.valid].flatMap { $0.users.isEmpty ? nil : $0 } }
     }
 
     /// Loads and splits the data of `plan`.
@@ -270,6 +289,7 @@ public enum Experiment {
         try checkMemory(model, data: training, plan: plan)
         var context = fitContext(plan, compute: compute, validTarget: data.validTarget, logger: logger, profile: profile, log: validationLog,
                                  onEvent: onEvent)
+        if let labeled = data.labeledValid { context.validate = labeledValidation(plan, labeled) }
         context.prune = prune
         context.resume = resume
         try model.fit(training, context: context)
@@ -301,9 +321,12 @@ public enum Experiment {
             defer { clock = now }
             return (now - clock).seconds
         }
-        let (valid, validFromEpoch) = try validResult(model, log: log, data: data, plan: plan, compute: compute, onEvent: onEvent)
+        let (valid, validFromEpoch) = plan.evaluation.isLabeled
+            ? (try data.labeledValid.map { try evaluate(model, labeled: $0, plan: plan, compute: compute, onEvent: onEvent) }, nil)
+            : try validResult(model, log: log, data: data, plan: plan, compute: compute, onEvent: onEvent)
         let validSeconds = lap()
-        let test = try evaluate(model, on: data.outcome.test, plan: plan, compute: compute, onEvent: onEvent)
+        let test = try data.outcome.labeled[.test].map { try evaluate(model, labeled: $0, plan: plan, compute: compute, onEvent: onEvent) }
+            ?? evaluate(model, on: data.outcome.test, plan: plan, compute: compute, onEvent: onEvent)
         let testSeconds = lap()
 
         let result = RunResult(
@@ -367,11 +390,30 @@ public enum Experiment {
         return result
     }
 
+    /// Labelled evaluation of `model` on `target`'s rows (the value metrics), reported as an event.
+    static func evaluate(_ model: any Scorer, labeled target: LabeledTarget, plan: ExperimentPlan, compute: Compute,
+                         onEvent: @Sendable (Event) -> Void) throws -> EvaluationResult {
+        let pass = LabeledEvaluation.evaluate(model, target: target, metrics: plan.evaluation.valueMetrics, settings: plan.evaluation,
+                                              compute: plan.threadSplit.evaluation(compute))
+        let result = try finite(pass, model: plan.modelType.name)
+        onEvent(.evaluated(result))
+        return result
+    }
+
+    /// Early stopping's validation under labelled evaluation: the valid metric over the valid rows (NaN when a row's logit is not finite).
+    static func labeledValidation(_ plan: ExperimentPlan, _ target: LabeledTarget) -> @Sendable (any Scorer, Compute) -> Double {
+        { [evaluation = plan.evaluation] scorer, compute in
+            let pass = LabeledEvaluation.evaluate(scorer, target: target, metrics: evaluation.valueMetrics, settings: evaluation, compute: compute)
+            return pass.nonFiniteRows > 0 ? .nan : pass.values[evaluation.validMetric] ?? 0
+        }
+    }
+
     /// `result`, unless some rows' scores held NaN or +∞: TopK cannot order those, and a run that
     /// stored them would report a table of near-zero metrics as if the model had been measured.
     static func finite(_ result: EvaluationResult, model: String) throws -> EvaluationResult {
         guard result.nonFiniteRows > 0 else { return result }
-        throw RecBenchError(location: model, "the scores of \(result.nonFiniteRows) of \(result.users.count) \(result.part.name) rows are NaN or +∞ "
+        let rows = max(result.users.count, result.labelledRows)
+        throw RecBenchError(location: model, "the scores of \(result.nonFiniteRows) of \(rows) \(result.part.name) rows are NaN or +∞ "
                             + "(the fitted model diverged or overflowed); try a lower step size (learning_rate, or the model's own "
                             + "such as hogwild_learning_rate) or a stronger regularisation")
     }
@@ -383,6 +425,8 @@ public enum Experiment {
         package let sequences: SequenceData?
         package let valid: EvaluationTarget, test: EvaluationTarget
         package let summary: SplitSummary
+        /// Each evaluated part's labelled rows, under labelled evaluation (else empty).
+        package var labeled: [SplitPart: LabeledTarget] = [:]
     }
 
     /// Splits the dataset (per user's interactions, or per user's next-item examples),
@@ -442,7 +486,28 @@ public enum Experiment {
                            + "and the last epoch's parameters are tested")
             logger.notice("\(notices.last!)")
         }
-        return SplitOutcome(split: split, sequences: sequences, valid: validTarget, test: testTarget, summary: summary)
+        var outcome = SplitOutcome(split: split, sequences: sequences, valid: validTarget, test: testTarget, summary: summary)
+        if plan.evaluation.isLabeled { outcome.labeled = try labeledTargets(split, dataset: dataset, plan: plan) }
+        return outcome
+    }
+
+    /// The valid and test parts' labelled rows; refused without labels, or when a part's labels hold one
+    /// class only (its AUC would be undefined: RecBole warns and reports NaN).
+    static func labeledTargets(_ split: SplitData, dataset: Dataset, plan: ExperimentPlan) throws -> [SplitPart: LabeledTarget] {
+        guard dataset.interactions.labels != nil else {
+            throw RecBenchError.config("eval_args.mode", origin: plan.config.origin(of: "eval_args"), "labeled needs labelled rows: set threshold "
+                                       + "(RecBole's ml-100k context-aware default is {rating: 4}) or load a '\(plan.data.labelField)' column (LABEL_FIELD)")
+        }
+        var targets: [SplitPart: LabeledTarget] = [:]
+        for part in [SplitPart.valid, .test] {
+            let target = LabeledTarget(part, in: split, dataset: dataset), (positive, other) = target.classCounts
+            if plan.evaluation.valueMetrics.contains(.auc), !target.users.isEmpty, positive == 0 || other == 0 {
+                throw RecBenchError.config("metrics", origin: plan.config.origin(of: "metrics"), "AUC needs both classes, but every one of the "
+                                           + "\(part.name) split's \(target.users.count) rows is labelled \(positive == 0 ? "other than 1" : "1")")
+            }
+            targets[part] = target
+        }
+        return targets
     }
 
     /// A note when evaluated users have no train interaction (a log cut at a time, `group_by: none` or

@@ -25,7 +25,7 @@ enum RecBoleRules {
 
     /// One line for each RecBole rule this run departs from.
     static func notes(_ model: any Recommender.Type, config: Config, training: TrainingSettings, split: SplitSettings,
-                      data: DataSettings) -> [String] {
+                      data: DataSettings, labeled: Bool = false) -> [String] {
         var notes: [String] = []
         let twoRatios = if case .ratio(let r) = split.strategy, r.count == 2 { data.benchmarkFilenames == nil } else { false }
         if twoRatios || data.benchmarkFilenames?.count == 2 {
@@ -40,7 +40,10 @@ enum RecBoleRules {
                          + "(RecBole 1.2.1 refuses the pair: set it to ~, or loss_type: BPR to use it)")
         }
         if let note = datasetDefaultsNote(model, config: config) { notes.append(note) }
-        if model.family == .contextAware {
+        if labeled, training.negativesPerPositive > 0 {
+            notes.append("train_neg_sample_args (\(negatives)) draws negatives, so every train row trains as a positive whatever its label "
+                         + "(RecBole 1.2.1 overwrites the labels too); set it to ~ to train on the labels")
+        } else if model.family == .contextAware && !labeled {
             var unset: [String] = []
             if negatives == "default" { unset.append("train_neg_sample_args: ~ (it then stops on data without a label column: KeyError 'label')") }
             if !config.isSet("eval_args") { unset.append("eval_args {order: RO, group_by: ~, mode: labeled}") }

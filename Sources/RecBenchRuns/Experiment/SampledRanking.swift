@@ -67,7 +67,7 @@ package enum SampledRanking {
 
     /// The note a sampled mode brings (nil under full ranking).
     package static func notice(_ modes: [SplitPart: RankingMode]) -> String? {
-        guard modes.values.contains(where: { $0 != .full }) else { return nil }
+        guard modes.values.contains(where: { if case .sampled = $0 { true } else { false } }) else { return nil }
         return "eval_args.mode valid \(modes[.valid]!), test \(modes[.test]!): a sampled split ranks each row's positives among N drawn items per "
             + "positive, as RecBole's sampled evaluation does; history_mask does not apply there, and sampled metrics can order models "
             + "otherwise than full ranking (Krichene and Rendle, KDD 2020)"

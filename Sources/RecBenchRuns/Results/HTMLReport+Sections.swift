@@ -7,7 +7,7 @@ import RecBenchEvaluation
 /// The HTML report's tables: runs, data and settings, and what the history mask changes.
 extension Report {
     func tableHTML(_ g: Group) -> String {
-        let columns = metricColumns + analysisColumns
+        let columns = columns(g)
         let header = "<th>Model</th>" + columns.map { "<th title=\"\(escape($0))\">\(escape(Report.readable($0)))</th>" }.joined()
             + "<th>Family</th><th>Type</th><th>Fit (s)</th><th>Evaluation (s)</th>"
         var rows = ["<div class=\"table-wrap\"><table><thead><tr>\(header)</tr></thead><tbody>"]
@@ -50,7 +50,7 @@ extension Report {
     /// reaches (on data with repeats, that part is the leak).
     func maskComparisons() -> [String] {
         var sections: [String] = []
-        let keys = groups.map { "\($0.dataset)\u{1}\($0.evaluationProtocol.rawValue)" }
+        let keys = groups.map { "\($0.dataset)\u{1}\($0.evaluationProtocol.rawValue)\u{1}\($0.isLabeled)" }
         for key in Set(keys).sorted() {
             let family = groups.enumerated().filter { keys[$0.offset] == key }.map(\.element)
             guard family.count > 1, let first = family.first else { continue }

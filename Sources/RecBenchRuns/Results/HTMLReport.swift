@@ -100,7 +100,7 @@ extension Report {
                                      bars: g.entries.map { ($0.label, Report.value($0.result, headline) ?? 0) },
                                      colour: Report.headlineColour, maximum: nil, spreads: g.entries.map { $0.spread[headline] },
                                      format: { String(format: "%.4f", $0) })]
-        let (analyses, empty) = analysisCharts(g)
+        let (analyses, empty) = g.isLabeled ? ([], []) : analysisCharts(g)   // no ranked lists: nothing to analyse
         charts += analyses
         if let decomposition = decompositionChart(g) { charts.append(decomposition) }
         charts.append(HTMLChart.timing(g.entries.map { e in

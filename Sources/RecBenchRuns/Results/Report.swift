@@ -39,6 +39,10 @@ public struct Report: Sendable {
         public var protocolSuffix: String { evaluationProtocol == .nextItem ? " · next-item examples" : "" }
         /// Whether the test split has repeat positives (then `recbole` mode inflates repeat hits).
         public var hasRepeats: Bool { entries.contains { $0.result.split.testRepeatPositives > 0 } }
+        /// Runs evaluated on labelled rows (`eval_args.mode: labeled`): value metrics, no mask, no cutoff;
+        /// sorted by `labeledSortKey` (best first).
+        public var isLabeled = false
+        public var labeledSortKey: String?
     }
 
     /// The groups, in dataset then mask order.
@@ -63,6 +67,26 @@ public struct Report: Sendable {
     /// Analysis columns at K.
     public var analysisColumns: [String] {
         ["users_with_hit", "repeat_hit_share", "users_with_new_hit", "item_coverage"].map { MetricKey($0, k: k).description }
+    }
+
+    /// The columns of `g`'s table: under labelled evaluation the value metrics its runs hold, else the metrics and analyses at K.
+    public func columns(_ g: Group) -> [String] {
+        g.isLabeled ? ValueMetric.allCases.map(\.key).filter { key in g.entries.contains { Report.value($0.result, key) != nil } }
+            : metricColumns + analysisColumns
+    }
+
+    /// Every group's columns, each once (a CSV's header).
+    var allColumns: [String] {
+        groups.reduce(into: metricColumns + analysisColumns) { all, g in all += columns(g).filter { !all.contains($0) } }
+    }
+
+    /// Whether a run was evaluated on labelled rows (its metrics are all value metrics).
+    static func isLabeled(_ r: RunResult) -> Bool { !r.metricKeys.isEmpty && r.metricKeys.allSatisfy { ValueMetric(named: $0) != nil } }
+
+    /// A labelled group's sort key: its runs' valid metric when they hold it, else the first value metric they hold.
+    static func labeledSortKey(_ results: [RunResult]) -> String {
+        let named = results.lazy.compactMap { $0.config["valid_metric"]?.stringValue?.lowercased() }.first { ValueMetric(named: $0) != nil }
+        return named ?? ValueMetric.allCases.map(\.key).first { key in results.contains { $0.test[key] != nil } } ?? ValueMetric.auc.key
     }
 
     /// Reads every run record and failure record under `directory`.
@@ -102,29 +126,38 @@ public struct Report: Sendable {
         let k = requestedK ?? results.compactMap { r in r.0.metricKeys.lazy.compactMap(MetricKey.init(parsing:)).first?.k }.min() ?? 10
         let sortKey = (requestedSort ?? MetricKey("ndcg", k: k).description).lowercased()
         try checkRequest(results.map(\.0), k: requestedK, sortKey: requestedSort.map { _ in sortKey })
-        var groups: [Group] = []
-        func key(_ r: RunResult) -> String {
-            "\(r.dataset)\u{1}\(r.historyMask.rawValue)\u{1}\((r.evaluationProtocol ?? .user).rawValue)"
-        }
-        for groupKey in Set(results.map { key($0.0) }).sorted() {
-            let parts = groupKey.split(separator: "\u{1}").map(String.init)
-            let members = results.filter { key($0.0) == groupKey }
-            var entries = overSeeds ? mergedOverSeeds(members)
-                : members.map { Entry(label: label(for: $0.0, among: members.map(\.0)), result: $0.0, path: $0.1) }
-            let familyOrder = ModelFamily.allCases
-            entries.sort { a, b in
-                let fa = familyOrder.firstIndex(of: a.family)!, fb = familyOrder.firstIndex(of: b.family)!
-                if fa != fb { return fa < fb }
-                let x = value(a.result, sortKey) ?? -.infinity, y = value(b.result, sortKey) ?? -.infinity
-                return x != y ? x > y : a.label < b.label
-            }
-            groups.append(Group(dataset: parts[0], historyMask: HistoryMask(rawValue: parts[1]) ?? .recbole,
-                                evaluationProtocol: EvaluationProtocol(rawValue: parts[2]) ?? .user, entries: entries))
-        }
+        let groups = grouped(results, sortKey: sortKey, overSeeds: overSeeds)
         var report = Report(groups: groups, failures: failures.sorted { ($0.dataset, $0.label) < ($1.dataset, $1.label) }, k: k, sortKey: sortKey)
         report.decimals = results.compactMap { $0.0.config["metric_decimal_place"]?.intValue }.max() ?? 4
         report.overSeeds = overSeeds
         return report
+    }
+
+    /// The runs in groups by (dataset, history mask, evaluation protocol), labelled runs apart; each group's
+    /// rows by family, then best first by `sortKey` (a labelled group by its own value metric).
+    static func grouped(_ results: [(RunResult, String)], sortKey: String, overSeeds: Bool) -> [Group] {
+        func key(_ r: RunResult) -> String {   // labelled runs mask nothing: one group whatever their history_mask
+            isLabeled(r) ? "\(r.dataset)\u{1}\(HistoryMask.recbole.rawValue)\u{1}\(EvaluationProtocol.user.rawValue)\u{1}labeled"
+                : "\(r.dataset)\u{1}\(r.historyMask.rawValue)\u{1}\((r.evaluationProtocol ?? .user).rawValue)\u{1}ranked"
+        }
+        return Set(results.map { key($0.0) }).sorted().map { groupKey in
+            let parts = groupKey.split(separator: "\u{1}").map(String.init)
+            let members = results.filter { key($0.0) == groupKey }
+            var entries = overSeeds ? mergedOverSeeds(members)
+                : members.map { Entry(label: label(for: $0.0, among: members.map(\.0)), result: $0.0, path: $0.1) }
+            let familyOrder = ModelFamily.allCases, labeled = parts[3] == "labeled"
+            let by = labeled ? labeledSortKey(members.map(\.0)) : sortKey, sign = ValueMetric(named: by)?.biggerIsBetter == false ? -1.0 : 1.0
+            entries.sort { a, b in
+                let fa = familyOrder.firstIndex(of: a.family)!, fb = familyOrder.firstIndex(of: b.family)!
+                if fa != fb { return fa < fb }
+                let x = value(a.result, by).map { $0 * sign } ?? -.infinity, y = value(b.result, by).map { $0 * sign } ?? -.infinity
+                return x != y ? x > y : a.label < b.label
+            }
+            var group = Group(dataset: parts[0], historyMask: HistoryMask(rawValue: parts[1]) ?? .recbole,
+                              evaluationProtocol: EvaluationProtocol(rawValue: parts[2]) ?? .user, entries: entries)
+            (group.isLabeled, group.labeledSortKey) = (labeled, labeled ? by : nil)
+            return group
+        }
     }
 
     /// A requested cutoff or sort key that no stored result holds is an error naming what the
@@ -229,10 +262,11 @@ public struct Report: Sendable {
     /// Whether a column's best value is the largest (repeat share has no "better").
     static func higherIsBetter(_ column: String) -> Bool { !column.hasPrefix("repeat_hit_share") }
 
-    /// The best value of `column` in `group`, for bold marking.
+    /// The best value of `column` in `group`, for bold marking (a value metric's least loss where it is one).
     func best(_ column: String, in group: Group) -> Double? {
         guard Report.higherIsBetter(column) else { return nil }
-        return group.entries.compactMap { Report.value($0.result, column) }.max()
+        let values = group.entries.compactMap { Report.value($0.result, column) }
+        return ValueMetric(named: column)?.biggerIsBetter == false ? values.min() : values.max()
     }
 
     /// Counts as integers, everything else at `decimals` places; "–" when absent.
@@ -270,6 +304,10 @@ public struct Report: Sendable {
 
     /// The heading and the mask caveat of a group.
     func caption(_ g: Group) -> (title: String, warning: String?) {
+        if g.isLabeled {
+            return ("\(g.dataset) · labelled rows (eval_args.mode: labeled) · test" + (overSeeds ? " · mean ± sd over seeds" : "")
+                    + " · sorted by \(g.labeledSortKey ?? ValueMetric.auc.key)", nil)
+        }
         let title = "\(g.dataset) · history mask \(g.historyMask.rawValue)\(g.protocolSuffix) · test @\(k)"
             + (overSeeds ? " · mean ± sd over seeds" : "") + " · sorted by \(sortKey)"
         let warning = g.historyMask == .recbole && g.hasRepeats
@@ -287,7 +325,7 @@ public struct Report: Sendable {
             let (title, warning) = caption(g)
             out.append("### \(title)\n")
             if let warning { out.append("> **Note:** \(warning)\n") }
-            let columns = metricColumns + analysisColumns
+            let columns = columns(g)
             out.append("| model | " + columns.joined(separator: " | ") + " | family | type | fit s | eval s |")
             out.append("|---|" + columns.map { _ in "---:" }.joined(separator: "|") + "|---|---|---:|---:|")
             for e in g.entries {
@@ -316,7 +354,7 @@ public struct Report: Sendable {
     /// report and the run records keep full precision). Over seeds: a row per setting, its
     /// number of runs, each column's standard deviation beside the means, the run keys joined by ";".
     public func csv() -> String {
-        let columns = metricColumns + analysisColumns, spreadColumns = overSeeds ? columns.map { "\($0)_sd" } : []
+        let columns = allColumns, spreadColumns = overSeeds ? columns.map { "\($0)_sd" } : []
         var lines = ["dataset,history_mask,model,label,family,type," + (overSeeds ? "runs," : "") + (columns + spreadColumns).joined(separator: ",")
                      + ",fit_seconds,eval_seconds,run_key"]
         for g in groups {
@@ -358,9 +396,9 @@ public struct Report: Sendable {
                 try c.encode(run.rerunSince, forKey: .rerunSince)
             }
         }
-        let columns = metricColumns + analysisColumns
         let encoded = groups.map { g in
-            GroupJSON(dataset: g.dataset, historyMask: g.historyMask.rawValue, warning: caption(g).warning,
+            let columns = columns(g)
+            return GroupJSON(dataset: g.dataset, historyMask: g.historyMask.rawValue, warning: caption(g).warning,
                       rows: g.entries.map { e in
                           Row(label: e.label, model: e.result.model, family: e.family.rawValue, type: e.result.modelType.rawValue,
                               values: Dictionary(uniqueKeysWithValues: columns.compactMap { c in Report.value(e.result, c).map { (c, $0) } }),
@@ -383,9 +421,8 @@ public struct Report: Sendable {
                 .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "&", with: "\\&").replacingOccurrences(of: "#", with: "\\#")
         }
         var out: [String] = []
-        let columns = metricColumns + analysisColumns
         for g in groups {
-            let (title, warning) = caption(g)
+            let (title, warning) = caption(g), columns = columns(g)
             out.append("% \(title)" + (warning != nil ? " — repeat hits inflated (history mask recbole)" : ""))
             out.append("\\begin{table}[t]\n\\centering\n\\small")
             out.append("\\begin{tabular}{l" + String(repeating: "r", count: columns.count) + "l}\n\\toprule")
@@ -399,7 +436,8 @@ public struct Report: Sendable {
                 out.append("\(esc(e.label)) & " + cells.joined(separator: " & ") + " & \(e.result.modelType.rawValue) \\\\")
             }
             out.append("\\bottomrule\n\\end{tabular}")
-            out.append("\\caption{\(esc(g.dataset)), test @\(k), history mask \\texttt{\(g.historyMask.rawValue)}\(esc(g.protocolSuffix))"
+            out.append((g.isLabeled ? "\\caption{\(esc(g.dataset)), test, labelled rows (value metrics)"
+                        : "\\caption{\(esc(g.dataset)), test @\(k), history mask \\texttt{\(g.historyMask.rawValue)}\(esc(g.protocolSuffix))")
                        + (overSeeds ? "; mean $\\pm$ sample standard deviation over seeds" : "") + ".}")
             out.append("\\end{table}\n")
         }
