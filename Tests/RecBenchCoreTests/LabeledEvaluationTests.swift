@@ -158,6 +158,17 @@ import RecBenchCore
         #expect(outcome.result.split.test == 10_000)   // RecBole's floor(0.1 · 100,000) rows
     }
 
+    /// A sweep of every model under labelled evaluation runs the context-aware ones (the others score no probability) and
+    /// adds no repeat baseline.
+    @Test func aLabelledSweepKeepsTheContextAwareModels() throws {
+        let configs = ["ml-100k.yml", "ml-100k-labeled.yml"].map { Fixtures.repoRoot + "/Configs/" + $0 }
+        let plan = try SweepPlanner.plan(models: [], configFiles: configs, assignments: ["results_dir=\(Fixtures.temporaryDirectory())"])
+        let contextAware: [String] = ModelRegistry.models.filter { $0.family == .contextAware }.map { $0.name }
+        let planned: [String] = plan.runs.map { $0.model }
+        #expect(planned == contextAware && contextAware.count >= 14)
+        #expect(plan.notices.contains { $0.contains("labeled") })
+    }
+
     @Test func settingsThatCannotBeLabelledAreRefused() throws {
         let dir = LabeledDataTests.ratedFixture()
         func message(_ model: String, _ extra: [String]) -> String {

@@ -91,13 +91,7 @@ public enum SweepPlanner {
             points = points.flatMap { point in dimension.values.map { point + ["\(dimension.key)=\($0)"] } }
         }
 
-        let baselines = ModelRegistry.models.filter { $0.role == .repeatBaseline && !models.contains($0.name) }
-        if let first = baselines.first, try hasRepeats(model: first.name, configFiles: configFiles, assignments: fixed, dataset: dataset) {
-            for baseline in baselines {
-                models.append(baseline.name)
-                notices.append("the data has repeat purchases: \(baseline.name) joins the sweep as the repeat baseline")
-            }
-        }
+        try addBaselinesOrKeepLabeled(&models, every: requested.isEmpty, configFiles: configFiles, fixed: fixed, dataset: dataset, notices: &notices)
 
         var fingerprints: [DataSettings: String] = [:]
         var runs: [SweepRun] = []
@@ -151,6 +145,28 @@ public enum SweepPlanner {
     }
 
     /// Whether the test split contains items its users had before (repeat consumption).
+    /// On repeat data the repeat baselines join the sweep; under labelled evaluation, which ranks nothing, they do not,
+    /// and a sweep of every model keeps the context-aware ones (the only ones that score a row's probability).
+    static func addBaselinesOrKeepLabeled(_ models: inout [String], every: Bool, configFiles: [String], fixed: [String], dataset: String?,
+                                          notices: inout [String]) throws {
+        func contextAware(_ name: String) -> Bool { ModelRegistry.models.first { $0.name == name }?.family == .contextAware }
+        let request = RunRequest(model: models.first(where: contextAware) ?? models[0], configFiles: configFiles, assignments: fixed, dataset: dataset)
+        if try Experiment.plan(request).evaluation.isLabeled {
+            if every {
+                models = models.filter(contextAware)
+                notices.append("eval_args.mode is labeled: the sweep runs the \(models.count) context-aware models")
+            }
+            return
+        }
+        let baselines = ModelRegistry.models.filter { $0.role == .repeatBaseline && !models.contains($0.name) }
+        if let first = baselines.first, try hasRepeats(model: first.name, configFiles: configFiles, assignments: fixed, dataset: dataset) {
+            for baseline in baselines {
+                models.append(baseline.name)
+                notices.append("the data has repeat purchases: \(baseline.name) joins the sweep as the repeat baseline")
+            }
+        }
+    }
+
     static func hasRepeats(model: String, configFiles: [String], assignments: [String], dataset: String?) throws -> Bool {
         let plan = try Experiment.plan(RunRequest(model: model, configFiles: configFiles, assignments: assignments, dataset: dataset))
         let d = try DatasetLoader.load(plan.data)
