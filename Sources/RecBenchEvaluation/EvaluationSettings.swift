@@ -96,9 +96,8 @@ public struct EvaluationSettings: Sendable, Equatable {
         guard tailRatio > 0 else {
             throw RecBenchError.config("tail_ratio", origin: config.origin(of: "tail_ratio"), "must be positive, got \(tailRatio)")
         }
-        let labeled = !valueMetrics.isEmpty
-        let valid = labeled && !config.isSet("valid_metric") ? valueMetrics[0].key : try config.string("valid_metric").lowercased()
-        let keys = labeled ? valueMetrics.map(\.key) : Self.keys(metrics: metrics, cutoffs: cutoffs)
+        let valid = try config.string("valid_metric").lowercased()
+        let keys = valueMetrics.isEmpty ? Self.keys(metrics: metrics, cutoffs: cutoffs) : valueMetrics.map(\.key)
         guard keys.contains(valid) else {
             throw RecBenchError.config("valid_metric", origin: config.origin(of: "valid_metric"),
                                        "'\(valid)' is not among the computed metrics\(Suggestion.hint(for: valid, in: keys)) "
@@ -120,8 +119,6 @@ public struct EvaluationSettings: Sendable, Equatable {
     static func metricLists(_ config: Config, labeled: Bool) throws -> (ranking: [String], value: [ValueMetric]) {
         let known = MetricRegistry.names, valueNames = ValueMetric.allCases.map(\.rawValue), origin = config.origin(of: "metrics")
         var ranking: [String] = [], value: [ValueMetric] = []
-        // RecBole's context-aware quick start lists [AUC, LogLoss] with its labelled mode; a config that sets neither gets them.
-        if labeled && !config.isSet("metrics") { return ([], [.auc, .logLoss]) }
         for name in try config.stringList("metrics") {
             if let m = ValueMetric(named: name) {
                 guard labeled else {

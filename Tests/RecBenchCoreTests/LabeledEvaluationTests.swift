@@ -32,12 +32,14 @@ import RecBenchCore
 @Suite struct LabeledDataTests {
     /// `tiny` with a rating column: user u rates item i 5 when their tastes match (u, i both even or
     /// both odd), else 1; rows `missing` have no rating.
-    static func ratedFixture(users: Int = 40, items: Int = 30, missing: Set<Int> = []) -> String {
+    /// With `labelColumn`, a `label:float` column too (1 where the rating is 5, else 0.25).
+    static func ratedFixture(users: Int = 40, items: Int = 30, missing: Set<Int> = [], labelColumn: Bool = false) -> String {
         let dir = Fixtures.temporaryDirectory()
-        var text = "user_id:token\titem_id:token\trating:float\ttimestamp:float\n", row = 0
+        var text = "user_id:token\titem_id:token\trating:float\ttimestamp:float" + (labelColumn ? "\tlabel:float\n" : "\n"), row = 0
         for u in 0..<users {
-            for i in 0..<items where (u * 7 + i * 3) % 5 != 0 {
-                text += "u\(u)\ti\(i)\t\(missing.contains(row) ? "" : (u % 2 == i % 2 ? "5" : "1"))\t\(row)\n"
+            for i in 0..<items where (u * 7 + i * 3) % 5 != 0 && (u < 3 || i < 25) {   // users 0-2 have more rows than the rest
+                let match = u % 2 == i % 2
+                text += "u\(u)\ti\(i)\t\(missing.contains(row) ? "" : (match ? "5" : "1"))\t\(row)" + (labelColumn ? "\t\(match ? 1 : 0.25)\n" : "\n")
                 row += 1
             }
         }
@@ -61,6 +63,29 @@ import RecBenchCore
         #expect(Set(labels) == [0, 1])
         // Without a threshold and without a label column, the data is unlabelled.
         #expect(try DatasetLoader.load(Self.settings(dir, [:])).interactions.labels == nil)
+        // Labels follow their rows through filtering: only users 0-2 have more than 20 rows (24), and each kept row's label is its
+        // (user, item) parity rule, as written.
+        let kept = try DatasetLoader.load(Self.settings(dir, ["threshold": .map(["rating": .int(5)]),
+                                                              "user_inter_num_interval": .string("[22,inf)")]))
+        let inter = kept.interactions, keptLabels = try #require(inter.labels)
+        #expect(Set(inter.users.map { kept.userTokens[Int($0)] }) == ["u0", "u1", "u2"])
+        let parity = { (token: String) in Int(token.dropFirst())! % 2 }
+        #expect((0..<inter.count).allSatisfy { r in
+            keptLabels[r] == (parity(kept.userTokens[Int(inter.users[r])]) == parity(kept.itemTokens[Int(inter.items[r])]) ? 1 : 0)
+        })
+    }
+
+    /// A `LABEL_FIELD` column is read as it is when `load_col` names it (and binarised by a threshold on it); a stray
+    /// one that nothing asks for is left alone, so an unlabelled run stays what it was.
+    @Test func aLabelColumnIsReadOnlyWhenAskedFor() throws {
+        let dir = Self.ratedFixture(labelColumn: true)
+        let columns: [String: ConfigValue] = ["load_col": .map(["inter": .list(["user_id", "item_id", "label", "timestamp"].map { .string($0) })])]
+        let asIs = try #require(try DatasetLoader.load(Self.settings(dir, columns)).interactions.labels)
+        #expect(Set(asIs) == [1, 0.25])
+        let binary = try #require(try DatasetLoader.load(Self.settings(dir, columns.merging(["threshold": .map(["label": .double(0.5)])]) { _, b in b }))
+            .interactions.labels)
+        #expect(zip(asIs, binary).allSatisfy { $1 == ($0 >= 0.5 ? 1 : 0) })
+        #expect(try DatasetLoader.load(Self.settings(dir, ["load_col": .null])).interactions.labels == nil)
     }
 
     @Test func badThresholdsAreRefusedWithTheirKey() throws {
@@ -104,7 +129,7 @@ import RecBenchCore
     static func assignments(_ dir: String, _ extra: [String] = []) -> [String] {
         ["dataset=tiny", "data_path=\(dir)", "RATING_FIELD=rating", "threshold={rating: 4}",
          "load_col={inter: [user_id, item_id, rating, timestamp]}", "eval_args={split: {RS: [0.8, 0.1, 0.1]}, order: RO, group_by: ~, mode: labeled}",
-         "train_neg_sample_args=~", "epochs=60", "stopping_step=60", "learning_rate=0.02", "train_batch_size=256", "threads=1",
+         "epochs=60", "stopping_step=60", "learning_rate=0.02", "train_batch_size=256", "threads=1",
          "checkpoint_dir=null", "embedding_size=4"] + extra
     }
 
@@ -114,7 +139,9 @@ import RecBenchCore
     @Test func fmLearnsTheLabelsAndOnlyFromThem() throws {
         let dir = LabeledDataTests.ratedFixture()
         let plan = try Experiment.plan(RunRequest(model: "FM", assignments: Self.assignments(dir)))
-        #expect(plan.evaluation.keys == ["auc", "logloss"] && plan.evaluation.validMetric == "auc")   // RecBole's quick-start metrics
+        // RecBole's context-aware quick start for what no file sets: AUC and LogLoss, selecting on AUC, no drawn negatives.
+        #expect(plan.evaluation.keys == ["auc", "logloss"] && plan.evaluation.validMetric == "auc")
+        #expect(plan.training.negativesPerPositive == 0 && plan.config.origin(of: "train_neg_sample_args").contains("context-aware.yaml"))
         let outcome = try Experiment.run(plan, logger: Logger(label: "test"))
         #expect(outcome.test.values["auc"]! > 0.95, "labelled: auc \(outcome.test.values["auc"]!)")
         #expect(outcome.test.labelledRows == outcome.result.split.test && outcome.result.metricKeys == ["auc", "logloss"])
@@ -136,6 +163,9 @@ import RecBenchCore
         #expect(markdown.contains("labelled rows (eval_args.mode: labeled)") && !markdown.contains("recall@10"))
         let best = min(outcome.test.values["logloss"]!, unlabelled.test.values["logloss"]!)
         #expect(markdown.contains("**\(String(format: "%.4f", best))**"))
+        // Sorted by a loss, the least comes first.
+        let byLoss = try Report.load(directory: folder, sortKey: "logloss").groups[0].entries.map { $0.result.test["logloss"]! }
+        #expect(byLoss == byLoss.sorted() && byLoss.count == 2)
     }
 
     /// RecBole's FM under its own context-aware protocol on the shipped ml-100k (`Configs/ml-100k-labeled.yml`): its three

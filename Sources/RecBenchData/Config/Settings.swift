@@ -22,6 +22,9 @@ public struct DataSettings: Sendable, Hashable {
     public var labelField: String
     /// `threshold`: labels from a column, 1 where it is ≥ the value (nil: the label column as it is, if loaded).
     public var threshold: Threshold?
+    /// Whether the rows' labels are read: `threshold` is set, the evaluation is labelled, or `load_col` names the
+    /// label column (a stray `label` column otherwise changes nothing).
+    public var readsLabels: Bool
     /// Columns to load per suffix; nil loads every column of every file present.
     public var loadColumns: [String: [String]]?
     public var unusedColumns: [String: [String]]
@@ -72,8 +75,6 @@ public struct DataSettings: Sendable, Hashable {
         guard !listSuffix.isEmpty else { throw RecBenchError.config("LIST_SUFFIX", origin: config.origin(of: "LIST_SUFFIX"), "must not be empty") }
         ratingField = try config.optionalString("RATING_FIELD")
         timeField = try config.optionalString("TIME_FIELD")
-        labelField = try config.string("LABEL_FIELD")
-        threshold = try Threshold(config, ratingField: ratingField, labelField: labelField)
         loadColumns = try config.columnMap("load_col")
         unusedColumns = try config.columnMap("unused_col") ?? [:]
         numericalFeatures = config["numerical_features"] == .null ? [] : try config.stringList("numerical_features")
@@ -102,6 +103,15 @@ public struct DataSettings: Sendable, Hashable {
             if side { userInterval = value } else { itemInterval = value }
         }
         filterByUserOrItem = try config.bool("filter_inter_by_user_or_item")
+        (labelField, threshold, readsLabels) = try Self.labelling(config, ratingField: ratingField, loadColumns: loadColumns)
+    }
+
+    /// `LABEL_FIELD`, `threshold`, and whether labels are read at all.
+    static func labelling(_ config: Config, ratingField: String?, loadColumns: [String: [String]]?) throws -> (String, Threshold?, Bool) {
+        let labelField = try config.string("LABEL_FIELD")
+        let threshold = try Threshold(config, ratingField: ratingField, labelField: labelField)
+        let labeled = if case .map(let args) = config["eval_args"] { (try? RankingMode.modes(args["mode"], origin: ""))?[.test] == .labeled } else { false }
+        return (labelField, threshold, threshold != nil || labeled || loadColumns?["inter"]?.contains(labelField) == true)
     }
 }
 

@@ -99,8 +99,10 @@ public enum DatasetLoader {
             }
             timestamps = try appendFloatColumn(settings.timeField, of: table, to: timestamps)
             ratings = try appendFloatColumn(settings.ratingField, of: table, to: ratings)
-            if labelColumn != settings.ratingField { labelSource = try appendFloatColumn(labelColumn, of: table, to: labelSource) }
-            try refuseMissingLabels(labelColumn == settings.ratingField ? ratings : labelSource, of: table, labelColumn, settings)
+            if settings.readsLabels {
+                if labelColumn != settings.ratingField { labelSource = try appendFloatColumn(labelColumn, of: table, to: labelSource) }
+                try refuseMissingLabels(labelColumn == settings.ratingField ? ratings : labelSource, of: table, labelColumn)
+            }
             parts? += [UInt8](repeating: UInt8(min(index, 2)), count: table.rowCount)
             if let times = timestamps, let field = settings.timeField {
                 let base = times.count - table.rowCount
@@ -114,7 +116,7 @@ public enum DatasetLoader {
         }
         if settings.benchmarkFilenames?.count == 2 { parts = parts?.map { $0 == 1 ? 2 : $0 } }
         var raw = RawLog(users: users.column, items: items.column, timestamps: timestamps, ratings: ratings, parts: parts)
-        raw.labelSource = labelColumn == settings.ratingField ? (settings.threshold == nil ? nil : ratings) : labelSource
+        raw.labelSource = !settings.readsLabels ? nil : labelColumn == settings.ratingField ? (settings.threshold == nil ? nil : ratings) : labelSource
         if let t = settings.threshold, raw.labelSource == nil {
             throw RecBenchError.file(tables[0].path, line: 1, field: t.field, "threshold labels rows by this column, which the interaction file "
                                      + "\(tables[0].header.contains { $0.name == t.field } ? "holds but load_col leaves out" : "does not hold") "
@@ -295,9 +297,10 @@ public enum DatasetLoader {
                                  "dataset '\(s.dataset)' not found (also looked for \(looked)\(folders); set data_path and dataset)")
     }
 
-    /// A row without a value in the column labels are read from (RecBole's pandas would leave NaN, which labels it 0).
-    private static func refuseMissingLabels(_ column: [Double]?, of table: AtomicTable, _ field: String, _ settings: DataSettings) throws {
-        guard settings.threshold != nil || field == settings.labelField, let column else { return }
+    /// A row without a value in the column labels are read from: RecBole means to fill it with the column's mean
+    /// (`_fill_nan`), but under pandas 3 its in-place fill leaves NaN, which its threshold labels 0 — a silent label either way.
+    private static func refuseMissingLabels(_ column: [Double]?, of table: AtomicTable, _ field: String) throws {
+        guard let column else { return }
         let base = column.count - table.rowCount
         if let bad = (0..<table.rowCount).first(where: { column[base + $0].isNaN }) {
             throw RecBenchError.file(table.path, line: Int(table.lineNumbers[bad]), field: field, "missing value: a labelled row needs its label")

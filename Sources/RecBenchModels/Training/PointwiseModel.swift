@@ -68,6 +68,11 @@ extension PointwiseModel {
     public mutating func prepareSampler(_ data: TrainingData, context: FitContext) {
         let labelled = data.dataset.interactions.labels != nil && context.training.negativesPerPositive == 0
         sampler = PointwiseSampler(data, negatives: labelled ? 0 : context.negativesDrawn(model: Self.name, loss: "pointwise"), labelled: labelled)
+        if let labels = sampler?.labels {
+            let note = "\(Self.name): trains on each train row's label (\(labels.filter { $0 == 1 }.count) of \(labels.count) labelled 1), "
+                + "drawing no negatives (train_neg_sample_args is null), as RecBole does"
+            context.logger.notice("\(note)")
+        }
     }
 }
 

@@ -130,9 +130,9 @@ public enum Experiment {
                                        "must not be empty (use `.` for the working directory\(key == "checkpoint_dir" ? ", or ~ for no checkpoints" : ""))")
         }
         var notices = config.notices
+        config = try RecBoleRules.labeledDefaults(config)
         let evaluation = try resolveProtocol(try EvaluationSettings(config), family: modelType.family, config: config, notices: &notices)
         let split = try SplitSettings(config)
-        try checkLabeled(evaluation, modelType, config: config)
         if evaluation.evaluationProtocol == .nextItem || modelType.family == .sequential, split.order != .time {
             throw RecBenchError.config("eval_args.order", origin: config.origin(of: "eval_args"),
                                        "is RO, but \(modelType.family == .sequential ? "sequential models read" : "next-item evaluation reads") "
@@ -141,6 +141,7 @@ public enum Experiment {
         }
         let training = try TrainingSettings(config)   // checked whatever the model, then dropped where no loop reads them:
         let data = try DataSettings(config)          // a grid over learning rates is one run of EASE, not one per rate
+        try checkLabeled(evaluation, modelType, config: config, data: data)
         if evaluation.evaluationProtocol == .nextItem, !split.cutsEachUser, data.benchmarkFilenames == nil {
             throw RecBenchError.config("eval_args", origin: config.origin(of: "eval_args"), SequenceSplitter.cutsEachUserOnly)
         }
@@ -163,12 +164,12 @@ public enum Experiment {
     /// candidates read `alpha` and `negative_popularity` whatever the model.
     static func identity(_ config: Config, _ modelType: any Recommender.Type, split: SplitSettings, data: DataSettings,
                          evaluation: EvaluationSettings) -> Config {
-        let sampled = evaluation.rankingModes.values.filter { $0 != .full }
+        let sampled = evaluation.rankingModes.values.filter { if case .sampled = $0 { true } else { false } }
         let seedFree = !modelType.readsSeed && (split.order == .time || data.benchmarkFilenames != nil) && sampled.isEmpty
         let drawsByPopularity = sampled.contains { if case .sampled(_, true) = $0 { true } else { false } }
         let fitKeys = TrainingSettings.keys.union(["metric_decimal_place"])   // early stopping compares at those places
         return config.restricted { key in
-            !(seedFree && key == "seed")
+            !(seedFree && key == "seed") && (data.readsLabels || !["LABEL_FIELD", "threshold"].contains(key))
                 && (modelType.readsTrainingKeys || !fitKeys.contains(key)
                     || (drawsByPopularity && ["train_neg_sample_args", "negative_popularity"].contains(key)))
         }
@@ -203,12 +204,15 @@ public enum Experiment {
 
     /// Labelled evaluation scores a row by σ(z), the probability a pointwise-trained context-aware model
     /// gives; recbench's other families score for ranking alone (RecBole would call their `predict`).
-    static func checkLabeled(_ evaluation: EvaluationSettings, _ modelType: any Recommender.Type, config: Config) throws {
+    static func checkLabeled(_ evaluation: EvaluationSettings, _ modelType: any Recommender.Type, config: Config, data: DataSettings) throws {
         guard evaluation.isLabeled else { return }
         guard modelType.family == .contextAware else {
             throw RecBenchError.config("eval_args.mode", origin: config.origin(of: "eval_args"), "labeled scores each row's probability σ(z), "
                                        + "which recbench's context-aware models give; \(modelType.name) is \(modelType.family.rawValue): "
                                        + "use full, uniN or popN")
+        }
+        if data.threshold == nil, let inter = data.loadColumns?["inter"], !inter.contains(data.labelField) {
+            throw labelsMissing(config, data)
         }
         if evaluation.evaluationProtocol == .nextItem {
             throw RecBenchError.config("eval_protocol", origin: config.origin(of: "eval_protocol"), "next-item rows are ranked, but "
@@ -462,7 +466,9 @@ public enum Experiment {
             logger.warning("\(message)")
             notices.append(message)
         }
-        if plan.split.order == .random, let time = dataset.timeField, plan.data.benchmarkFilenames == nil {
+        // RecBole's labelled protocol is a random split of the whole log, and ranks nothing for a cold user to spoil.
+        let labeled = plan.evaluation.isLabeled
+        if plan.split.order == .random, let time = dataset.timeField, plan.data.benchmarkFilenames == nil, !labeled {
             let message = "the split is random (eval_args.order: RO, RecBole's default) though the data has a time field (\(time)): "
                 + "set eval_args.order: TO for a temporal split"
             logger.notice("\(message)")
@@ -480,7 +486,7 @@ public enum Experiment {
         guard summary.testUsers > 0 else {
             throw RecBenchError.config("eval_args", "the split leaves no \(nextItem ? "example" : "user") with a test interaction")
         }
-        if !nextItem, let message = coldStartNotice(split, valid: validTarget, test: testTarget) { logger.notice("\(message)"); notices.append(message) }
+        if !nextItem, !labeled, let message = coldStartNotice(split, valid: validTarget, test: testTarget) { logger.notice("\(message)"); notices.append(message) }
         if summary.validUsers == 0, plan.data.benchmarkFilenames == nil, plan.split.hasValidPart {
             notices.append("the split leaves the valid part empty (users too short for its ratios): no validation, so no early stopping, "
                            + "and the last epoch's parameters are tested")
@@ -494,10 +500,7 @@ public enum Experiment {
     /// The valid and test parts' labelled rows; refused without labels, or when a part's labels hold one
     /// class only (its AUC would be undefined: RecBole warns and reports NaN).
     static func labeledTargets(_ split: SplitData, dataset: Dataset, plan: ExperimentPlan) throws -> [SplitPart: LabeledTarget] {
-        guard dataset.interactions.labels != nil else {
-            throw RecBenchError.config("eval_args.mode", origin: plan.config.origin(of: "eval_args"), "labeled needs labelled rows: set threshold "
-                                       + "(RecBole's ml-100k context-aware default is {rating: 4}) or load a '\(plan.data.labelField)' column (LABEL_FIELD)")
-        }
+        guard dataset.interactions.labels != nil else { throw labelsMissing(plan.config, plan.data) }
         var targets: [SplitPart: LabeledTarget] = [:]
         for part in [SplitPart.valid, .test] {
             let target = LabeledTarget(part, in: split, dataset: dataset), (positive, other) = target.classCounts
@@ -508,6 +511,12 @@ public enum Experiment {
             targets[part] = target
         }
         return targets
+    }
+
+    /// Labelled evaluation without a threshold or a loaded label column.
+    static func labelsMissing(_ config: Config, _ data: DataSettings) -> RecBenchError {
+        RecBenchError.config("eval_args.mode", origin: config.origin(of: "eval_args"), "labeled needs labelled rows: set threshold "
+                             + "(RecBole's ml-100k context-aware default is {rating: 4}) or load a '\(data.labelField)' column (LABEL_FIELD)")
     }
 
     /// A note when evaluated users have no train interaction (a log cut at a time, `group_by: none` or

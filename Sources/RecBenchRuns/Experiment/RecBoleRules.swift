@@ -17,6 +17,22 @@ enum RecBoleRules {
                            values: ["eval_args": .map(["split": split, "order": .string("TO"), "mode": .string("full")])])
     }
 
+    /// Under labelled evaluation, RecBole's context-aware quick start (`context-aware.yaml`) for the keys no file sets:
+    /// no drawn negatives (the models train on the labels), metrics [AUC, LogLoss], valid_metric AUC (when listed).
+    static func labeledDefaults(_ config: Config) throws -> Config {
+        guard case .map(let args) = config["eval_args"], try RankingMode.modes(args["mode"], origin: config.origin(of: "eval_args"))[.test] == .labeled
+        else { return config }
+        var c = config
+        let source = "RecBole's context-aware default (quick_start_config/context-aware.yaml)"
+        if !c.isSet("train_neg_sample_args") { c.set("train_neg_sample_args", to: .null, origin: source) }
+        if !c.isSet("metrics") { c.set("metrics", to: .list([.string("AUC"), .string("LogLoss")]), origin: source) }
+        if !c.isSet("valid_metric") {
+            let listed = try c.stringList("metrics")
+            c.set("valid_metric", to: .string(listed.first { $0.lowercased() == "auc" } ?? listed.first ?? "AUC"), origin: source)
+        }
+        return c
+    }
+
     /// What RecBole 1.2.1 samples when no file sets `train_neg_sample_args` (nil: the key's
     /// own default): `context-aware.yaml` sets none.
     static func negatives(for family: ModelFamily) -> ConfigValue? {

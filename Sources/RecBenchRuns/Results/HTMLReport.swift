@@ -116,6 +116,7 @@ extension Report {
     /// The metric the runs select by (`valid_metric`'s name) at the report's cutoff, when the
     /// results hold it; else the sort key.
     func headlineKey(_ g: Group) -> String {
+        if g.isLabeled, let key = g.labeledSortKey { return key }
         let named = g.entries.lazy.compactMap { $0.result.config["valid_metric"]?.stringValue?.lowercased() }.first
         // A metric at a cutoff is shown at the report's; one without (GAUC) as it is.
         let key = named.map { name in MetricKey(parsing: name).map { MetricKey($0.name, k: k).description } ?? name }

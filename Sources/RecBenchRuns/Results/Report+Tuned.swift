@@ -22,7 +22,7 @@ extension Report {
     /// tuning, the fewest other config differences (the searched keys aside).
     public func tunedPairs(metric: String) throws -> [TunedPair] {
         var pairs: [TunedPair] = []
-        for g in groups {
+        for g in groups where !g.isLabeled {   // one metric for every row: the ranked groups' sort key
             for tuned in g.entries {
                 guard let tuning = tuned.result.tuning else { continue }
                 let candidates = g.entries.filter { $0.result.tuning == nil && $0.result.model == tuned.result.model

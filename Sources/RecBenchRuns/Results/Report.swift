@@ -146,7 +146,7 @@ public struct Report: Sendable {
             var entries = overSeeds ? mergedOverSeeds(members)
                 : members.map { Entry(label: label(for: $0.0, among: members.map(\.0)), result: $0.0, path: $0.1) }
             let familyOrder = ModelFamily.allCases, labeled = parts[3] == "labeled"
-            let by = labeled ? labeledSortKey(members.map(\.0)) : sortKey, sign = ValueMetric(named: by)?.biggerIsBetter == false ? -1.0 : 1.0
+            let by = labeled && ValueMetric(named: sortKey) == nil ? labeledSortKey(members.map(\.0)) : sortKey, sign = ValueMetric(named: by)?.biggerIsBetter == false ? -1.0 : 1.0
             entries.sort { a, b in
                 let fa = familyOrder.firstIndex(of: a.family)!, fb = familyOrder.firstIndex(of: b.family)!
                 if fa != fb { return fa < fb }
@@ -467,7 +467,7 @@ public struct Report: Sendable {
                                 + "they hold \(ranking.sorted().joined(separator: ", "))")
         }
         var comparisons: [Comparison] = []
-        for g in groups where g.entries.count >= 2 {
+        for g in groups where g.entries.count >= 2 && !g.isLabeled {   // labelled runs keep no per-user values
             let values = try g.entries.map { try perUserValues($0, metric: metric) }
             let n = g.entries.count
             var outcomes = [[Significance.Outcome?]](repeating: [Significance.Outcome?](repeating: nil, count: n), count: n)

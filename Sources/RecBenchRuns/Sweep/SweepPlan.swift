@@ -144,7 +144,6 @@ public enum SweepPlanner {
         return tuned
     }
 
-    /// Whether the test split contains items its users had before (repeat consumption).
     /// On repeat data the repeat baselines join the sweep; under labelled evaluation, which ranks nothing, they do not,
     /// and a sweep of every model keeps the context-aware ones (the only ones that score a row's probability).
     static func addBaselinesOrKeepLabeled(_ models: inout [String], every: Bool, configFiles: [String], fixed: [String], dataset: String?,
@@ -167,6 +166,7 @@ public enum SweepPlanner {
         }
     }
 
+    /// Whether the test split contains items its users had before (repeat consumption).
     static func hasRepeats(model: String, configFiles: [String], assignments: [String], dataset: String?) throws -> Bool {
         let plan = try Experiment.plan(RunRequest(model: model, configFiles: configFiles, assignments: assignments, dataset: dataset))
         let d = try DatasetLoader.load(plan.data)

@@ -175,6 +175,8 @@ public enum Search {
         record.curve = summary?.epochs.compactMap { e in e.valid.map { TrialRecord.Point(epoch: e.epoch, valid: $0) } } ?? []
         if let best = summary?.bestValid {
             record.objective = best
+        } else if let labeled = loaded.labeledValid {
+            record.objective = try Experiment.evaluate(model, labeled: labeled, plan: plan, compute: compute) { _ in }.values[plan.evaluation.validMetric]
         } else {
             let settings = plan.evaluation.validationOnly
             let result = Evaluator.evaluate(model, target: loaded.validTarget!, settings: settings, compute: plan.threadSplit.evaluation(compute))
