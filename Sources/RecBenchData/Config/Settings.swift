@@ -22,8 +22,8 @@ public struct DataSettings: Sendable, Hashable {
     public var labelField: String
     /// `threshold`: labels from a column, 1 where it is ≥ the value (nil: the label column as it is, if loaded).
     public var threshold: Threshold?
-    /// Whether the rows' labels are read: `threshold` is set, the evaluation is labelled, or `load_col` names the
-    /// label column (a stray `label` column otherwise changes nothing).
+    /// Whether the rows' labels are read: `threshold` is set or `load_col` names the label column (and, set by the run's
+    /// plan, when the evaluation is labelled); a stray `label` column otherwise changes nothing.
     public var readsLabels: Bool
     /// Columns to load per suffix; nil loads every column of every file present.
     public var loadColumns: [String: [String]]?
@@ -110,8 +110,7 @@ public struct DataSettings: Sendable, Hashable {
     static func labelling(_ config: Config, ratingField: String?, loadColumns: [String: [String]]?) throws -> (String, Threshold?, Bool) {
         let labelField = try config.string("LABEL_FIELD")
         let threshold = try Threshold(config, ratingField: ratingField, labelField: labelField)
-        let labeled = if case .map(let args) = config["eval_args"] { (try? RankingMode.modes(args["mode"], origin: ""))?[.test] == .labeled } else { false }
-        return (labelField, threshold, threshold != nil || labeled || loadColumns?["inter"]?.contains(labelField) == true)
+        return (labelField, threshold, threshold != nil || loadColumns?["inter"]?.contains(labelField) == true)
     }
 }
 

@@ -140,7 +140,8 @@ public enum Experiment {
                                        + "recommendation has to be 'TO'\")")
         }
         let training = try TrainingSettings(config)   // checked whatever the model, then dropped where no loop reads them:
-        let data = try DataSettings(config)          // a grid over learning rates is one run of EASE, not one per rate
+        var data = try DataSettings(config)          // a grid over learning rates is one run of EASE, not one per rate
+        data.readsLabels = data.readsLabels || evaluation.isLabeled
         try checkLabeled(evaluation, modelType, config: config, data: data)
         if evaluation.evaluationProtocol == .nextItem, !split.cutsEachUser, data.benchmarkFilenames == nil {
             throw RecBenchError.config("eval_args", origin: config.origin(of: "eval_args"), SequenceSplitter.cutsEachUserOnly)
@@ -466,14 +467,7 @@ public enum Experiment {
             logger.warning("\(message)")
             notices.append(message)
         }
-        // RecBole's labelled protocol is a random split of the whole log, and ranks nothing for a cold user to spoil.
-        let labeled = plan.evaluation.isLabeled
-        if plan.split.order == .random, let time = dataset.timeField, plan.data.benchmarkFilenames == nil, !labeled {
-            let message = "the split is random (eval_args.order: RO, RecBole's default) though the data has a time field (\(time)): "
-                + "set eval_args.order: TO for a temporal split"
-            logger.notice("\(message)")
-            notices.append(message)
-        }
+        notices += splitNotices(plan, dataset: dataset, split: split, valid: validTarget, test: testTarget, logger: logger)
         // Next-item rows count examples, as RecBole reports its sequential split.
         let sizes = nextItem ? SplitPart.allCases.map { sequences!.log.examples(of: $0).count } : SplitPart.allCases.map { split.sizes[$0] ?? 0 }
         var summary = SplitSummary(train: sizes[0], valid: sizes[1], test: sizes[2],
@@ -486,7 +480,6 @@ public enum Experiment {
         guard summary.testUsers > 0 else {
             throw RecBenchError.config("eval_args", "the split leaves no \(nextItem ? "example" : "user") with a test interaction")
         }
-        if !nextItem, !labeled, let message = coldStartNotice(split, valid: validTarget, test: testTarget) { logger.notice("\(message)"); notices.append(message) }
         if summary.validUsers == 0, plan.data.benchmarkFilenames == nil, plan.split.hasValidPart {
             notices.append("the split leaves the valid part empty (users too short for its ratios): no validation, so no early stopping, "
                            + "and the last epoch's parameters are tested")
@@ -495,6 +488,21 @@ public enum Experiment {
         var outcome = SplitOutcome(split: split, sequences: sequences, valid: validTarget, test: testTarget, summary: summary)
         if plan.evaluation.isLabeled { outcome.labeled = try labeledTargets(split, dataset: dataset, plan: plan) }
         return outcome
+    }
+
+    /// The notes a user split may call for: a random split of timed data, and cold-start users. RecBole's labelled
+    /// protocol is a random split of the whole log, and ranks nothing for a cold user to spoil: neither applies to it.
+    static func splitNotices(_ plan: ExperimentPlan, dataset: Dataset, split: SplitData, valid: EvaluationTarget, test: EvaluationTarget,
+                             logger: Logger) -> [String] {
+        guard !plan.evaluation.isLabeled else { return [] }
+        var notes: [String] = []
+        if plan.split.order == .random, let time = dataset.timeField, plan.data.benchmarkFilenames == nil {
+            notes.append("the split is random (eval_args.order: RO, RecBole's default) though the data has a time field (\(time)): "
+                         + "set eval_args.order: TO for a temporal split")
+        }
+        if plan.evaluationProtocol != .nextItem, let message = coldStartNotice(split, valid: valid, test: test) { notes.append(message) }
+        for note in notes { logger.notice("\(note)") }
+        return notes
     }
 
     /// The valid and test parts' labelled rows; refused without labels, or when a part's labels hold one

@@ -146,7 +146,8 @@ public struct Report: Sendable {
             var entries = overSeeds ? mergedOverSeeds(members)
                 : members.map { Entry(label: label(for: $0.0, among: members.map(\.0)), result: $0.0, path: $0.1) }
             let familyOrder = ModelFamily.allCases, labeled = parts[3] == "labeled"
-            let by = labeled && ValueMetric(named: sortKey) == nil ? labeledSortKey(members.map(\.0)) : sortKey, sign = ValueMetric(named: by)?.biggerIsBetter == false ? -1.0 : 1.0
+            let by = labeled && ValueMetric(named: sortKey) == nil ? labeledSortKey(members.map(\.0)) : sortKey
+            let sign = ValueMetric(named: by)?.biggerIsBetter == false ? -1.0 : 1.0
             entries.sort { a, b in
                 let fa = familyOrder.firstIndex(of: a.family)!, fb = familyOrder.firstIndex(of: b.family)!
                 if fa != fb { return fa < fb }
