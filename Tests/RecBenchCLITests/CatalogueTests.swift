@@ -164,6 +164,10 @@ extension HostileCase {
         .set("labelled evaluation of a model that only ranks", ["eval_args={mode: labeled}", "metrics=[AUC]", "valid_metric=auc"],
              ["'eval_args.mode'", "context-aware"]),
         .set("unknown metric", ["metrics=[Recal]"], ["unknown metric 'Recal'", "did you mean 'Recall'"]),
+        HostileCase(name: "per-user values of a labelled run",
+                    arguments: ["run", "--model", "FM", "--config", "run.yml", "--per-user"]
+                        + ["eval_args={mode: labeled}", "metrics=[AUC]", "valid_metric=auc", "threshold={rating: 4}"].flatMap { ["--set", $0] },
+                    mentions: ["'--per-user'", "labeled"]),
         .set("a RecBole value metric without labelled evaluation", ["metrics=[AUC]"], ["'AUC' is a value metric", "eval_args.mode: labeled"]),
         .set("zero cutoff", ["topk=[0]"], ["'topk'", "positive integers"]),
         .set("negative cutoff", ["topk=[-3]"], ["'topk'", "positive integers"]),

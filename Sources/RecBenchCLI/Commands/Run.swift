@@ -48,6 +48,10 @@ public struct Run: ParsableCommand {
             let plan = try Experiment.plan(RunRequest(
                 model: model, configFiles: experiment.config, assignments: experiment.assignments,
                 dataset: experiment.dataset))
+            if perUser && plan.evaluation.isLabeled {
+                throw RecBenchError(field: "--per-user", "eval_args.mode is labeled, which scores each labelled row and keeps no per-user values "
+                                    + "to export; drop --per-user, or rank (mode: full) to have them")
+            }
             for notice in plan.notices { logger.notice("\(notice)") }
             if showConfig {
                 Terminal.out("# effective config for \(plan.modelType.name)")
