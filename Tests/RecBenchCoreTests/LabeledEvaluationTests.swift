@@ -29,6 +29,26 @@ import RecBenchCore
     }
 }
 
+/// A scorer without pair scores: z(u, i) = u + i / 10.
+struct RowOnlyScorer: Scorer {
+    func scores(for users: ArraySlice<Int32>, into block: inout Matrix, compute: Compute) {
+        for (b, u) in users.enumerated() { for i in 0..<block.columns { block[b, i] = Float(u) + Float(i) / 10 } }
+    }
+}
+
+@Suite struct LabeledEvaluationPassTests {
+    /// A scorer with no pair scores fills its users' rows a block at a time (one user each here, users out of order
+    /// and repeated): every row must read its own item's column.
+    @Test func rowsReadTheirOwnScoresThroughBlocks() throws {
+        let target = LabeledTarget(part: .test, users: [2, 0, 1, 0], items: [1, 3, 0, 2], labels: [1, 0, 1, 0], itemCount: 4)
+        let settings = EvaluationSettings(metrics: ["Recall"], cutoffs: [1], batchSize: 1)
+        let result = LabeledEvaluation.evaluate(RowOnlyScorer(), target: target, metrics: [.auc, .logLoss], settings: settings, compute: .serial)
+        let p = [2.1, 0.3, 1.0, 0.2].map { 1 / (1 + exp(-$0)) }
+        #expect(result.values["auc"] == 1 && result.labelledRows == 4 && result.nonFiniteRows == 0)
+        #expect(abs(result.values["logloss"]! - ValueMetric.logLoss.value(probabilities: p, labels: target.labels)!) < 1e-6)
+    }
+}
+
 @Suite struct LabeledDataTests {
     /// `tiny` with a rating column: user u rates item i 5 when their tastes match (u, i both even or
     /// both odd), else 1; rows `missing` have no rating.
