@@ -148,7 +148,7 @@ public enum SweepPlanner {
     /// and a sweep of every model keeps the context-aware ones (the only ones that score a row's probability).
     static func addBaselinesOrKeepLabeled(_ models: inout [String], every: Bool, configFiles: [String], fixed: [String], dataset: String?,
                                           notices: inout [String]) throws {
-        func contextAware(_ name: String) -> Bool { ModelRegistry.models.first { $0.name == name }?.family == .contextAware }
+        func contextAware(_ name: String) -> Bool { (try? ModelRegistry.model(named: name))?.family == .contextAware }
         let request = RunRequest(model: models.first(where: contextAware) ?? models[0], configFiles: configFiles, assignments: fixed, dataset: dataset)
         if try Experiment.plan(request).evaluation.isLabeled {
             if every {
