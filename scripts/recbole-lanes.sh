@@ -5,14 +5,15 @@
 #
 #   RB_WORK=/work/rb bash scripts/recbole-lanes.sh     # RB_WORK as recbole-queue.sh wants it
 #
-# Lane A holds the cheaper sequential runs (SRGNN ≈ 2-5 min an epoch on one thread), lane B the
-# long ones (BERT4Rec ≈ 5 min, NAIS ≈ 12 min an epoch). Their output goes to RB_WORK/queue-all.log.
+# Issue 32's sequential runs come first in both lanes (they are most of what is left), then NAIS 2022
+# (≈ 12 min an epoch) and FFM. Their output goes to RB_WORK/queue-all.log.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${RB_WORK:?set RB_WORK to the RecBole working folder}"
-lane_a="SRGNN:2020:seq SRGNN:2021:seq SRGNN:2022:seq GRU4RecF:2021:seq GRU4RecF:2022:seq NextItNet:2020:seq NextItNet:2021:seq
-        NextItNet:2022:seq GCSAN:2020:seq GCSAN:2021:seq GCSAN:2022:seq"
-lane_b="BERT4Rec:2022:seq NAIS:2020:general NAIS:2021:general NAIS:2022:general FFM:2020:ctx FFM:2021:ctx FFM:2022:ctx"
+lane_a="SRGNN:2020:seq SRGNN:2021:seq SRGNN:2022:seq GRU4RecF:2021:seq GRU4RecF:2022:seq NextItNet:2020:seq GCSAN:2020:seq
+        NextItNet:2022:seq NAIS:2022:general FFM:2021:ctx"
+lane_b="BERT4Rec:2022:seq NAIS:2020:general NAIS:2021:general GCSAN:2021:seq NextItNet:2021:seq GCSAN:2022:seq FFM:2020:ctx
+        FFM:2022:ctx"
 for jobs in "$lane_a" "$lane_b"; do
   # shellcheck disable=SC2086  # one job per word
   RB_LANE=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 setsid nohup bash "$here/recbole-queue.sh" $jobs >> "$RB_WORK/queue-all.log" 2>&1 < /dev/null &
