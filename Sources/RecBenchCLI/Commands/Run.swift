@@ -36,6 +36,10 @@ public struct Run: ParsableCommand {
     @Flag(help: "Also write per-user metrics (one row per split, user token, metric) beside the result, as .users.csv and .users.jsonl.")
     public var perUser = false
 
+    @Flag(help: ArgumentHelp("Also write each evaluated user's (next-item example's) ranked list of valid and test beside the result, "
+                             + "as .lists.csv: split, user, rank, item, before (1: bought before that split or example), hit (1: an answer)."))
+    public var lists = false
+
     @Flag(help: ArgumentHelp("Time every autodiff op (forward and backward) and the trainer's phases, and print where training went "
                              + "(stored with the result as training.profile)."))
     public var profile = false
@@ -48,9 +52,9 @@ public struct Run: ParsableCommand {
             let plan = try Experiment.plan(RunRequest(
                 model: model, configFiles: experiment.config, assignments: experiment.assignments,
                 dataset: experiment.dataset))
-            if perUser && plan.evaluation.isLabeled {
-                throw RecBenchError(field: "--per-user", "eval_args.mode is labeled, which scores each labelled row and keeps no per-user values "
-                                    + "to export; drop --per-user, or rank (mode: full) to have them")
+            if plan.evaluation.isLabeled, let flag = perUser ? "--per-user" : lists ? "--lists" : nil {
+                throw RecBenchError(field: flag, "eval_args.mode is labeled, which scores each labelled row and ranks nothing, so there are no "
+                                    + "per-user values or lists to export; drop \(flag), or rank (mode: full) to have them")
             }
             for notice in plan.notices { logger.notice("\(notice)") }
             if showConfig {
@@ -63,12 +67,18 @@ public struct Run: ParsableCommand {
                                    validMetric: plan.evaluation.validMetric, rows: plan.evaluationProtocol == .nextItem ? "examples" : "users",
                                    tables: !json)
             report.header(plan)
-            let outcome = try Experiment.run(plan, logger: logger, profile: profile ? OpProfile() : nil, resumable: !noSave) { report.event($0) }
+            let outcome = try Experiment.run(plan, logger: logger, profile: profile ? OpProfile() : nil, resumable: !noSave, lists: lists) {
+                report.event($0)
+            }
             var savedPath: String?
             if !noSave { savedPath = try ResultStore(root: plan.resultsDirectory).save(outcome.result, perUser: outcome.perUser) }
             if perUser {
                 let exported = try ResultStore(root: plan.resultsDirectory).exportPerUser(outcome.result, perUser: outcome.perUser, test: outcome.test)
                 if !json { Terminal.out("per-user  \(exported.csv), \(exported.jsonLines)") }
+            }
+            if let ranked = outcome.lists {
+                let path = try ResultStore(root: plan.resultsDirectory).exportLists(outcome.result, lists: ranked)
+                if !json { Terminal.out("lists     \(path)") }
             }
             if json {
                 Terminal.out(String(decoding: try ResultStore.encode(outcome.result), as: UTF8.self).trimmingCharacters(in: .newlines))

@@ -84,6 +84,8 @@ public struct RunOutcome: Sendable {
     public let test: EvaluationResult
     /// Per-user values keyed by user token.
     public let perUser: PerUserResults
+    /// Each evaluated row's ranked list, when the run was asked for them.
+    public var lists: RecommendationLists?
 }
 
 /// Time since the first batch of the current epoch (for batch ETAs).
@@ -305,9 +307,9 @@ public enum Experiment {
 
     /// Runs `plan` (on `loaded` when the data is already loaded). The caller stores the result;
     /// only a `resumable` run (one whose caller stores it) writes here: its training state.
-    /// A tuned run (`tuning`) carries its search's run key (`runKey`), not one of its values.
+    /// A tuned run (`tuning`) carries its search's run key (`runKey`), not one of its values; `lists` keeps the ranked lists.
     public static func run(_ plan: ExperimentPlan, loaded: LoadedData? = nil, logger: Logger, profile: OpProfile? = nil,
-                           tuning: TuningRecord? = nil, runKey tunedKey: String? = nil, resumable: Bool = false,
+                           tuning: TuningRecord? = nil, runKey tunedKey: String? = nil, resumable: Bool = false, lists: Bool = false,
                            onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws -> RunOutcome {
         let compute = Compute(threads: plan.threads)
         let runStart = ContinuousClock.now
@@ -352,9 +354,10 @@ public enum Experiment {
             threads: threadRecord(compute, split: plan.threadSplit),
             blas: BLAS.configuration, kernels: KernelSet.current.rawValue, notices: data.notices + plan.recBoleNotes, tuning: tuning,
             validFromEpoch: validFromEpoch)
-        let perUser = PerUserResults(runKey: runKey, dataset: dataset,
-                                     evaluations: [valid.map { ($0, data.outcome.valid) }, (test, data.outcome.test)].compactMap { $0 })
-        return RunOutcome(result: result, valid: valid, test: test, perUser: perUser)
+        let evaluations = [valid.map { ($0, data.outcome.valid) }, (test, data.outcome.test)].compactMap { $0 }
+        let perUser = PerUserResults(runKey: runKey, dataset: dataset, evaluations: evaluations)
+        return RunOutcome(result: result, valid: valid, test: test, perUser: perUser,
+                          lists: lists ? RecommendationLists(dataset: dataset, evaluations: evaluations) : nil)
     }
 
     /// The valid result (nil without a valid part): the fit's kept validation pass and its epoch

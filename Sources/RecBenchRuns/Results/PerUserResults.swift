@@ -19,26 +19,25 @@ public struct PerUserResults: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey { case runKey = "run_key", splits }
 
-    /// Collects the per-row values of `evaluations`, each evaluated on its target: a row is
-    /// named by its user's token, or under next-item evaluation by the token and the
-    /// example's position in the user's sequence ("196#17").
+    /// Collects the per-row values of `evaluations`, each evaluated on its target, rows named by `rowNames`.
     public init(runKey: String, dataset: Dataset, evaluations: [(result: EvaluationResult, target: EvaluationTarget)]) {
         self.runKey = runKey
         var splits: [String: Split] = [:]
         for (e, target) in evaluations {
-            let names: [String]
-            if target.evaluationProtocol == .nextItem, let queries = target.queries {
-                let starts = queries.sequences.log.userStarts
-                names = e.users.map { row in
-                    let u = Int(queries.users[Int(row)])
-                    return "\(dataset.userTokens[u])#\(Int(queries.ends[Int(row)]) - starts[u])"
-                }
-            } else {
-                names = e.users.map { dataset.userTokens[Int($0)] }
-            }
-            splits[e.part.name] = Split(users: names, values: e.perUser)
+            splits[e.part.name] = Split(users: PerUserResults.rowNames(e, target: target, dataset: dataset), values: e.perUser)
         }
         self.splits = splits
+    }
+
+    /// The names of `e`'s rows: the user's token, or under next-item evaluation the token and the example's position
+    /// in the user's sequence ("196#17").
+    static func rowNames(_ e: EvaluationResult, target: EvaluationTarget, dataset: Dataset) -> [String] {
+        guard target.evaluationProtocol == .nextItem, let queries = target.queries else { return e.users.map { dataset.userTokens[Int($0)] } }
+        let starts = queries.sequences.log.userStarts
+        return e.users.map { row in
+            let u = Int(queries.users[Int(row)])
+            return "\(dataset.userTokens[u])#\(Int(queries.ends[Int(row)]) - starts[u])"
+        }
     }
 
     /// Rows `split,user,metric,value` with a header, in split, user, metric-key order.

@@ -11,6 +11,8 @@ public struct RunFiles: Sendable, Hashable {
     /// What a file in a results folder is.
     public enum Kind: String, Sendable, CaseIterable {
         case record = ".json", perUser = ".peruser.json", failure = ".failed.json", usersCSV = ".users.csv", usersJSONLines = ".users.jsonl"
+        /// Each evaluated row's ranked list (`run --lists`).
+        case lists = ".lists.csv"
         /// A learned model's training state while it trains (`resume_interval`), gone once the record is stored.
         case training = ".training"
     }
@@ -92,6 +94,13 @@ public struct ResultStore: Sendable {
         try AtomicWrite.write(Data(perUser.csv(keys: keys).utf8), to: files.path(.usersCSV))
         try AtomicWrite.write(Data(try perUser.jsonLines(keys: keys).utf8), to: files.path(.usersJSONLines))
         return (files.path(.usersCSV), files.path(.usersJSONLines))
+    }
+
+    /// Writes a run's ranked lists as `<record>.lists.csv` (`run --lists`), atomically; returns the path.
+    public func exportLists(_ result: RunResult, lists: RecommendationLists) throws -> String {
+        let path = files(for: result).path(.lists)
+        try AtomicWrite.write(Data(lists.csv().utf8), to: path)
+        return path
     }
 
     /// Records that the run of `files` failed (atomically), for reports and resumed sweeps.
