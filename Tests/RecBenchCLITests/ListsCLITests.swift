@@ -62,6 +62,15 @@ import Testing
         #expect(lines.allSatisfy { !$0.before || $0.hit } && lines.contains { $0.before })
     }
 
+    /// A sweep's runs each write their lists, beside their records (three: the repeats in this data add RepeatPop).
+    @Test func aSweepWritesEachRunsLists() throws {
+        let w = try Workspace(inter: Self.inter)
+        let sweep = try w.run(["sweep", "--config", "run.yml", "--models", "Pop,ItemKNN", "--lists", "--quiet"])
+        #expect(sweep.status == 0, "\(sweep.stderr)")
+        let records = w.resultFiles.map { $0.dropLast(".json".count) }, lists = w.allFiles.filter { $0.hasSuffix(".lists.csv") }
+        #expect(records.count == 3 && Set(lists) == Set(records.map { $0 + ".lists.csv" }), "\(w.allFiles)")
+    }
+
     /// Next-item rows are examples named "user#position"; before means earlier in the user's sequence.
     @Test func nextItemListsNameTheExampleAndReadItsSequence() throws {
         let w = try Workspace(inter: Self.inter)

@@ -43,6 +43,9 @@ public struct Sweep: ParsableCommand {
     @Flag(help: "Print the planned runs (run key, shard under --shard, done / failed / pending) and exit.")
     public var list = false
 
+    @Flag(help: "Each run also writes its ranked lists (`run --lists`; not the tuned runs, and runs already stored are not rerun for them).")
+    public var lists = false
+
     @OptionGroup public var logging: LoggingOptions
 
     public func validate() throws {
@@ -80,7 +83,8 @@ public struct Sweep: ParsableCommand {
                 let trials = previous[key]!.flatMap { one in tune.trials.map { one * Double($0) } }
                 return [trials, tune.seconds].compactMap { $0 }.min()
             }
-            let executor = SweepExecutor(executable: ChildProcess.selfPath, configFiles: experiment.config, dataset: experiment.dataset, jobs: jobs)
+            var executor = SweepExecutor(executable: ChildProcess.selfPath, configFiles: experiment.config, dataset: experiment.dataset, jobs: jobs)
+            executor.lists = lists
             let outcome = try executor.run(runs) { event in
                 switch event {
                 case .skipped(let index, let run):

@@ -29,6 +29,8 @@ public struct SweepExecutor: Sendable {
     public let dataset: String?
     /// Runs in parallel.
     public let jobs: Int
+    /// Each (untuned) run also writes its ranked lists (`run --lists`).
+    public var lists = false
 
     /// An executor running `executable`.
     public init(executable: String, configFiles: [String], dataset: String?, jobs: Int) {
@@ -83,6 +85,7 @@ public struct SweepExecutor: Sendable {
         var arguments = [run.tune == nil ? "run" : "tune", "--model", run.model, "--quiet"]
         if let trials = run.tune?.trials { arguments += ["--trials", String(trials)] }
         if let seconds = run.tune?.seconds { arguments += ["--budget-seconds", String(seconds)] }
+        if lists && run.tune == nil { arguments.append("--lists") }
         for file in configFiles { arguments += ["--config", file] }
         for assignment in run.assignments { arguments += ["--set", assignment] }
         if let dataset { arguments += ["--dataset", dataset] }
