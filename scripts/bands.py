@@ -15,7 +15,10 @@ averaged over the seeds measured). Prints one Markdown row per model: recall@10 
 ndcg@10 as mean ± sd over the seeds, each seed's ndcg@10, the reference, and whether the
 mean lies within the band (0.01). Too slow for the test suite (hours with the sequential
 models); the suite keeps a short check per model. Needs ../shared.
-Usage: scripts/bands.py [--binary .build/release/recbench] [MODEL ...]"""
+With --labeled DIR, the context-aware models under RecBole's labelled protocol instead: recbench on RecBole's labelled
+split of each seed (DIR/split<seed>/, as scripts/recbole-labeled-split.py writes it) against RecBole's runs of the same
+seed in docs/recbole-general/labeled/, test AUC and LogLoss per seed and their means (band: the mean AUC within 0.01).
+Usage: scripts/bands.py [--binary .build/release/recbench] [--labeled DIR] [MODEL ...]"""
 import json, os, re, statistics, subprocess, sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
@@ -73,12 +76,14 @@ def recbole_rows():
     return rows
 
 
-def run(binary, model, seed, data, extra=()):
-    args = [binary, 'run', '--model', model, '--config', os.path.join(ROOT, 'Configs', 'ml-100k.yml'), '--json', '--no-save', '--quiet',
+def run(binary, model, seed, data, extra=(), configs=('ml-100k.yml',), features=True):
+    args = [binary, 'run', '--model', model, '--json', '--no-save', '--quiet',
             '--set', f'seed={seed}', '--set', 'checkpoint_dir=null', '--set', f'data_path={data}']
+    for config in configs:
+        args += ['--config', os.path.join(ROOT, 'Configs', config)]
     if model not in SEQUENTIAL:
         args += ['--set', 'benchmark_filename=[train,valid,test]']
-    if model in CONTEXT:
+    if model in CONTEXT and features:
         args += ['--set', FEATURES]
     for assignment in EXTRA.get(model, []) + list(extra):
         args += ['--set', assignment]
@@ -101,11 +106,43 @@ def context_data():
     return folder
 
 
+LABELED = os.path.join(ROOT, 'docs', 'recbole-general', 'labeled')
+LABELED_COLUMNS = ('load_col={inter: [user_id, item_id, label], user: [user_id, age, gender, occupation], '
+                   'item: [item_id, release_year, class]}')
+
+
+def labeled_bands(binary, splits, models):
+    """Each model's test AUC / LogLoss per seed on RecBole's labelled split, beside RecBole's run of that seed."""
+    print('| model | seed | RecBole AUC / LogLoss | recbench AUC / LogLoss | Δ AUC |')
+    print('|---|---|---|---|---|')
+    for model in models or sorted({n[:n.index('-labeled')] for n in os.listdir(LABELED)}):
+        pairs = []
+        for seed in (2020, 2021, 2022):
+            path = os.path.join(LABELED, f'{model}-labeled-seed{seed}.json')
+            data = os.path.join(splits, f'split{seed}')
+            if not os.path.exists(path) or not os.path.isdir(data):
+                continue
+            theirs = json.load(open(path))['test_result']
+            ours = run(binary, model, seed, data, ['threshold=null', LABELED_COLUMNS],
+                       configs=('ml-100k.yml', 'ml-100k-labeled.yml'), features=False)
+            pairs.append((theirs, ours))
+            print(f'| {model} | {seed} | {theirs["auc"]:.4f} / {theirs["logloss"]:.4f} | {ours["auc"]:.4f} / {ours["logloss"]:.4f} | '
+                  f'{ours["auc"] - theirs["auc"]:+.4f} |', flush=True)
+        if len(pairs) > 1:
+            mean = {side: {m: statistics.mean(p[i][m] for p in pairs) for m in ('auc', 'logloss')} for i, side in enumerate(('rb', 'us'))}
+            delta = mean['us']['auc'] - mean['rb']['auc']
+            print(f'| {model} | mean of {len(pairs)} | {mean["rb"]["auc"]:.4f} / {mean["rb"]["logloss"]:.4f} | {mean["us"]["auc"]:.4f} / '
+                  f'{mean["us"]["logloss"]:.4f} | {delta:+.4f} {"✓" if abs(delta) <= 0.01 else "✗"} |', flush=True)
+    return 0
+
+
 def main():
     args = sys.argv[1:]
     binary = os.path.join(ROOT, '.build', 'release', 'recbench')
     if args[:1] == ['--binary']:
         binary, args = args[1], args[2:]
+    if args[:1] == ['--labeled']:
+        return labeled_bands(binary, args[1], args[2:])
     if not os.path.isdir(SPLIT):
         print('scripts/bands.py needs ../shared/reference (RecBole\'s split and figures): not found')
         return 2
