@@ -128,7 +128,7 @@ def labeled_bands(binary, splits, models):
             pairs.append((theirs, ours))
             print(f'| {model} | {seed} | {theirs["auc"]:.4f} / {theirs["logloss"]:.4f} | {ours["auc"]:.4f} / {ours["logloss"]:.4f} | '
                   f'{ours["auc"] - theirs["auc"]:+.4f} |', flush=True)
-        if len(pairs) > 1:
+        if pairs:   # one seed gets its verdict too, labelled as one
             mean = {side: {m: statistics.mean(p[i][m] for p in pairs) for m in ('auc', 'logloss')} for i, side in enumerate(('rb', 'us'))}
             delta = mean['us']['auc'] - mean['rb']['auc']
             print(f'| {model} | mean of {len(pairs)} | {mean["rb"]["auc"]:.4f} / {mean["rb"]["logloss"]:.4f} | {mean["us"]["auc"]:.4f} / '
@@ -142,6 +142,9 @@ def main():
     if args[:1] == ['--binary']:
         binary, args = args[1], args[2:]
     if args[:1] == ['--labeled']:
+        if len(args) < 2 or not os.path.isdir(args[1]):
+            print('scripts/bands.py --labeled DIR: DIR must hold split2020/ … split2022/ (scripts/recbole-labeled-split.py writes them)')
+            return 2
         return labeled_bands(binary, args[1], args[2:])
     if not os.path.isdir(SPLIT):
         print('scripts/bands.py needs ../shared/reference (RecBole\'s split and figures): not found')

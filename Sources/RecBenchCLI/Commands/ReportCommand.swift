@@ -13,7 +13,8 @@ public struct ReportCommand: ParsableCommand {
             per setting) with recall, mrr, ndcg, \
             hit and precision at the cutoff, the repeat-vs-new analyses and coverage, the model \
             type and seconds. Best values are bold (md, latex, html). --significance adds \
-            pairwise paired tests on per-user values. --over-seeds gives a model's runs that \
+            pairwise paired tests on per-user values; --overlap how alike the runs' test top-K lists \
+            are (the lists `run --lists` writes). --over-seeds gives a model's runs that \
             differ only in `seed` one row: each value their mean ± the sample standard deviation \
             (a sweep with --set seed=2020,2021,2022 makes such runs).
             """)
@@ -48,6 +49,10 @@ public struct ReportCommand: ParsableCommand {
     @Flag(help: "One row per model and setting: runs that differ only in `seed` averaged (mean ± sample standard deviation).")
     public var overSeeds = false
 
+    @Flag(help: ArgumentHelp("Add each group's pairwise overlap of the runs' test top-K lists (mean Jaccard over the users both ranked), "
+                             + "from the lists `run --lists` or `sweep --lists` wrote (md and html output)."))
+    public var overlap = false
+
     public func run() throws {
         try reportingErrors {
             if significance != nil, format != .md, format != .html {
@@ -58,6 +63,7 @@ public struct ReportCommand: ParsableCommand {
                 throw RecBenchError(field: "--significance", "the tests pair one run's per-user values with another's; a row of --over-seeds "
                                     + "is a mean over runs: write the tests with a second `report` without --over-seeds")
             }
+            try checkOverlapRequest()
             let report = try Report.load(directory: directory, k: k, sortKey: sort, overSeeds: overSeeds)
             var text: String
             switch format {
@@ -70,7 +76,16 @@ public struct ReportCommand: ParsableCommand {
             if let metric = significance?.lowercased() {
                 let comparisons = try report.significance(metric: metric, test: test.rawValue, correction: correction)
                 let tests = Report.markdown(comparisons, metric: metric, test: test.rawValue, correction: correction)
-                text = format == .html ? Self.insert(tests, into: text) : text + "\n" + tests
+                text = format == .html ? Self.insert(tests, titled: "Significance", into: text) : text + "\n" + tests
+            }
+            if overlap {
+                let overlaps = try report.overlaps()
+                guard !overlaps.isEmpty else {
+                    throw RecBenchError(field: "--overlap", "no group of \(directory) holds two runs with ranked lists: write them with "
+                                        + "`recbench run … --lists` or `recbench sweep … --lists`")
+                }
+                let tables = report.markdown(overlaps)
+                text = format == .html ? Self.insert(tables, titled: "Overlap of the lists", into: text) : text + "\n" + tables
             }
             if let output {
                 try AtomicWrite.write(Data(text.utf8), to: output)
@@ -83,11 +98,24 @@ public struct ReportCommand: ParsableCommand {
 }
 
 extension ReportCommand {
-    /// The tests' Markdown as a preformatted section at the end of the page's body.
-    static func insert(_ markdown: String, into page: String) -> String {
+    /// --overlap, like --significance, adds matrices that only md and html reports hold, and pairs single runs.
+    func checkOverlapRequest() throws {
+        guard overlap else { return }
+        if format != .md && format != .html {
+            throw RecBenchError(field: "--overlap", "md and html reports hold the overlaps; a \(format.rawValue) report is one table: "
+                                + "write them with a second `report --format md --overlap`")
+        }
+        if overSeeds {
+            throw RecBenchError(field: "--overlap", "the overlaps compare one run's lists with another's; a row of --over-seeds is a mean "
+                                + "over runs: write them with a second `report` without --over-seeds")
+        }
+    }
+
+    /// Markdown (tests, overlaps) as a preformatted section at the end of the page's body.
+    static func insert(_ markdown: String, titled title: String, into page: String) -> String {
         let escaped = markdown.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;")
-        let section = "<section><h2>Significance</h2><pre>\(escaped)</pre></section>\n"
+        let section = "<section><h2>\(title)</h2><pre>\(escaped)</pre></section>\n"
         guard let end = page.range(of: "</body>", options: .backwards) else { return page + section }
         return page.replacingCharacters(in: end.lowerBound..<end.lowerBound, with: section)
     }

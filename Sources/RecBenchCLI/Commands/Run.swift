@@ -36,8 +36,9 @@ public struct Run: ParsableCommand {
     @Flag(help: "Also write per-user metrics (one row per split, user token, metric) beside the result, as .users.csv and .users.jsonl.")
     public var perUser = false
 
-    @Flag(help: ArgumentHelp("Also write each evaluated user's (next-item example's) ranked list of valid and test beside the result, "
-                             + "as .lists.csv: split, user, rank, item, before (1: bought before that split or example), hit (1: an answer)."))
+    @Flag(help: ArgumentHelp("Also write each evaluated user's (next-item example's) ranked list of valid and test beside the result, as "
+                             + ".lists.csv: split, user, rank, item, before (1: in the user's earlier splits; next-item: earlier in the sequence), "
+                             + "hit (1: an answer). A later run of the same settings without --lists removes them."))
     public var lists = false
 
     @Flag(help: ArgumentHelp("Time every autodiff op (forward and backward) and the trainer's phases, and print where training went "
@@ -49,6 +50,9 @@ public struct Run: ParsableCommand {
     public func run() throws {
         let logger = logging.makeLogger()
         try reportingErrors {
+            if lists && noSave {
+                throw RecBenchError(field: "--lists", "the lists are written beside the stored result, which --no-save does not write; drop one")
+            }
             let plan = try Experiment.plan(RunRequest(
                 model: model, configFiles: experiment.config, assignments: experiment.assignments,
                 dataset: experiment.dataset))
@@ -71,15 +75,12 @@ public struct Run: ParsableCommand {
                 report.event($0)
             }
             var savedPath: String?
-            if !noSave { savedPath = try ResultStore(root: plan.resultsDirectory).save(outcome.result, perUser: outcome.perUser) }
+            if !noSave { savedPath = try ResultStore(root: plan.resultsDirectory).save(outcome.result, perUser: outcome.perUser, lists: outcome.lists) }
             if perUser {
                 let exported = try ResultStore(root: plan.resultsDirectory).exportPerUser(outcome.result, perUser: outcome.perUser, test: outcome.test)
                 if !json { Terminal.out("per-user  \(exported.csv), \(exported.jsonLines)") }
             }
-            if let ranked = outcome.lists {
-                let path = try ResultStore(root: plan.resultsDirectory).exportLists(outcome.result, lists: ranked)
-                if !json { Terminal.out("lists     \(path)") }
-            }
+            if let saved = savedPath, lists, !json { Terminal.out("lists     \(RunFiles(record: saved).path(.lists))") }
             if json {
                 Terminal.out(String(decoding: try ResultStore.encode(outcome.result), as: UTF8.self).trimmingCharacters(in: .newlines))
             } else {

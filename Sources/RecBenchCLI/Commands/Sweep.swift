@@ -43,7 +43,7 @@ public struct Sweep: ParsableCommand {
     @Flag(help: "Print the planned runs (run key, shard under --shard, done / failed / pending) and exit.")
     public var list = false
 
-    @Flag(help: "Each run also writes its ranked lists (`run --lists`; not the tuned runs, and runs already stored are not rerun for them).")
+    @Flag(help: "Each run also writes its ranked lists (as `run --lists`; not the tuned runs; runs already stored are not run again for them).")
     public var lists = false
 
     @OptionGroup public var logging: LoggingOptions
@@ -67,6 +67,10 @@ public struct Sweep: ParsableCommand {
                                              dataset: experiment.dataset,
                                              tune: tune == nil && tuneSeconds == nil ? nil : TuneBudget(trials: tune, seconds: tuneSeconds))
             for notice in plan.notices { logger.notice("\(notice)") }
+            if lists, let labeled = plan.runs.first(where: { !$0.ranks }) {
+                throw RecBenchError(field: "--lists", "\(labeled.label) is evaluated on labelled rows (eval_args.mode: labeled), which ranks "
+                                    + "nothing: there are no lists to write; drop --lists")
+            }
             let part = try shard.map(Shard.init(parsing:))
             if list { Sweep.list(plan.runs, shard: part); return 0 }
             let runs = part.map { $0.runs(of: plan.runs) } ?? plan.runs

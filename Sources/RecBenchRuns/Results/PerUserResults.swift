@@ -16,6 +16,8 @@ public struct PerUserResults: Codable, Sendable {
     }
     public var runKey: String
     public var splits: [String: Split]
+    /// The order exported files list the splits in.
+    static let splitOrder = ["valid", "test"]
 
     enum CodingKeys: String, CodingKey { case runKey = "run_key", splits }
 
@@ -43,7 +45,7 @@ public struct PerUserResults: Codable, Sendable {
     /// Rows `split,user,metric,value` with a header, in split, user, metric-key order.
     public func csv(keys: [String]) -> String {
         var lines = ["split,user,metric,value"]
-        for name in ["valid", "test"] {
+        for name in Self.splitOrder {
             guard let s = splits[name] else { continue }
             for (i, user) in s.users.enumerated() {
                 for key in keys { if let v = s.values[key]?[i] { lines.append("\(name),\(CSVText.escape(user)),\(key),\(v)") } }
@@ -58,7 +60,7 @@ public struct PerUserResults: Codable, Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         struct Row: Encodable { let split: String, user: String, metric: String, value: Double }
-        for name in ["valid", "test"] {
+        for name in Self.splitOrder {
             guard let s = splits[name] else { continue }
             for (i, user) in s.users.enumerated() {
                 for key in keys {

@@ -27,33 +27,45 @@ public struct RecommendationLists: Sendable {
         var lists: [List] = []
         for (e, target) in evaluations {
             let names = PerUserResults.rowNames(e, target: target, dataset: dataset)
+            var earlier = PastItems(target)
             for slot in e.users.indices {
                 let row = Int(e.users[slot])
                 let ranked = e.topItems[slot * e.width ..< (slot + 1) * e.width].filter { $0 >= 0 }.map(Int.init)
-                let earlier = RecommendationLists.earlierItems(row: row, target: target)
                 lists.append(List(split: e.part.name, user: names[slot], items: ranked.map { dataset.itemTokens[$0] },
-                                  before: ranked.map { earlier($0) },
+                                  before: ranked.map { earlier.contains($0, before: row) },
                                   hits: ranked.map { target.positives.contains(row: row, column: $0) }))
             }
         }
         self.lists = lists
     }
 
-    /// Whether an item came before row `row` of `target`: in its user's earlier splits (the history the mask reads), or
-    /// for a next-item example in the user's log before the example's position (its history holds only what is masked).
-    static func earlierItems(row: Int, target: EvaluationTarget) -> (Int) -> Bool {
-        guard target.evaluationProtocol == .nextItem, let queries = target.queries else {
-            return { target.history.contains(row: row, column: $0) }
+    /// Whether an item came before a row of a target: for a user row, in the user's earlier splits (the history the
+    /// mask reads); for a next-item example, in the user's log before the example's position (a next-item row's history
+    /// is not its past: it holds at most the example's own target). Each item's first position in the current user's
+    /// log is kept while that user's examples (consecutive rows) are read: a user costs their sequence once.
+    struct PastItems {
+        let target: EvaluationTarget
+        var user = -1
+        var first: [Int32: Int] = [:]
+
+        init(_ target: EvaluationTarget) { self.target = target }
+
+        mutating func contains(_ item: Int, before row: Int) -> Bool {
+            guard target.evaluationProtocol == .nextItem, let queries = target.queries else { return target.history.contains(row: row, column: item) }
+            let log = queries.sequences.log, u = Int(queries.users[row])
+            if u != user {
+                user = u
+                first.removeAll(keepingCapacity: true)
+                for p in (log.userStarts[u] ..< log.userStarts[u + 1]).reversed() { first[log.items[p]] = p }
+            }
+            return first[Int32(item)].map { $0 < Int(queries.ends[row]) } ?? false
         }
-        let log = queries.sequences.log, user = Int(queries.users[row])
-        let seen = Set(log.items[log.userStarts[user] ..< Int(queries.ends[row])].map(Int.init))
-        return { seen.contains($0) }
     }
 
     /// Rows `split,user,rank,item,before,hit` (ranks from 1; flags 0 or 1) with a header, valid before test.
     public func csv() -> String {
         var lines = ["split,user,rank,item,before,hit"]
-        for split in ["valid", "test"] {
+        for split in PerUserResults.splitOrder {
             for list in lists where list.split == split {
                 for (r, item) in list.items.enumerated() {
                     lines.append("\(split),\(CSVText.escape(list.user)),\(r + 1),\(CSVText.escape(item)),\(list.before[r] ? 1 : 0),\(list.hits[r] ? 1 : 0)")

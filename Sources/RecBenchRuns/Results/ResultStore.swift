@@ -65,23 +65,29 @@ public struct ResultStore: Sendable {
     /// Where `result` is (or would be) stored.
     public func path(for result: RunResult) -> String { files(for: result).record }
 
-    /// Writes `result` atomically and returns its path. Per-user values, when given, are
-    /// written first (to `<record>.peruser.json`), so a stored record always has them.
+    /// Writes `result` atomically and returns its path. Per-user values and ranked lists, when given, are
+    /// written first (to `<record>.peruser.json`, `<record>.lists.csv`), so a stored record always has them; lists
+    /// left by an earlier run of the same key are removed when none are given (they would be another run's).
     @discardableResult
-    public func save(_ result: RunResult, perUser: PerUserResults? = nil) throws -> String {
+    public func save(_ result: RunResult, perUser: PerUserResults? = nil, lists: RecommendationLists? = nil) throws -> String {
         let files = files(for: result), path = files.record, sidecar = files.perUser
         if let perUser {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             try AtomicWrite.write(try encoder.encode(perUser), to: sidecar)
         }
+        if let lists { try AtomicWrite.write(Data(lists.csv().utf8), to: files.path(.lists)) }
         do {
             try AtomicWrite.write(try ResultStore.encode(result), to: path)
         } catch {
-            // The record is the commit point: without it, its sidecar is a partial result.
-            if perUser != nil && !FileManager.default.fileExists(atPath: path) { unlink(sidecar) }
+            // The record is the commit point: without it, its sidecars are a partial result.
+            if !FileManager.default.fileExists(atPath: path) {
+                if perUser != nil { unlink(sidecar) }
+                if lists != nil { unlink(files.path(.lists)) }
+            }
             throw error
         }
+        if lists == nil { AtomicWrite.remove(files.path(.lists)) }
         AtomicWrite.remove(files.path(.training))   // the stored record supersedes it
         return path
     }
@@ -94,13 +100,6 @@ public struct ResultStore: Sendable {
         try AtomicWrite.write(Data(perUser.csv(keys: keys).utf8), to: files.path(.usersCSV))
         try AtomicWrite.write(Data(try perUser.jsonLines(keys: keys).utf8), to: files.path(.usersJSONLines))
         return (files.path(.usersCSV), files.path(.usersJSONLines))
-    }
-
-    /// Writes a run's ranked lists as `<record>.lists.csv` (`run --lists`), atomically; returns the path.
-    public func exportLists(_ result: RunResult, lists: RecommendationLists) throws -> String {
-        let path = files(for: result).path(.lists)
-        try AtomicWrite.write(Data(lists.csv().utf8), to: path)
-        return path
     }
 
     /// Records that the run of `files` failed (atomically), for reports and resumed sweeps.

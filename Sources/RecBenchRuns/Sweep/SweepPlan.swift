@@ -24,6 +24,8 @@ public struct SweepRun: Sendable, Equatable {
     /// A search of the model's declared space with this budget, whose test run is the run
     /// (`sweep --tune`); nil: the run with the settings as given.
     public var tune: TuneBudget? = nil
+    /// Whether the run ranks (not `eval_args.mode: labeled`): only a ranking has lists to write.
+    public var ranks = true
 }
 
 /// What every model of a tuned sweep gets: the same number of trials or the same seconds.
@@ -114,6 +116,7 @@ public enum SweepPlanner {
                 var run = SweepRun(model: model, dataset: plan.data.dataset, assignments: fixed + point, label: ([model] + used).joined(separator: " "),
                                    runKey: key, files: files)
                 run.datasetFingerprint = fingerprint
+                run.ranks = !plan.evaluation.isLabeled
                 runs.append(run)
                 if let tune, let tuned = tunedRun(of: run, plan: plan, budget: tune, notices: &notices), seen.insert(tuned.runKey).inserted {
                     runs.append(tuned)
