@@ -13,8 +13,8 @@ import RecBenchContract
 ///   positives; `new_recall@K` likewise for new positives.
 /// - `repeat_positive_share`: repeat positives / all positives (independent of K).
 /// - `history_share@K`: mean over users of the share of their top K that they had before
-///   (the repetition ratio of next-basket evaluations); only where a row's history is the
-///   user's whole past (user rows, not next-item examples).
+///   (the repetition ratio of next-basket evaluations): before the split for a user row,
+///   earlier in the sequence for a next-item example (`PastItems`).
 /// - `item_coverage@K`: ItemCoverage, always computed (the evaluator adds it).
 public enum Analyses {
     /// One user's counts at one cutoff.

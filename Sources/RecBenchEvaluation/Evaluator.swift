@@ -257,14 +257,13 @@ public enum Evaluator {
             }
         }
         var analyses: [String: Double] = [:]
-        // A next-item row's history holds at most its own target (unless masked): no repetition ratio there.
-        let wholeHistory = target.evaluationProtocol == .user
+        let past = PastItems.flags(topItems: topItems, width: width, target: target)
         for (c, k) in settings.cutoffs.enumerated() {
             let perUser = users.indices.map { slot in
                 let hits = table.hits(slot, cutoff: c)
                 return Analyses.UserHits(positives: target.positives.entries(ofRow: Int(users[slot])).count, repeatPositives: table.repeats(slot),
                                          hits: hits.all, repeatHits: hits.repeated,
-                                         fromHistory: wholeHistory ? fromHistory(topItems, slot: slot, width: width, k: k, target: target) : nil)
+                                         fromHistory: past[slot * width ..< slot * width + min(k, width)].reduce(0) { $0 + ($1 ? 1 : 0) })
             }
             analyses.merge(Analyses.summarize(perUser, k: k)) { _, new in new }
             analyses[MetricKey("item_coverage", k: k).description] =
@@ -300,17 +299,6 @@ extension Evaluator {
         }
         let metric = MetricRegistry.lists.first { $0.name.lowercased() == name.lowercased() }
         return metric?.value(lists: topItems, width: width, k: k, itemCount: target.itemCount, trainCounts: trainCounts)
-    }
-
-    /// How many of the first `k` items of slot `slot`'s list the user had before the split.
-    static func fromHistory(_ topItems: [Int32], slot: Int, width: Int, k: Int, target: EvaluationTarget) -> Int {
-        let user = Int(target.users[slot])
-        var count = 0
-        for r in 0..<min(k, width) {
-            let item = topItems[slot * width + r]
-            if item >= 0 && target.history.contains(row: user, column: Int(item)) { count += 1 }
-        }
-        return count
     }
 }
 

@@ -145,5 +145,11 @@ import Testing
             #expect(line.before == items[..<position].contains(line.item) && line.hit == (line.item == items[position]), "\(line)")
         }
         #expect(lines.contains { $0.before } && lines.contains { !$0.before })
+        // history_share@2 of the record: each example's share of its top 2 that came earlier in its sequence, averaged.
+        let record = try #require(w.resultFiles.first)
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: w.root + "/out/" + record))) as? [String: Any]
+        let share = try #require(((json?["analyses"] as? [String: Any])?["test"] as? [String: Double])?["history_share@2"])
+        let test = lines.filter { $0.split == "test" && $0.rank <= 2 }
+        #expect(abs(share - Double(test.filter(\.before).count) / Double(test.count)) < 1e-9, "\(share)")
     }
 }

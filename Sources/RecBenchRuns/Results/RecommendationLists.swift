@@ -27,39 +27,16 @@ public struct RecommendationLists: Sendable {
         var lists: [List] = []
         for (e, target) in evaluations {
             let names = PerUserResults.rowNames(e, target: target, dataset: dataset)
-            var earlier = PastItems(target)
+            let past = PastItems.flags(topItems: e.topItems, width: e.width, target: target)
             for slot in e.users.indices {
-                let row = Int(e.users[slot])
-                let ranked = e.topItems[slot * e.width ..< (slot + 1) * e.width].filter { $0 >= 0 }.map(Int.init)
+                let row = Int(e.users[slot]), slots = (slot * e.width ..< (slot + 1) * e.width).filter { e.topItems[$0] >= 0 }
+                let ranked = slots.map { Int(e.topItems[$0]) }
                 lists.append(List(split: e.part.name, user: names[slot], items: ranked.map { dataset.itemTokens[$0] },
-                                  before: ranked.map { earlier.contains($0, before: row) },
+                                  before: slots.map { past[$0] },
                                   hits: ranked.map { target.positives.contains(row: row, column: $0) }))
             }
         }
         self.lists = lists
-    }
-
-    /// Whether an item came before a row of a target: for a user row, in the user's earlier splits (the history the
-    /// mask reads); for a next-item example, in the user's log before the example's position (a next-item row's history
-    /// is not its past: it holds at most the example's own target). Each item's first position in the current user's
-    /// log is kept while that user's examples (consecutive rows) are read: a user costs their sequence once.
-    struct PastItems {
-        let target: EvaluationTarget
-        var user = -1
-        var first: [Int32: Int] = [:]
-
-        init(_ target: EvaluationTarget) { self.target = target }
-
-        mutating func contains(_ item: Int, before row: Int) -> Bool {
-            guard target.evaluationProtocol == .nextItem, let queries = target.queries else { return target.history.contains(row: row, column: item) }
-            let log = queries.sequences.log, u = Int(queries.users[row])
-            if u != user {
-                user = u
-                first.removeAll(keepingCapacity: true)
-                for p in (log.userStarts[u] ..< log.userStarts[u + 1]).reversed() { first[log.items[p]] = p }
-            }
-            return first[Int32(item)].map { $0 < Int(queries.ends[row]) } ?? false
-        }
     }
 
     /// Rows `split,user,rank,item,before,hit` (ranks from 1; flags 0 or 1) with a header, valid before test.
