@@ -169,13 +169,13 @@ extension HostileCase {
                         + ["eval_args={mode: labeled}", "metrics=[AUC]", "valid_metric=auc", "threshold={rating: 4}"].flatMap { ["--set", $0] },
                     mentions: ["'--per-user'", "labeled"]),
         HostileCase(name: "ranked lists of a labelled run",
-                    arguments: ["run", "--model", "FM", "--config", "run.yml", "--lists"]
+                    arguments: ["run", "--model", "FM", "--config", "run.yml", "--save-lists"]
                         + ["eval_args={mode: labeled}", "metrics=[AUC]", "valid_metric=auc", "threshold={rating: 4}"].flatMap { ["--set", $0] },
-                    mentions: ["'--lists'", "labeled", "ranks nothing"]),
+                    mentions: ["'--save-lists'", "labeled", "ranks nothing"]),
         HostileCase(name: "a labelled sweep's lists",
-                    arguments: ["sweep", "--config", "run.yml", "--models", "FM", "--lists"]
+                    arguments: ["sweep", "--config", "run.yml", "--models", "FM", "--save-lists"]
                         + ["eval_args={mode: labeled}", "metrics=[AUC]", "valid_metric=auc", "threshold={rating: 4}"].flatMap { ["--set", $0] },
-                    mentions: ["'--lists'", "labelled rows", "drop --lists"]),
+                    mentions: ["'--save-lists'", "labelled rows", "drop --save-lists"]),
         .set("a RecBole value metric without labelled evaluation", ["metrics=[AUC]"], ["'AUC' is a value metric", "eval_args.mode: labeled"]),
         .set("zero cutoff", ["topk=[0]"], ["'topk'", "positive integers"]),
         .set("negative cutoff", ["topk=[-3]"], ["'topk'", "positive integers"]),

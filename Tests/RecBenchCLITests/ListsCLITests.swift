@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `run --lists`: each evaluated row's ranked list, item by item marked bought-before and hit, checked against what the
+/// `run --save-lists`: each evaluated row's ranked list, item by item marked bought-before and hit, checked against what the
 /// data says (not what the evaluator computed) and against the per-user hit@K the evaluator reports.
 @Suite struct ListsCLITests {
     /// Five purchases per user (train t0–t2, valid t3, test t4 under RS 0.6/0.2/0.2): i0 and i1 first for everyone,
@@ -15,7 +15,7 @@ import Testing
 
     /// A run's lists, at cutoffs 2 and 6 (every item of the six: each flag is seen both ways).
     func lists(_ w: Workspace, _ arguments: [String]) throws -> [Line] {
-        let run = try w.run(["run", "--config", "run.yml", "--lists", "--per-user", "--set", "topk=[2,6]"] + arguments)
+        let run = try w.run(["run", "--config", "run.yml", "--save-lists", "--per-user", "--set", "topk=[2,6]"] + arguments)
         #expect(run.status == 0, "\(run.stderr)")
         let file = try #require(w.allFiles.first { $0.hasSuffix(".lists.csv") })
         let text = try String(contentsOfFile: w.root + "/out/" + file, encoding: .utf8)
@@ -70,7 +70,7 @@ import Testing
     /// A sweep's runs each write their lists, beside their records (three: the repeats in this data add RepeatPop).
     @Test func aSweepWritesEachRunsLists() throws {
         let w = try Workspace(inter: Self.inter)
-        let sweep = try w.run(["sweep", "--config", "run.yml", "--models", "Pop,ItemKNN", "--lists", "--quiet"])
+        let sweep = try w.run(["sweep", "--config", "run.yml", "--models", "Pop,ItemKNN", "--save-lists", "--quiet"])
         #expect(sweep.status == 0, "\(sweep.stderr)")
         let records = w.resultFiles.map { $0.dropLast(".json".count) }, lists = w.allFiles.filter { $0.hasSuffix(".lists.csv") }
         #expect(records.count == 3 && Set(lists) == Set(records.map { $0 + ".lists.csv" }), "\(w.allFiles)")
@@ -92,7 +92,7 @@ import Testing
     /// format, or a folder without lists, is refused.
     @Test func reportOverlapReadsTheStoredLists() throws {
         let w = try Workspace(inter: Self.inter)
-        for arguments in [["--model", "Pop", "--lists"], ["--model", "ItemKNN", "--lists"], ["--model", "BPR", "--set", "epochs=3", "--lists"],
+        for arguments in [["--model", "Pop", "--save-lists"], ["--model", "ItemKNN", "--save-lists"], ["--model", "BPR", "--set", "epochs=3", "--save-lists"],
                           ["--model", "NeuMF", "--set", "epochs=2"]] {
             #expect(try w.run(["run", "--config", "run.yml", "--quiet"] + arguments).status == 0)
         }
@@ -117,16 +117,16 @@ import Testing
         let bare = try Workspace(inter: Self.inter)
         #expect(try bare.run(["run", "--config", "run.yml", "--model", "Pop", "--quiet"]).status == 0)
         let refused = try bare.run(["report", "out", "--overlap"])
-        #expect(refused.status != 0 && refused.stderr.contains("--lists"))
+        #expect(refused.status != 0 && refused.stderr.contains("--save-lists"))
     }
 
     /// The lists belong to the stored record: --no-save has none to write beside, and a later run of the same settings
-    /// without --lists takes them away.
+    /// without --save-lists takes them away.
     @Test func listsGoWithTheStoredRecord() throws {
         let w = try Workspace(inter: Self.inter)
-        let unsaved = try w.run(["run", "--config", "run.yml", "--model", "Pop", "--lists", "--no-save"])
-        #expect(unsaved.status != 0 && unsaved.stderr.contains("'--lists'") && w.allFiles.isEmpty)
-        #expect(try w.run(["run", "--config", "run.yml", "--model", "Pop", "--lists", "--quiet"]).status == 0)
+        let unsaved = try w.run(["run", "--config", "run.yml", "--model", "Pop", "--save-lists", "--no-save"])
+        #expect(unsaved.status != 0 && unsaved.stderr.contains("'--save-lists'") && w.allFiles.isEmpty)
+        #expect(try w.run(["run", "--config", "run.yml", "--model", "Pop", "--save-lists", "--quiet"]).status == 0)
         #expect(w.allFiles.contains { $0.hasSuffix(".lists.csv") })
         #expect(try w.run(["run", "--config", "run.yml", "--model", "Pop", "--quiet"]).status == 0)
         #expect(!w.allFiles.contains { $0.hasSuffix(".lists.csv") } && w.resultFiles.count == 1)

@@ -14,7 +14,7 @@ public struct ReportCommand: ParsableCommand {
             hit and precision at the cutoff, the repeat-vs-new analyses and coverage, the model \
             type and seconds. Best values are bold (md, latex, html). --significance adds \
             pairwise paired tests on per-user values; --overlap how alike the runs' test top-K lists \
-            are (the lists `run --lists` writes). --over-seeds gives a model's runs that \
+            are (the lists `run --save-lists` writes). --over-seeds gives a model's runs that \
             differ only in `seed` one row: each value their mean ± the sample standard deviation \
             (a sweep with --set seed=2020,2021,2022 makes such runs).
             """)
@@ -50,7 +50,7 @@ public struct ReportCommand: ParsableCommand {
     public var overSeeds = false
 
     @Flag(help: ArgumentHelp("Add each group's pairwise overlap of the runs' test top-K lists (mean Jaccard over the users both ranked), "
-                             + "from the lists `run --lists` or `sweep --lists` wrote (md and html output)."))
+                             + "from the lists `run --save-lists` or `sweep --save-lists` wrote (md and html output)."))
     public var overlap = false
 
     public func run() throws {
@@ -82,7 +82,7 @@ public struct ReportCommand: ParsableCommand {
                 let overlaps = try report.overlaps()
                 guard !overlaps.isEmpty else {
                     throw RecBenchError(field: "--overlap", "no group of \(directory) holds two runs with ranked lists: write them with "
-                                        + "`recbench run … --lists` or `recbench sweep … --lists`")
+                                        + "`recbench run … --save-lists` or `recbench sweep … --save-lists`")
                 }
                 let tables = report.markdown(overlaps)
                 text = format == .html ? Self.insert(tables, titled: "Overlap of the lists", into: text) : text + "\n" + tables

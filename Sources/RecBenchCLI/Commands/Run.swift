@@ -38,8 +38,8 @@ public struct Run: ParsableCommand {
 
     @Flag(help: ArgumentHelp("Also write each evaluated user's (next-item example's) ranked list of valid and test beside the result, as "
                              + ".lists.csv: split, user, rank, item, before (1: in the user's earlier splits; next-item: earlier in the sequence), "
-                             + "hit (1: an answer). A later run of the same settings without --lists removes them."))
-    public var lists = false
+                             + "hit (1: an answer). A later run of the same settings without --save-lists removes them."))
+    public var saveLists = false
 
     @Flag(help: ArgumentHelp("Time every autodiff op (forward and backward) and the trainer's phases, and print where training went "
                              + "(stored with the result as training.profile)."))
@@ -50,13 +50,13 @@ public struct Run: ParsableCommand {
     public func run() throws {
         let logger = logging.makeLogger()
         try reportingErrors {
-            if lists && noSave {
-                throw RecBenchError(field: "--lists", "the lists are written beside the stored result, which --no-save does not write; drop one")
+            if saveLists && noSave {
+                throw RecBenchError(field: "--save-lists", "the lists are written beside the stored result, which --no-save does not write; drop one")
             }
             let plan = try Experiment.plan(RunRequest(
                 model: model, configFiles: experiment.config, assignments: experiment.assignments,
                 dataset: experiment.dataset))
-            if plan.evaluation.isLabeled, let flag = perUser ? "--per-user" : lists ? "--lists" : nil {
+            if plan.evaluation.isLabeled, let flag = perUser ? "--per-user" : saveLists ? "--save-lists" : nil {
                 throw RecBenchError(field: flag, "eval_args.mode is labeled, which scores each labelled row and ranks nothing, so there are no "
                                     + "per-user values or lists to export; drop \(flag), or rank (mode: full) to have them")
             }
@@ -71,7 +71,7 @@ public struct Run: ParsableCommand {
                                    validMetric: plan.evaluation.validMetric, rows: plan.evaluationProtocol == .nextItem ? "examples" : "users",
                                    tables: !json)
             report.header(plan)
-            let outcome = try Experiment.run(plan, logger: logger, profile: profile ? OpProfile() : nil, resumable: !noSave, lists: lists) {
+            let outcome = try Experiment.run(plan, logger: logger, profile: profile ? OpProfile() : nil, resumable: !noSave, lists: saveLists) {
                 report.event($0)
             }
             var savedPath: String?
@@ -80,7 +80,7 @@ public struct Run: ParsableCommand {
                 let exported = try ResultStore(root: plan.resultsDirectory).exportPerUser(outcome.result, perUser: outcome.perUser, test: outcome.test)
                 if !json { Terminal.out("per-user  \(exported.csv), \(exported.jsonLines)") }
             }
-            if let saved = savedPath, lists, !json { Terminal.out("lists     \(RunFiles(record: saved).path(.lists))") }
+            if let saved = savedPath, saveLists, !json { Terminal.out("lists     \(RunFiles(record: saved).path(.lists))") }
             if json {
                 Terminal.out(String(decoding: try ResultStore.encode(outcome.result), as: UTF8.self).trimmingCharacters(in: .newlines))
             } else {

@@ -43,8 +43,8 @@ public struct Sweep: ParsableCommand {
     @Flag(help: "Print the planned runs (run key, shard under --shard, done / failed / pending) and exit.")
     public var list = false
 
-    @Flag(help: "Each run also writes its ranked lists (as `run --lists`; not the tuned runs; runs already stored are not run again for them).")
-    public var lists = false
+    @Flag(help: "Each run also writes its ranked lists (as `run --save-lists`; not the tuned runs; runs already stored are not run again for them).")
+    public var saveLists = false
 
     @OptionGroup public var logging: LoggingOptions
 
@@ -67,9 +67,9 @@ public struct Sweep: ParsableCommand {
                                              dataset: experiment.dataset,
                                              tune: tune == nil && tuneSeconds == nil ? nil : TuneBudget(trials: tune, seconds: tuneSeconds))
             for notice in plan.notices { logger.notice("\(notice)") }
-            if lists, let labeled = plan.runs.first(where: { !$0.ranks }) {
-                throw RecBenchError(field: "--lists", "\(labeled.label) is evaluated on labelled rows (eval_args.mode: labeled), which ranks "
-                                    + "nothing: there are no lists to write; drop --lists")
+            if saveLists, let labeled = plan.runs.first(where: { !$0.ranks }) {
+                throw RecBenchError(field: "--save-lists", "\(labeled.label) is evaluated on labelled rows (eval_args.mode: labeled), which ranks "
+                                    + "nothing: there are no lists to write; drop --save-lists")
             }
             let part = try shard.map(Shard.init(parsing:))
             if list { Sweep.list(plan.runs, shard: part); return 0 }
@@ -88,7 +88,7 @@ public struct Sweep: ParsableCommand {
                 return [trials, tune.seconds].compactMap { $0 }.min()
             }
             var executor = SweepExecutor(executable: ChildProcess.selfPath, configFiles: experiment.config, dataset: experiment.dataset, jobs: jobs)
-            executor.lists = lists
+            executor.lists = saveLists
             let outcome = try executor.run(runs) { event in
                 switch event {
                 case .skipped(let index, let run):

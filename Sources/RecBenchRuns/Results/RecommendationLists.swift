@@ -7,7 +7,7 @@ import RecBenchEvaluation
 /// What a run recommended: each evaluated row's ranked list (its top `width` items, the largest cutoff) in valid and
 /// test, as RecBole's case study (`full_sort_topk`) gives it, with what a reader of a repeat-purchase log asks of each
 /// item: had the user bought it before the split (or, under next-item evaluation, before the example), and is it one
-/// of the row's answers. Built on request (`run --lists`) and written as `<record>.lists.csv`. Scores are not kept
+/// of the row's answers. Built on request (`run --save-lists`) and written as `<record>.lists.csv`. Scores are not kept
 /// (ranking keeps the order, not the values). Under sampled ranking a list holds only the row's candidates.
 public struct RecommendationLists: Sendable {
     /// One ranked list.

@@ -5,7 +5,7 @@ import RecBenchContract
 import RecBenchEvaluation
 
 /// How alike a group's models recommend (`report --overlap`): for each pair of runs on the same split, the mean over the
-/// test rows both ranked of |A ∩ B| / |A ∪ B| of their top-K lists, read from the `.lists.csv` files `run --lists` writes.
+/// test rows both ranked of |A ∩ B| / |A ∪ B| of their top-K lists, read from the `.lists.csv` files `run --save-lists` writes.
 /// Two models of equal accuracy may hit with the same items or with different ones; only the second pair gains from
 /// being combined, and a cheap model whose lists equal a costly one's can replace it.
 extension Report {
@@ -89,7 +89,9 @@ extension Report {
                 let cells = o.labels.indices.map { j in i == j ? "–" : o.jaccard[i][j].map { String(format: "%.3f", $0) } ?? "other split" }
                 out.append("| \(label) | " + cells.joined(separator: " | ") + " |")
             }
-            if !o.withoutLists.isEmpty { out.append("\nWithout lists (run again with `recbench run … --lists`): \(o.withoutLists.joined(separator: ", "))") }
+            if !o.withoutLists.isEmpty {
+                out.append("\nWithout lists (run again with `recbench run … --save-lists`): \(o.withoutLists.joined(separator: ", "))")
+            }
             out.append("")
         }
         return out.joined(separator: "\n")

@@ -11,7 +11,7 @@ public struct RunFiles: Sendable, Hashable {
     /// What a file in a results folder is.
     public enum Kind: String, Sendable, CaseIterable {
         case record = ".json", perUser = ".peruser.json", failure = ".failed.json", usersCSV = ".users.csv", usersJSONLines = ".users.jsonl"
-        /// Each evaluated row's ranked list (`run --lists`).
+        /// Each evaluated row's ranked list (`run --save-lists`).
         case lists = ".lists.csv"
         /// A learned model's training state while it trains (`resume_interval`), gone once the record is stored.
         case training = ".training"

@@ -29,7 +29,7 @@ public struct SweepExecutor: Sendable {
     public let dataset: String?
     /// Runs in parallel.
     public let jobs: Int
-    /// Each (untuned) run also writes its ranked lists (`run --lists`).
+    /// Each (untuned) run also writes its ranked lists (`run --save-lists`).
     public var lists = false
 
     /// An executor running `executable`.
@@ -85,7 +85,7 @@ public struct SweepExecutor: Sendable {
         var arguments = [run.tune == nil ? "run" : "tune", "--model", run.model, "--quiet"]
         if let trials = run.tune?.trials { arguments += ["--trials", String(trials)] }
         if let seconds = run.tune?.seconds { arguments += ["--budget-seconds", String(seconds)] }
-        if lists && run.tune == nil { arguments.append("--lists") }
+        if lists && run.tune == nil { arguments.append("--save-lists") }
         for file in configFiles { arguments += ["--config", file] }
         for assignment in run.assignments { arguments += ["--set", assignment] }
         if let dataset { arguments += ["--dataset", dataset] }
