@@ -132,6 +132,20 @@ import Testing
         #expect(!w.allFiles.contains { $0.hasSuffix(".lists.csv") } && w.resultFiles.count == 1)
     }
 
+    /// A lists file that is not one, or is cut short, stops `report --overlap` with the file and line.
+    @Test func aDamagedListsFileIsNamed() throws {
+        let w = try Workspace(inter: Self.inter)
+        for model in ["Pop", "ItemKNN"] { #expect(try w.run(["run", "--config", "run.yml", "--model", model, "--save-lists", "--quiet"]).status == 0) }
+        let file = try #require(w.allFiles.first { $0.hasSuffix(".lists.csv") && $0.contains("/Pop-") })
+        let path = w.root + "/out/" + file, whole = try String(contentsOfFile: path, encoding: .utf8)
+        try String(whole.prefix(whole.count - 4)).write(toFile: path, atomically: true, encoding: .utf8)   // the last row cut
+        let cut = try w.run(["report", "out", "--overlap"])
+        #expect(cut.status != 0 && cut.stderr.contains(file) && cut.stderr.contains("cut short"), "\(cut.stderr)")
+        try "user,item\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let other = try w.run(["report", "out", "--overlap"])
+        #expect(other.status != 0 && other.stderr.contains("\(file):1") && other.stderr.contains("not a recbench lists file"), "\(other.stderr)")
+    }
+
     /// Next-item rows are examples named "user#position"; before means earlier in the user's sequence.
     @Test func nextItemListsNameTheExampleAndReadItsSequence() throws {
         let w = try Workspace(inter: Self.inter)
