@@ -55,15 +55,10 @@ public struct ReportCommand: ParsableCommand {
 
     public func run() throws {
         try reportingErrors {
-            if significance != nil, format != .md, format != .html {
-                throw RecBenchError(field: "--significance", "md and html reports hold the tests; a \(format.rawValue) report is one table: "
-                                    + "write the tests with a second `report --format md --significance …`")
+            if significance != nil {
+                try checkMatrixRequest("--significance", holding: "the tests", pairing: "pair one run's per-user values", again: "--significance …")
             }
-            if significance != nil, overSeeds {
-                throw RecBenchError(field: "--significance", "the tests pair one run's per-user values with another's; a row of --over-seeds "
-                                    + "is a mean over runs: write the tests with a second `report` without --over-seeds")
-            }
-            try checkOverlapRequest()
+            if overlap { try checkMatrixRequest("--overlap", holding: "the overlaps", pairing: "compare one run's lists", again: "--overlap") }
             let report = try Report.load(directory: directory, k: k, sortKey: sort, overSeeds: overSeeds)
             var text: String
             switch format {
@@ -98,16 +93,15 @@ public struct ReportCommand: ParsableCommand {
 }
 
 extension ReportCommand {
-    /// --overlap, like --significance, adds matrices that only md and html reports hold, and pairs single runs.
-    func checkOverlapRequest() throws {
-        guard overlap else { return }
+    /// --significance and --overlap add matrices of single runs against each other, which only md and html reports hold.
+    func checkMatrixRequest(_ flag: String, holding what: String, pairing: String, again: String) throws {
         if format != .md && format != .html {
-            throw RecBenchError(field: "--overlap", "md and html reports hold the overlaps; a \(format.rawValue) report is one table: "
-                                + "write them with a second `report --format md --overlap`")
+            throw RecBenchError(field: flag, "md and html reports hold \(what); a \(format.rawValue) report is one table: "
+                                + "write \(what) with a second `report --format md \(again)`")
         }
         if overSeeds {
-            throw RecBenchError(field: "--overlap", "the overlaps compare one run's lists with another's; a row of --over-seeds is a mean "
-                                + "over runs: write them with a second `report` without --over-seeds")
+            throw RecBenchError(field: flag, "\(what) \(pairing) with another's; a row of --over-seeds is a mean over runs: "
+                                + "write \(what) with a second `report` without --over-seeds")
         }
     }
 

@@ -83,12 +83,7 @@ extension Report {
             let rows = o.evaluationProtocol == .nextItem ? "next-item examples" : "users"
             out.append("### \(o.dataset) · history mask \(o.historyMask.rawValue) · overlap of the test top-\(k) lists "
                        + "(mean Jaccard over the \(rows) both ranked)\n")
-            out.append("| | " + o.labels.joined(separator: " | ") + " |")
-            out.append("|---|" + o.labels.map { _ in "---" }.joined(separator: "|") + "|")
-            for (i, label) in o.labels.enumerated() {
-                let cells = o.labels.indices.map { j in i == j ? "–" : o.jaccard[i][j].map { String(format: "%.3f", $0) } ?? "other split" }
-                out.append("| \(label) | " + cells.joined(separator: " | ") + " |")
-            }
+            out += Self.matrix(o.labels) { i, j in o.jaccard[i][j].map { String(format: "%.3f", $0) } ?? "other split" }
             if !o.withoutLists.isEmpty {
                 out.append("\nWithout lists (run again with `recbench run … --save-lists`): \(o.withoutLists.joined(separator: ", "))")
             }

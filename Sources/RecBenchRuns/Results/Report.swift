@@ -498,18 +498,22 @@ public struct Report: Sendable {
             out.append("### \(c.dataset) · history mask \(c.historyMask.rawValue) · "
                        + "\(test == "wilcoxon" ? "Wilcoxon signed-rank" : "paired t-test") on per-user \(metric) · "
                        + "\(correction.rawValue)-corrected p (effect size of row − column)\n")
-            out.append("| | " + c.labels.joined(separator: " | ") + " |")
-            out.append("|---|" + c.labels.map { _ in "---" }.joined(separator: "|") + "|")
-            for (i, label) in c.labels.enumerated() {
-                let cells = c.labels.indices.map { j -> String in
-                    guard let o = c.outcomes[i][j], let p = c.adjusted[i][j] else { return i == j ? "–" : "n/a" }
-                    let pText = p < 0.001 ? "<0.001" : String(format: "%.3f", p)
-                    return "\(p < 0.05 ? "**\(pText)**" : pText) (\(String(format: "%+.2f", o.effect)))"
-                }
-                out.append("| \(label) | " + cells.joined(separator: " | ") + " |")
+            out += matrix(c.labels) { i, j in
+                guard let o = c.outcomes[i][j], let p = c.adjusted[i][j] else { return "n/a" }
+                let pText = p < 0.001 ? "<0.001" : String(format: "%.3f", p)
+                return "\(p < 0.05 ? "**\(pText)**" : pText) (\(String(format: "%+.2f", o.effect)))"
             }
             out.append("")
         }
         return out.joined(separator: "\n")
+    }
+
+    /// A Markdown matrix of the runs `labels` against each other: `cell(i, j)` off the diagonal, "–" on it.
+    static func matrix(_ labels: [String], cell: (Int, Int) -> String) -> [String] {
+        var lines = ["| | " + labels.joined(separator: " | ") + " |", "|---|" + labels.map { _ in "---" }.joined(separator: "|") + "|"]
+        for (i, label) in labels.enumerated() {
+            lines.append("| \(label) | " + labels.indices.map { j in i == j ? "–" : cell(i, j) }.joined(separator: " | ") + " |")
+        }
+        return lines
     }
 }
